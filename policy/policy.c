@@ -1,0 +1,181 @@
+/* Policy lookup and the override parser. Names and ops expand from the
+ * generated hook list; nothing here lists a symbol by hand. */
+#include "policy/policy.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *const amp_op_names[AMP_OP_COUNT] = {
+#define AMP_X_OP(op) #op,
+    AMPSHIM_OP_LIST(AMP_X_OP)
+#undef AMP_X_OP
+};
+
+const char *const amp_hook_names[AMP_HOOK_COUNT] = {
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) #sym,
+    AMPSHIM_HOOK_LIST(AMP_X_HOOK)
+#undef AMP_X_HOOK
+};
+
+const char *const amp_hook_routines[AMP_HOOK_COUNT] = {
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) #routine,
+    AMPSHIM_HOOK_LIST(AMP_X_HOOK)
+#undef AMP_X_HOOK
+};
+
+const uint8_t amp_hook_op[AMP_HOOK_COUNT][2] = {
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) {AMP_OP_##op, AMP_OP_##op_beta},
+    AMPSHIM_HOOK_LIST(AMP_X_HOOK)
+#undef AMP_X_HOOK
+};
+
+const char *const amp_category_names[AMP_CAT_COUNT] = {"passthrough", "lower", "fp32", "promote"};
+
+void amp_policy_overrides_clear(struct amp_policy_overrides *ov)
+{
+    memset(ov, AMP_CAT_UNSET, sizeof *ov);
+}
+
+int amp_op_from_name(const char *name)
+{
+    for (int i = 0; i < AMP_OP_COUNT; i++)
+        if (strcmp(amp_op_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int amp_hook_from_name(const char *name)
+{
+    for (int i = 0; i < AMP_HOOK_COUNT; i++)
+        if (strcmp(amp_hook_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static int routine_from_name(const char *name)
+{
+    for (int i = 0; i < AMP_HOOK_COUNT; i++)
+        if (strcmp(amp_hook_routines[i], name) == 0)
+            return i;
+    return -1;
+}
+
+int amp_category_from_name(const char *name)
+{
+    for (int i = 0; i < AMP_CAT_COUNT; i++)
+        if (strcmp(amp_category_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *end = s + strlen(s);
+    while (end > s && isspace((unsigned char)end[-1]))
+        *--end = '\0';
+    return s;
+}
+
+/* Applies one "[cpu:|cuda:]NAME=CATEGORY" entry to ov. */
+static int apply_entry(char *entry, struct amp_policy_overrides *ov, char *err, size_t errlen)
+{
+    char *eq = strchr(entry, '=');
+    if (!eq) {
+        snprintf(err, errlen, "'%s' is not NAME=CATEGORY", entry);
+        return -1;
+    }
+    *eq = '\0';
+    char *name = trim(entry), *value = trim(eq + 1);
+    int first = AMP_DEVICE_CPU, last = AMP_DEVICE_CUDA;
+    if (strncmp(name, "cpu:", 4) == 0) {
+        name += 4;
+        last = AMP_DEVICE_CPU;
+    } else if (strncmp(name, "cuda:", 5) == 0) {
+        name += 5;
+        first = AMP_DEVICE_CUDA;
+    }
+    int cat = amp_category_from_name(value);
+    if (cat < 0) {
+        snprintf(err, errlen, "'%s': unknown category '%s' (lower, fp32, promote, passthrough)",
+                 name, value);
+        return -1;
+    }
+    int hook = amp_hook_from_name(name), routine = routine_from_name(name),
+        op = amp_op_from_name(name);
+    if (hook < 0 && routine < 0 && op < 0) {
+        snprintf(err, errlen, "unknown op or symbol '%s'", name);
+        return -1;
+    }
+    for (int dev = first; dev <= last; dev++) {
+        if (hook >= 0)
+            ov->hook[dev][hook] = (uint8_t)cat;
+        else if (routine >= 0)
+            for (int h = 0; h < AMP_HOOK_COUNT; h++)
+                if (strcmp(amp_hook_routines[h], name) == 0)
+                    ov->routine[dev][h] = (uint8_t)cat;
+        if (op >= 0 && hook < 0 && routine < 0)
+            ov->op[dev][op] = (uint8_t)cat;
+    }
+    return 0;
+}
+
+int amp_policy_parse(const char *text, int comments, struct amp_policy_overrides *ov, char *err,
+                     size_t errlen)
+{
+    struct amp_policy_overrides work = *ov;
+    char buf[512];
+    const char *p = text;
+    int lineno = 1;
+    while (*p) {
+        size_t len = strcspn(p, comments ? "\n" : ",\n");
+        if (len >= sizeof buf) {
+            snprintf(err, errlen, "entry too long at line %d", lineno);
+            return -1;
+        }
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        if (comments) {
+            char *hash = strchr(buf, '#');
+            if (hash)
+                *hash = '\0';
+        }
+        char *entry = trim(buf);
+        if (*entry && apply_entry(entry, &work, err, errlen) < 0) {
+            if (comments) {
+                char msg[384];
+                snprintf(msg, sizeof msg, "line %d: %s", lineno, err);
+                snprintf(err, errlen, "%s", msg);
+            }
+            return -1;
+        }
+        if (!*entry && !comments) {
+            snprintf(err, errlen, "empty entry");
+            return -1;
+        }
+        p += len;
+        if (*p) {
+            lineno += *p == '\n';
+            p++;
+        }
+    }
+    *ov = work;
+    return 0;
+}
+
+enum amp_category amp_policy_category(const struct amp_policy_overrides *ov, enum amp_device dev,
+                                      enum amp_hook_id hook, int accumulates)
+{
+    if (ov) {
+        if (ov->hook[dev][hook] != AMP_CAT_UNSET)
+            return (enum amp_category)ov->hook[dev][hook];
+        if (ov->routine[dev][hook] != AMP_CAT_UNSET)
+            return (enum amp_category)ov->routine[dev][hook];
+        uint8_t op = amp_hook_op[hook][accumulates != 0];
+        if (ov->op[dev][op] != AMP_CAT_UNSET)
+            return (enum amp_category)ov->op[dev][op];
+    }
+    return (enum amp_category)amp_policy_default[dev][amp_hook_op[hook][accumulates != 0]];
+}

@@ -1,0 +1,73 @@
+/* The policy engine: ops, hooks and categories expanded from the generated
+ * lists, the override parser for AMPSHIM_POLICY / AMPSHIM_POLICY_FILE, and the
+ * effective per-hook category table the hooks read on every call. */
+#ifndef AMPSHIM_POLICY_H
+#define AMPSHIM_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ampshim_generated.h"
+
+enum amp_device { AMP_DEVICE_CPU, AMP_DEVICE_CUDA, AMP_DEVICE_COUNT };
+
+/* Order matters: ampshim-gen writes these codes. */
+enum amp_category {
+    AMP_CAT_PASSTHROUGH, /* unlisted: run in the input type */
+    AMP_CAT_LOWER,       /* round multiplicands to the thread's dtype */
+    AMP_CAT_FP32,        /* run in fp32 and open an fp32 region */
+    AMP_CAT_PROMOTE,     /* run in the widest input type */
+    AMP_CAT_COUNT,
+    AMP_CAT_UNSET = 0xff /* override slot: no override */
+};
+
+enum amp_op {
+#define AMP_X_OP(op) AMP_OP_##op,
+    AMPSHIM_OP_LIST(AMP_X_OP)
+#undef AMP_X_OP
+    AMP_OP_COUNT
+};
+
+enum amp_hook_id {
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_HOOK_##sym,
+    AMPSHIM_HOOK_LIST(AMP_X_HOOK)
+#undef AMP_X_HOOK
+    AMP_HOOK_COUNT
+};
+
+extern const char *const amp_op_names[AMP_OP_COUNT];
+extern const char *const amp_hook_names[AMP_HOOK_COUNT];
+extern const char *const amp_hook_routines[AMP_HOOK_COUNT];
+extern const uint8_t amp_hook_op[AMP_HOOK_COUNT][2]; /* [hook][accumulates] */
+extern const char *const amp_category_names[AMP_CAT_COUNT];
+
+/* Generated: the op lists as a table. */
+extern const uint8_t amp_policy_default[AMP_DEVICE_COUNT][AMP_OP_COUNT];
+
+/* Overrides from the environment or ampctl; AMP_CAT_UNSET where none. A symbol
+ * override (cblas_sgemm) beats a routine override (sgemm), which beats an op
+ * override (mm). */
+struct amp_policy_overrides {
+    uint8_t op[AMP_DEVICE_COUNT][AMP_OP_COUNT];
+    uint8_t hook[AMP_DEVICE_COUNT][AMP_HOOK_COUNT];
+    uint8_t routine[AMP_DEVICE_COUNT][AMP_HOOK_COUNT]; /* indexed by any hook of the routine */
+};
+
+void amp_policy_overrides_clear(struct amp_policy_overrides *ov);
+
+/* Parses "NAME=CATEGORY" pairs separated by ',' or newlines ('#' starts a
+ * comment when comments is set) into ov. On error returns -1 with a message
+ * in err and leaves ov unchanged. */
+int amp_policy_parse(const char *text, int comments, struct amp_policy_overrides *ov, char *err,
+                     size_t errlen);
+
+/* The category a hook gets on a device after overrides. */
+enum amp_category amp_policy_category(const struct amp_policy_overrides *ov, enum amp_device dev,
+                                      enum amp_hook_id hook, int accumulates);
+
+/* Name lookups; -1 when unknown. */
+int amp_op_from_name(const char *name);
+int amp_hook_from_name(const char *name);
+int amp_category_from_name(const char *name);
+
+#endif

@@ -1,0 +1,308 @@
+/* The AMPSHIM_* variables: one table, one parser each, strict (trailing
+ * garbage rejected), quiet (one line per bad variable), never fatal unless
+ * AMPSHIM_STRICT=1 asks the caller to stop. */
+#include "runtime/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int match_word(const char *s, const char *const *words)
+{
+    for (int i = 0; words[i]; i++)
+        if (strcasecmp(s, words[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int amp_parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on", NULL};
+    static const char *const no[] = {"0", "false", "no", "off", NULL};
+    if (match_word(s, yes))
+        *out = 1;
+    else if (match_word(s, no))
+        *out = 0;
+    else
+        return -1;
+    return 0;
+}
+
+int amp_parse_dtype(const char *s, enum amp_dtype *out)
+{
+    static const struct {
+        const char *name;
+        enum amp_dtype dtype;
+    } names[] = {{"bf16", AMP_DTYPE_BF16}, {"bfloat16", AMP_DTYPE_BF16}, {"fp16", AMP_DTYPE_FP16},
+                 {"float16", AMP_DTYPE_FP16}, {"half", AMP_DTYPE_FP16},  {"tf32", AMP_DTYPE_TF32}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcasecmp(s, names[i].name) == 0) {
+            *out = names[i].dtype;
+            return 0;
+        }
+    return -1;
+}
+
+void amp_config_defaults(struct amp_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->enable = 1;
+    cfg->dtype[AMP_DEVICE_CPU] = AMP_DTYPE_BF16;
+    cfg->dtype[AMP_DEVICE_CUDA] = AMP_DTYPE_FP16;
+    amp_policy_overrides_clear(&cfg->policy);
+    cfg->threads = AMP_THREADS_ALL;
+    cfg->report = AMP_REPORT_OFF;
+    cfg->log_level = AMP_LOG_WARN;
+    cfg->cuda_tf32_allowed = 1;
+}
+
+/* Each parser returns 0, or -1 with a reason in err; cfg is changed only on
+ * success. */
+typedef int (*var_parser)(struct amp_config *cfg, const char *value, char *err, size_t errlen);
+
+static int parse_enable(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    if (amp_parse_bool(v, &cfg->enable) == 0)
+        return 0;
+    snprintf(err, errlen, "'%s' is not one of 1/0, true/false, yes/no, on/off", v);
+    return -1;
+}
+
+static int parse_strict(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    if (amp_parse_bool(v, &cfg->strict) == 0)
+        return 0;
+    snprintf(err, errlen, "'%s' is not one of 1/0, true/false, yes/no, on/off", v);
+    return -1;
+}
+
+static int dtype_for(struct amp_config *cfg, const char *v, char *err, size_t errlen, int first,
+                     int last)
+{
+    enum amp_dtype d;
+    if (amp_parse_dtype(v, &d) < 0) {
+        snprintf(err, errlen, "unknown dtype '%s' (bf16, fp16, tf32)", v);
+        return -1;
+    }
+    for (int dev = first; dev <= last; dev++)
+        cfg->dtype[dev] = d;
+    return 0;
+}
+
+static int parse_dtype(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    return dtype_for(cfg, v, err, errlen, AMP_DEVICE_CPU, AMP_DEVICE_CUDA);
+}
+
+static int parse_cpu_dtype(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    return dtype_for(cfg, v, err, errlen, AMP_DEVICE_CPU, AMP_DEVICE_CPU);
+}
+
+static int parse_cuda_dtype(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    return dtype_for(cfg, v, err, errlen, AMP_DEVICE_CUDA, AMP_DEVICE_CUDA);
+}
+
+static int parse_policy(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    return amp_policy_parse(v, 0, &cfg->policy, err, errlen);
+}
+
+static int parse_policy_file(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    FILE *f = fopen(v, "re");
+    if (!f) {
+        snprintf(err, errlen, "cannot open '%s': %s", v, strerror(errno));
+        return -1;
+    }
+    char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    int too_long = !feof(f);
+    fclose(f);
+    if (too_long) {
+        snprintf(err, errlen, "'%s' is larger than %zu bytes", v, sizeof text - 1);
+        return -1;
+    }
+    text[n] = '\0';
+    if (strlen(text) != n) {
+        snprintf(err, errlen, "'%s' is not a text file", v);
+        return -1;
+    }
+    return amp_policy_parse(text, 1, &cfg->policy, err, errlen);
+}
+
+static int parse_output(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    if (strcasecmp(v, "keep") == 0)
+        cfg->output_round = 0;
+    else if (strcasecmp(v, "round") == 0)
+        cfg->output_round = 1;
+    else {
+        snprintf(err, errlen, "'%s' is not keep or round", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int is_all_digits(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i]))
+            return 0;
+    return n > 0;
+}
+
+static int parse_threads(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    if (strcasecmp(v, "all") == 0) {
+        cfg->threads = AMP_THREADS_ALL;
+        return 0;
+    }
+    if (strcasecmp(v, "none") == 0) {
+        cfg->threads = AMP_THREADS_NONE;
+        return 0;
+    }
+    if (strcasecmp(v, "main") == 0) {
+        cfg->threads = AMP_THREADS_MAIN;
+        return 0;
+    }
+    if (strlen(v) >= sizeof cfg->threads_list) {
+        snprintf(err, errlen, "list longer than %zu characters", sizeof cfg->threads_list - 1);
+        return -1;
+    }
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == 0) {
+            snprintf(err, errlen, "empty entry in '%s'", v);
+            return -1;
+        }
+        if (len > 15 && !is_all_digits(p, len)) {
+            /* Thread names are at most 15 characters (TASK_COMM_LEN). */
+            snprintf(err, errlen, "'%.*s' is longer than a thread name can be", (int)len, p);
+            return -1;
+        }
+        p += len + (p[len] == ',');
+    }
+    snprintf(cfg->threads_list, sizeof cfg->threads_list, "%s", v);
+    cfg->threads = AMP_THREADS_LIST;
+    return 0;
+}
+
+static int parse_report(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    int on;
+    if (amp_parse_bool(v, &on) == 0 || strcasecmp(v, "stderr") == 0) {
+        cfg->report = strcasecmp(v, "stderr") == 0 || on ? AMP_REPORT_STDERR : AMP_REPORT_OFF;
+        return 0;
+    }
+    if (strlen(v) >= sizeof cfg->report_path) {
+        snprintf(err, errlen, "path too long");
+        return -1;
+    }
+    snprintf(cfg->report_path, sizeof cfg->report_path, "%s", v);
+    cfg->report = AMP_REPORT_FILE;
+    return 0;
+}
+
+static int parse_log(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    static const char *const levels[] = {"off", "error", "warn", "info", "debug"};
+    for (int i = 0; i < 5; i++)
+        if (strcasecmp(v, levels[i]) == 0) {
+            cfg->log_level = (enum amp_log_level)i;
+            amp_log_configure(cfg->log_level, NULL);
+            return 0;
+        }
+    snprintf(err, errlen, "'%s' is not off, error, warn, info or debug", v);
+    return -1;
+}
+
+static int parse_log_file(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    FILE *f = fopen(v, "ae");
+    if (!f) {
+        snprintf(err, errlen, "cannot open '%s': %s", v, strerror(errno));
+        return -1;
+    }
+    snprintf(cfg->log_file, sizeof cfg->log_file, "%s", v);
+    amp_log_configure(cfg->log_level, f);
+    return 0;
+}
+
+/* Order matters: the log settings come first so later warnings go where the
+ * user asked. */
+static const struct var {
+    const char *name;
+    var_parser parse;
+    const char *default_text;
+} vars[] = {
+    {"AMPSHIM_LOG", parse_log, "warn"},
+    {"AMPSHIM_LOG_FILE", parse_log_file, "stderr"},
+    {"AMPSHIM_STRICT", parse_strict, "0"},
+    {"AMPSHIM_ENABLE", parse_enable, "1"},
+    {"AMPSHIM_DTYPE", parse_dtype, "fp16 on CUDA, bf16 on CPU"},
+    {"AMPSHIM_CPU_DTYPE", parse_cpu_dtype, "AMPSHIM_DTYPE"},
+    {"AMPSHIM_CUDA_DTYPE", parse_cuda_dtype, "AMPSHIM_DTYPE"},
+    {"AMPSHIM_POLICY_FILE", parse_policy_file, "no overrides from a file"},
+    {"AMPSHIM_POLICY", parse_policy, "no overrides from AMPSHIM_POLICY"},
+    {"AMPSHIM_OUTPUT", parse_output, "keep"},
+    {"AMPSHIM_THREADS", parse_threads, "all"},
+    {"AMPSHIM_REPORT", parse_report, "0"},
+};
+
+int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
+{
+    amp_config_defaults(cfg);
+    amp_log_configure(cfg->log_level, NULL);
+    int errors = 0;
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *value = getenv_fn(vars[i].name);
+        if (!value || !*value)
+            continue;
+        char err[512];
+        if (vars[i].parse(cfg, value, err, sizeof err) < 0) {
+            amp_log(AMP_LOG_WARN, "%s: %s; using %s", vars[i].name, err, vars[i].default_text);
+            errors++;
+        }
+    }
+    const char *tf32 = getenv_fn("NVIDIA_TF32_OVERRIDE");
+    if (tf32 && strcmp(tf32, "0") == 0)
+        cfg->cuda_tf32_allowed = 0;
+    return errors;
+}
+
+int amp_config_selects_thread(const struct amp_config *cfg, long tid, long pid, const char *name)
+{
+    switch (cfg->threads) {
+    case AMP_THREADS_ALL:
+        return 1;
+    case AMP_THREADS_NONE:
+        return 0;
+    case AMP_THREADS_MAIN:
+        return tid == pid;
+    case AMP_THREADS_LIST:
+        break;
+    }
+    char entry[sizeof cfg->threads_list];
+    for (const char *p = cfg->threads_list; *p;) {
+        size_t len = strcspn(p, ",");
+        memcpy(entry, p, len);
+        entry[len] = '\0';
+        p += len + (p[len] == ',');
+        if (is_all_digits(entry, len)) {
+            if (strtol(entry, NULL, 10) == tid)
+                return 1;
+        } else if (strcmp(entry, "main") == 0) {
+            if (tid == pid)
+                return 1;
+        } else if (name && fnmatch(entry, name, 0) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}

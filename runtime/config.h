@@ -1,0 +1,46 @@
+/* The environment protocol (DESIGN §4): every AMPSHIM_* variable, parsed once
+ * at load into struct amp_config. A bad value logs one "ampshim: VAR: ...;
+ * using DEFAULT" line and keeps the default. */
+#ifndef AMPSHIM_CONFIG_H
+#define AMPSHIM_CONFIG_H
+
+#include <limits.h>
+
+#include "kernels/cpu/convert.h"
+#include "policy/policy.h"
+#include "runtime/log.h"
+
+enum amp_threads_mode { AMP_THREADS_ALL, AMP_THREADS_NONE, AMP_THREADS_MAIN, AMP_THREADS_LIST };
+enum amp_report_mode { AMP_REPORT_OFF, AMP_REPORT_STDERR, AMP_REPORT_FILE };
+
+struct amp_config {
+    int enable;
+    enum amp_dtype dtype[AMP_DEVICE_COUNT];
+    struct amp_policy_overrides policy;
+    int output_round;
+    enum amp_threads_mode threads;
+    char threads_list[512]; /* comma-separated tids and name globs */
+    enum amp_report_mode report;
+    char report_path[PATH_MAX];
+    enum amp_log_level log_level;
+    char log_file[PATH_MAX];
+    int strict;
+    int cuda_tf32_allowed; /* NVIDIA_TF32_OVERRIDE=0 forbids tf32 on CUDA */
+};
+
+typedef const char *(*amp_getenv_fn)(const char *name);
+
+void amp_config_defaults(struct amp_config *cfg);
+
+/* Reads every variable through getenv_fn (secure_getenv in the shim). Bad
+ * values are logged and leave the default. Returns the number of bad values. */
+int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn);
+
+/* Does AMPSHIM_THREADS select a thread with this tid and name? */
+int amp_config_selects_thread(const struct amp_config *cfg, long tid, long pid, const char *name);
+
+/* Small parsers shared with the tests. */
+int amp_parse_bool(const char *s, int *out);
+int amp_parse_dtype(const char *s, enum amp_dtype *out);
+
+#endif

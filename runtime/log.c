@@ -1,0 +1,42 @@
+/* Logging with the fixed "ampshim: " prefix. One write(2)-sized line per
+ * message, so lines from several threads never interleave mid-line. */
+#include "runtime/log.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <string.h>
+
+static _Atomic int log_level = AMP_LOG_WARN;
+static FILE *_Atomic log_stream;
+
+void amp_log_configure(enum amp_log_level level, FILE *stream)
+{
+    atomic_store(&log_level, (int)level);
+    atomic_store(&log_stream, stream);
+}
+
+enum amp_log_level amp_log_level_get(void)
+{
+    return (enum amp_log_level)atomic_load_explicit(&log_level, memory_order_relaxed);
+}
+
+void amp_log(enum amp_log_level level, const char *fmt, ...)
+{
+    if (amp_log_level_get() < level)
+        return;
+    char line[1024] = "ampshim: ";
+    size_t used = strlen(line);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line + used, sizeof line - used - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    used += (size_t)n < sizeof line - used - 1 ? (size_t)n : sizeof line - used - 2;
+    line[used++] = '\n';
+    FILE *out = atomic_load(&log_stream);
+    if (!out)
+        out = stderr;
+    fwrite(line, 1, used, out);
+    fflush(out);
+}

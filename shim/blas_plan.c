@@ -1,0 +1,288 @@
+/* Operand planning and rounding for the CPU BLAS hooks. A lowered call
+ * rounds its multiplicands (round-to-nearest-even) into per-thread scratch
+ * with the caller's own leading dimensions, then the real fp32 routine runs on
+ * them: bit for bit the real routine on rounded operands. */
+#include "shim/blas_plan.h"
+
+#include <string.h>
+
+char amp_cblas_layout(int v)
+{
+    return v == 102 ? 'C' : v == 101 ? 'R' : 0;
+}
+
+char amp_cblas_trans(int v)
+{
+    return v == 111 ? 'N' : v == 112 ? 'T' : v == 113 ? 'C' : 0;
+}
+
+char amp_cblas_uplo(int v)
+{
+    return v == 121 ? 'U' : v == 122 ? 'L' : 0;
+}
+
+char amp_cblas_side(int v)
+{
+    return v == 141 ? 'L' : v == 142 ? 'R' : 0;
+}
+
+char amp_cblas_diag(int v)
+{
+    return v == 131 ? 'N' : v == 132 ? 'U' : 0;
+}
+
+char amp_f77_char(const char *p)
+{
+    if (!p)
+        return 0;
+    char ch = *p;
+    return ch >= 'a' && ch <= 'z' ? (char)(ch - 'a' + 'A') : ch;
+}
+
+static int64_t max1(int64_t v)
+{
+    return v > 1 ? v : 1;
+}
+
+/* A rows x cols matrix in the given layout. Returns 0 when ld is too small. */
+static int set_matrix(struct amp_operand *o, const float *p, char layout, int64_t rows,
+                      int64_t cols, int64_t ld)
+{
+    o->p = (float *)p;
+    o->inner = layout == 'C' ? rows : cols;
+    o->outer = layout == 'C' ? cols : rows;
+    o->ld = ld;
+    o->tri = AMP_TRI_FULL;
+    o->skip_diag = 0;
+    if (!p || ld < max1(o->inner))
+        return 0;
+    if (o->ld == o->inner) { /* contiguous: one long line */
+        o->inner *= o->outer;
+        o->outer = 1;
+        o->ld = o->inner;
+    }
+    return 1;
+}
+
+/* The referenced triangle of a square n x n matrix. Column-major upper keeps
+ * row <= column, i.e. inner index <= line index; row major mirrors that. */
+static int set_triangle(struct amp_operand *o, const float *p, char layout, char uplo, int64_t n,
+                        int64_t ld, int unit_diag)
+{
+    o->p = (float *)p;
+    o->inner = o->outer = n;
+    o->ld = ld;
+    o->tri = (uplo == 'U') == (layout == 'C') ? AMP_TRI_LE : AMP_TRI_GE;
+    o->skip_diag = (uint8_t)unit_diag;
+    return p && ld >= max1(n);
+}
+
+static int set_vector(struct amp_operand *o, const float *p, int64_t n, int64_t inc)
+{
+    int64_t step = inc < 0 ? -inc : inc;
+    o->p = (float *)p;
+    o->tri = AMP_TRI_FULL;
+    o->skip_diag = 0;
+    if (step == 1) {
+        o->inner = n;
+        o->outer = 1;
+        o->ld = n;
+    } else {
+        o->inner = 1;
+        o->outer = n;
+        o->ld = step;
+    }
+    return p && inc != 0;
+}
+
+static void add_input(struct amp_blas_call *c, const float **arg, int in_place)
+{
+    c->arg[c->n_in] = arg;
+    c->in_place[c->n_in] = (uint8_t)in_place;
+    c->n_in++;
+}
+
+static int is_trans(char t)
+{
+    return t == 'N' || t == 'T' || t == 'C';
+}
+
+int amp_plan_gemm(struct amp_blas_call *c, char layout, char ta, char tb, int64_t m, int64_t n,
+                  int64_t k, float alpha, const float **a, int64_t lda, const float **b,
+                  int64_t ldb, float beta, float *cm, int64_t ldc)
+{
+    if (!layout || !is_trans(ta) || !is_trans(tb) || m < 0 || n < 0 || k < 0)
+        return 0;
+    int ok = set_matrix(&c->in[0], *a, layout, ta == 'N' ? m : k, ta == 'N' ? k : m, lda) &
+             set_matrix(&c->in[1], *b, layout, tb == 'N' ? k : n, tb == 'N' ? n : k, ldb) &
+             set_matrix(&c->acc, cm, layout, m, n, ldc);
+    add_input(c, a, 0);
+    add_input(c, b, 0);
+    c->has_acc = 1;
+    c->acc_read = beta != 0.0f;
+    return ok && m && n && k && alpha != 0.0f;
+}
+
+int amp_plan_gemv(struct amp_blas_call *c, char layout, char trans, int64_t m, int64_t n,
+                  float alpha, const float **a, int64_t lda, const float **x, int64_t incx,
+                  float beta, float *y, int64_t incy)
+{
+    if (!layout || !is_trans(trans) || m < 0 || n < 0)
+        return 0;
+    int64_t lenx = trans == 'N' ? n : m, leny = trans == 'N' ? m : n;
+    int ok = set_matrix(&c->in[0], *a, layout, m, n, lda) &
+             set_vector(&c->in[1], *x, lenx, incx) & set_vector(&c->acc, y, leny, incy);
+    add_input(c, a, 0);
+    add_input(c, x, 0);
+    c->has_acc = 1;
+    c->acc_read = beta != 0.0f;
+    return ok && m && n && alpha != 0.0f;
+}
+
+int amp_plan_ger(struct amp_blas_call *c, char layout, int64_t m, int64_t n, float alpha,
+                 const float **x, int64_t incx, const float **y, int64_t incy, float *a,
+                 int64_t lda)
+{
+    if (!layout || m < 0 || n < 0)
+        return 0;
+    int ok = set_vector(&c->in[0], *x, m, incx) & set_vector(&c->in[1], *y, n, incy) &
+             set_matrix(&c->acc, a, layout, m, n, lda);
+    add_input(c, x, 0);
+    add_input(c, y, 0);
+    c->has_acc = 1;
+    c->acc_read = 1;
+    return ok && m && n && alpha != 0.0f;
+}
+
+int amp_plan_vectors(struct amp_blas_call *c, int64_t n, const float **x, int64_t incx,
+                     const float **y, int64_t incy)
+{
+    if (n <= 0)
+        return 0;
+    int ok = set_vector(&c->in[0], *x, n, incx);
+    add_input(c, x, 0);
+    if (y) {
+        ok &= set_vector(&c->in[1], *y, n, incy);
+        add_input(c, y, 0);
+    } else {
+        ok &= incx > 0; /* nrm2 and asum do nothing for incx <= 0 */
+    }
+    return ok;
+}
+
+int amp_plan_symm(struct amp_blas_call *c, char layout, char side, char uplo, int64_t m,
+                  int64_t n, float alpha, const float **a, int64_t lda, const float **b,
+                  int64_t ldb, float beta, float *cm, int64_t ldc)
+{
+    if (!layout || (side != 'L' && side != 'R') || (uplo != 'U' && uplo != 'L') || m < 0 || n < 0)
+        return 0;
+    int ok = set_triangle(&c->in[0], *a, layout, uplo, side == 'L' ? m : n, lda, 0) &
+             set_matrix(&c->in[1], *b, layout, m, n, ldb) & set_matrix(&c->acc, cm, layout, m, n, ldc);
+    add_input(c, a, 0);
+    add_input(c, b, 0);
+    c->has_acc = 1;
+    c->acc_read = beta != 0.0f;
+    return ok && m && n && alpha != 0.0f;
+}
+
+int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, int64_t n,
+                  int64_t k, float alpha, const float **a, int64_t lda, const float **b,
+                  int64_t ldb, float beta, float *cm, int64_t ldc)
+{
+    if (!layout || (uplo != 'U' && uplo != 'L') || !is_trans(trans) || n < 0 || k < 0)
+        return 0;
+    int64_t rows = trans == 'N' ? n : k, cols = trans == 'N' ? k : n;
+    int ok = set_matrix(&c->in[0], *a, layout, rows, cols, lda) &
+             set_triangle(&c->acc, cm, layout, uplo, n, ldc, 0);
+    add_input(c, a, 0);
+    if (b) { /* syr2k */
+        ok &= set_matrix(&c->in[1], *b, layout, rows, cols, ldb);
+        add_input(c, b, 0);
+    }
+    c->has_acc = 1;
+    c->acc_read = beta != 0.0f;
+    return ok && n && k && alpha != 0.0f;
+}
+
+int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, char transa,
+                  char diag, int64_t m, int64_t n, float alpha, const float **a, int64_t lda,
+                  float *b, int64_t ldb)
+{
+    if (!layout || (side != 'L' && side != 'R') || (uplo != 'U' && uplo != 'L') ||
+        !is_trans(transa) || (diag != 'U' && diag != 'N') || m < 0 || n < 0)
+        return 0;
+    int ok = set_triangle(&c->in[0], *a, layout, uplo, side == 'L' ? m : n, lda, diag == 'U') &
+             set_matrix(&c->in[1], b, layout, m, n, ldb);
+    add_input(c, a, 0);
+    /* B is both multiplicand and output: rounding it in place loses nothing
+     * the routine would not overwrite. */
+    add_input(c, NULL, 1);
+    c->acc = c->in[1];
+    c->has_acc = 1;
+    c->acc_read = 0;
+    return ok && m && n && alpha != 0.0f;
+}
+
+/* Elements an operand spans in memory, padding included. */
+static size_t span_of(const struct amp_operand *o)
+{
+    return (size_t)((o->outer - 1) * o->ld + o->inner);
+}
+
+/* Rounds the referenced elements of src into dst (same shape, same ld). */
+static uint64_t round_operand(const struct amp_operand *o, float *dst, enum amp_dtype dtype)
+{
+    void (*round)(const float *, float *, size_t) = amp_convert()->round[dtype];
+    uint64_t count = 0;
+    for (int64_t line = 0; line < o->outer; line++) {
+        int64_t lo = 0, hi = o->inner;
+        if (o->tri == AMP_TRI_LE)
+            hi = line + 1 - o->skip_diag;
+        else if (o->tri == AMP_TRI_GE)
+            lo = line + o->skip_diag;
+        if (hi > o->inner)
+            hi = o->inner;
+        if (lo >= hi)
+            continue;
+        size_t at = (size_t)(line * o->ld + lo);
+        round(o->p + at, dst + at, (size_t)(hi - lo));
+        count += (uint64_t)(hi - lo);
+    }
+    return count;
+}
+
+void amp_blas_lower(struct amp_blas_call *c, int valid)
+{
+    if (!valid) {
+        c->outcome = AMP_OUTCOME_PASSTHROUGH;
+        return;
+    }
+    enum amp_dtype dtype = amp_rt.cfg.dtype[AMP_DEVICE_CPU];
+    size_t offsets[2], total = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        if (c->in_place[i])
+            continue;
+        offsets[i] = total;
+        total += (span_of(&c->in[i]) * sizeof(float) + 63) & ~(size_t)63;
+    }
+    char *scratch = total ? amp_scratch(c->t, total) : NULL;
+    if (total && !scratch) {
+        /* No memory for the rounded copies: run the call in fp32. */
+        c->outcome = AMP_OUTCOME_FP32;
+        c->t->fp32_depth++;
+        return;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        float *dst = c->in_place[i] ? c->in[i].p : (float *)(scratch + offsets[i]);
+        c->converted += round_operand(&c->in[i], dst, dtype);
+        if (!c->in_place[i])
+            *c->arg[i] = dst;
+    }
+    if (c->has_acc && c->acc_read && amp_rt.cfg.output_round)
+        c->converted += round_operand(&c->acc, c->acc.p, dtype);
+}
+
+void amp_blas_round_output(struct amp_blas_call *c)
+{
+    c->converted += round_operand(&c->acc, c->acc.p, amp_rt.cfg.dtype[AMP_DEVICE_CPU]);
+}

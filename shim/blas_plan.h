@@ -1,0 +1,129 @@
+/* One intercepted BLAS call from decision to hand-back: which operands are
+ * multiplicands (rounded into scratch when lowered), which is the accumulator
+ * (rounded in place only with AMPSHIM_OUTPUT=round), and the counters. The
+ * per-kind planners turn CBLAS and Fortran arguments into operand shapes. */
+#ifndef AMPSHIM_BLAS_PLAN_H
+#define AMPSHIM_BLAS_PLAN_H
+
+#include <stdint.h>
+
+#include "runtime/state.h"
+
+/* Which elements of a square operand the routine reads, in storage terms. */
+enum amp_tri { AMP_TRI_FULL, AMP_TRI_LE /* inner index <= line index */, AMP_TRI_GE };
+
+/* A matrix or vector as it lies in memory: `outer` lines of `inner`
+ * contiguous elements, `ld` elements apart. */
+struct amp_operand {
+    float *p;
+    int64_t inner, outer, ld;
+    uint8_t tri, skip_diag;
+};
+
+struct amp_blas_call {
+    struct amp_thread *t;
+    enum amp_hook_id hook;
+    enum amp_outcome outcome;
+    int n_in;
+    struct amp_operand in[2];
+    const float **arg[2]; /* the caller's argument to point at the rounded copy */
+    uint8_t in_place[2];  /* operand is also the output: rounded where it lies */
+    int has_acc, acc_read;
+    struct amp_operand acc; /* C, y, or A of ger */
+    uint64_t converted;
+};
+
+/* Decides the outcome before any argument is parsed; returns 1 when the call
+ * is to be lowered, and the caller then plans it and calls amp_blas_lower. */
+static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
+                                 enum amp_hook_id hook, int accumulates)
+{
+    c->t = t;
+    c->hook = hook;
+    c->n_in = 0;
+    c->has_acc = 0;
+    c->converted = 0;
+    if (amp_unlikely(t->fp32_depth)) {
+        c->outcome = AMP_OUTCOME_FP32;
+    } else if (amp_unlikely(!t->selected)) {
+        c->outcome = AMP_OUTCOME_PASSTHROUGH;
+    } else {
+        uint8_t cat = amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0];
+        c->outcome = cat == AMP_CAT_LOWER  ? AMP_OUTCOME_LOWERED
+                     : cat == AMP_CAT_FP32 ? AMP_OUTCOME_FP32
+                                           : AMP_OUTCOME_PASSTHROUGH;
+    }
+    if (c->outcome == AMP_OUTCOME_FP32)
+        t->fp32_depth++;
+    return c->outcome == AMP_OUTCOME_LOWERED;
+}
+
+/* Rounds the planned operands; on bad arguments, a trivial call or no scratch
+ * memory it leaves them alone and the call runs as the program made it. */
+void amp_blas_lower(struct amp_blas_call *c, int valid);
+
+void amp_blas_round_output(struct amp_blas_call *c);
+
+/* Rounds the output (AMPSHIM_OUTPUT=round), closes the fp32 region, counts. */
+static inline void amp_blas_end(struct amp_blas_call *c)
+{
+    struct amp_counters *k = &c->t->counters[c->hook];
+    switch (c->outcome) {
+    case AMP_OUTCOME_LOWERED:
+        if (c->has_acc && amp_rt.cfg.output_round)
+            amp_blas_round_output(c);
+        amp_counter_add(&k->lowered, 1);
+        amp_counter_add(&k->converted, c->converted);
+        break;
+    case AMP_OUTCOME_FP32:
+        c->t->fp32_depth--;
+        amp_counter_add(&k->fp32, 1);
+        break;
+    case AMP_OUTCOME_PASSTHROUGH:
+        amp_counter_add(&k->passthrough, 1);
+        break;
+    }
+}
+
+/* A scalar result (dot, nrm2, asum) under AMPSHIM_OUTPUT=round. */
+static inline float amp_blas_result(const struct amp_blas_call *c, float r)
+{
+    if (c->outcome == AMP_OUTCOME_LOWERED && amp_rt.cfg.output_round)
+        return amp_round_to_dtype_rne(amp_rt.cfg.dtype[AMP_DEVICE_CPU], r);
+    return r;
+}
+
+/* Argument decoding. layout is 'C' (column major) or 'R'; chars are upper
+ * case; 0 means invalid, and the call then runs unchanged so the library
+ * reports its own error. */
+char amp_cblas_layout(int v);
+char amp_cblas_trans(int v);
+char amp_cblas_uplo(int v);
+char amp_cblas_side(int v);
+char amp_cblas_diag(int v);
+char amp_f77_char(const char *p);
+
+/* Planners: record the operands of one call; return 1 when the arguments are
+ * valid and the call does work, 0 otherwise. */
+int amp_plan_gemm(struct amp_blas_call *c, char layout, char ta, char tb, int64_t m, int64_t n,
+                  int64_t k, float alpha, const float **a, int64_t lda, const float **b,
+                  int64_t ldb, float beta, float *cm, int64_t ldc);
+int amp_plan_gemv(struct amp_blas_call *c, char layout, char trans, int64_t m, int64_t n,
+                  float alpha, const float **a, int64_t lda, const float **x, int64_t incx,
+                  float beta, float *y, int64_t incy);
+int amp_plan_ger(struct amp_blas_call *c, char layout, int64_t m, int64_t n, float alpha,
+                 const float **x, int64_t incx, const float **y, int64_t incy, float *a,
+                 int64_t lda);
+int amp_plan_vectors(struct amp_blas_call *c, int64_t n, const float **x, int64_t incx,
+                     const float **y, int64_t incy);
+int amp_plan_symm(struct amp_blas_call *c, char layout, char side, char uplo, int64_t m,
+                  int64_t n, float alpha, const float **a, int64_t lda, const float **b,
+                  int64_t ldb, float beta, float *cm, int64_t ldc);
+int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, int64_t n,
+                  int64_t k, float alpha, const float **a, int64_t lda, const float **b,
+                  int64_t ldb, float beta, float *cm, int64_t ldc);
+int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, char transa,
+                  char diag, int64_t m, int64_t n, float alpha, const float **a, int64_t lda,
+                  float *b, int64_t ldb);
+
+#endif

@@ -1,0 +1,37 @@
+/* Resolution of the real library functions behind each hook, done once per
+ * hook at its first call (so libraries loaded after the shim are found), and
+ * the integer width (LP64 or ILP64) of the library each one lives in. */
+#ifndef AMPSHIM_RESOLVE_H
+#define AMPSHIM_RESOLVE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "policy/policy.h"
+
+struct amp_slot {
+    void *_Atomic real; /* published after ilp64 */
+    uint8_t ilp64;      /* the real function takes 64-bit integers */
+};
+
+extern struct amp_slot amp_slots[AMP_HOOK_COUNT];
+
+/* Slow path: finds the real function (never ampshim's own), probes its
+ * library's integer width, fills the slot. If no loaded library defines the
+ * symbol, says so once and exits 127, as the dynamic loader would have. */
+void *amp_resolve(enum amp_hook_id hook);
+
+static inline void *amp_real(enum amp_hook_id hook)
+{
+    void *p = atomic_load_explicit(&amp_slots[hook].real, memory_order_acquire);
+    return __builtin_expect(p != NULL, 1) ? p : amp_resolve(hook);
+}
+
+/* Integer width of a BLAS library, judged by calling its isamax with
+ * n = 0xffffffff00000003 (libblastrampoline's probe): an LP64 library reads
+ * n = 3 and answers 3, an ILP64 one reads a negative n and answers 0.
+ * Returns 1 for ILP64, 0 for LP64, -1 when the answer is neither. */
+int amp_probe_ilp64_fortran(void *isamax_fortran);
+int amp_probe_ilp64_cblas(void *cblas_isamax);
+
+#endif
