@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 const char *const amp_op_names[AMP_OP_COUNT] = {
 #define AMP_X_OP(op) #op,
@@ -64,7 +65,7 @@ static int routine_from_name(const char *name)
 int amp_category_from_name(const char *name)
 {
     for (int i = 0; i < AMP_CAT_COUNT; i++)
-        if (strcmp(amp_category_names[i], name) == 0)
+        if (strcasecmp(amp_category_names[i], name) == 0)
             return i;
     return -1;
 }
@@ -157,6 +158,10 @@ int amp_policy_parse(const char *text, int comments, struct amp_policy_overrides
         }
         p += len;
         if (*p) {
+            if (*p == ',' && !p[1]) {
+                snprintf(err, errlen, "empty entry");
+                return -1;
+            }
             lineno += *p == '\n';
             p++;
         }

@@ -122,8 +122,13 @@ static int parse_policy_file(struct amp_config *cfg, const char *v, char *err, s
     }
     char text[65536];
     size_t n = fread(text, 1, sizeof text - 1, f);
-    int too_long = !feof(f);
+    int read_error = ferror(f), too_long = !read_error && !feof(f);
+    int saved_errno = errno;
     fclose(f);
+    if (read_error) {
+        snprintf(err, errlen, "cannot read '%s': %s", v, strerror(saved_errno));
+        return -1;
+    }
     if (too_long) {
         snprintf(err, errlen, "'%s' is larger than %zu bytes", v, sizeof text - 1);
         return -1;
@@ -215,7 +220,7 @@ static int parse_log(struct amp_config *cfg, const char *v, char *err, size_t er
     for (int i = 0; i < 5; i++)
         if (strcasecmp(v, levels[i]) == 0) {
             cfg->log_level = (enum amp_log_level)i;
-            amp_log_configure(cfg->log_level, NULL);
+            amp_log_set_level(cfg->log_level);
             return 0;
         }
     snprintf(err, errlen, "'%s' is not off, error, warn, info or debug", v);
@@ -230,7 +235,7 @@ static int parse_log_file(struct amp_config *cfg, const char *v, char *err, size
         return -1;
     }
     snprintf(cfg->log_file, sizeof cfg->log_file, "%s", v);
-    amp_log_configure(cfg->log_level, f);
+    amp_log_set_stream(f);
     return 0;
 }
 
@@ -258,7 +263,7 @@ static const struct var {
 int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
 {
     amp_config_defaults(cfg);
-    amp_log_configure(cfg->log_level, NULL);
+    amp_log_set_level(cfg->log_level);
     int errors = 0;
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *value = getenv_fn(vars[i].name);

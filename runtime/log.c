@@ -9,9 +9,13 @@
 static _Atomic int log_level = AMP_LOG_WARN;
 static FILE *_Atomic log_stream;
 
-void amp_log_configure(enum amp_log_level level, FILE *stream)
+void amp_log_set_level(enum amp_log_level level)
 {
     atomic_store(&log_level, (int)level);
+}
+
+void amp_log_set_stream(FILE *stream)
+{
     atomic_store(&log_stream, stream);
 }
 

@@ -8,7 +8,9 @@
 
 enum amp_log_level { AMP_LOG_OFF, AMP_LOG_ERROR, AMP_LOG_WARN, AMP_LOG_INFO, AMP_LOG_DEBUG };
 
-void amp_log_configure(enum amp_log_level level, FILE *stream);
+void amp_log_set_level(enum amp_log_level level);
+/* NULL means stderr. */
+void amp_log_set_stream(FILE *stream);
 enum amp_log_level amp_log_level_get(void);
 void amp_log(enum amp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -1,0 +1,59 @@
+#!/bin/sh
+# The generator fails the build on inconsistent data, and an edit to a data
+# file changes the generated policy with no other edit.
+# usage: gen_rejects_bad_data.sh GENERATOR DATA_DIR MAN_TEMPLATE
+gen=$1 data=$2 man=$3
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+
+# expect_failure NAME MESSAGE: the generator must fail and say MESSAGE.
+expect_failure() {
+    if "$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" 2>"$work/err"; then
+        echo "FAIL $1: generator accepted bad data"; failed=$((failed + 1))
+    elif ! grep -q "$2" "$work/err"; then
+        echo "FAIL $1: message '$(cat "$work/err")' lacks '$2'"; failed=$((failed + 1))
+    else
+        passed=$((passed + 1))
+    fi
+}
+fresh() { rm -rf "$work/d"; cp -r "$data" "$work/d"; }
+
+fresh; echo "sfoo gemm notanop -" >> "$work/d/bindings.txt"
+expect_failure "unknown op" "op 'notanop' appears in no op list"
+fresh; echo "sfoo gemmx mm -" >> "$work/d/bindings.txt"
+expect_failure "unknown kind" "unknown kind 'gemmx'"
+fresh; echo "sgemm gemm mm -" >> "$work/d/bindings.txt"
+expect_failure "duplicate routine" "routine 'sgemm' bound twice"
+fresh; echo "sfoo gemm" >> "$work/d/bindings.txt"
+expect_failure "short line" "expected: routine kind op op_beta"
+fresh; echo "mm" >> "$work/d/cpu_float32.txt"
+expect_failure "op in two categories" "'mm' is already lower"
+fresh; echo "mm" >> "$work/d/cpu_bfloat16.txt"
+expect_failure "op listed twice" "'mm' listed twice"
+fresh; echo "two words" >> "$work/d/cuda_float16.txt"
+expect_failure "malformed list line" "expected one op name a line"
+
+# An edit to a data file is all it takes to change the policy.
+fresh
+"$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" || { echo "FAIL: good data rejected"; exit 1; }
+if grep -A200 'AMP_DEVICE_CPU' "$work/c" | sed '/AMP_DEVICE_CUDA/q' | grep -q 'AMP_OP_mm] = AMP_CAT_LOWER'; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: cpu mm is not lower in the generated table"; failed=$((failed + 1))
+fi
+grep -v '^mm$' "$data/cpu_bfloat16.txt" > "$work/d/cpu_bfloat16.txt"
+echo mm >> "$work/d/cpu_float32.txt"
+"$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" || { echo "FAIL: edited data rejected"; exit 1; }
+if grep -A200 'AMP_DEVICE_CPU' "$work/c" | sed '/AMP_DEVICE_CUDA/q' | grep -q 'AMP_OP_mm] = AMP_CAT_FP32'; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: moving mm to cpu_float32.txt did not change the table"; failed=$((failed + 1))
+fi
+if grep -q '^sgemm	gemm	mm (addmm)	fp32	lower$' "$work/m"; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: the man page table does not follow the data"; failed=$((failed + 1))
+fi
+echo "gen_rejects_bad_data: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,223 @@
+/* Every AMPSHIM_* variable with good and bad values: good values land in the
+ * configuration; a bad one logs exactly one "ampshim: VAR: ...; using ..."
+ * line and keeps the default; AMPSHIM_THREADS selects threads as documented. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/config.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        checks++;                                                                                  \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* A fake environment: NAME=VALUE strings. */
+static const char *const *fake_env;
+
+static const char *fake_getenv(const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *const *e = fake_env; e && *e; e++)
+        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+            return *e + len + 1;
+    return NULL;
+}
+
+/* Loads a configuration from the given variables; returns the log text. */
+static char log_text[8192];
+static int load(struct amp_config *cfg, const char *const *env)
+{
+    fake_env = env;
+    FILE *mem = fmemopen(log_text, sizeof log_text, "w");
+    setvbuf(mem, NULL, _IONBF, 0);
+    amp_log_set_stream(mem);
+    int errors = amp_config_load(cfg, fake_getenv);
+    fclose(mem);
+    amp_log_set_stream(NULL);
+    return errors;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* One bad value: one line naming the variable, the default kept. */
+static void expect_bad(const char *assignment, const char *message)
+{
+    struct amp_config cfg, def;
+    amp_config_defaults(&def);
+    const char *env[] = {assignment, NULL};
+    int errors = load(&cfg, env);
+    char var[64];
+    snprintf(var, sizeof var, "ampshim: %.*s: ", (int)strcspn(assignment, "="), assignment);
+    CHECK(errors == 1, "%s: %d errors", assignment, errors);
+    CHECK(count_lines(log_text) == 1, "%s: %d log lines: %s", assignment, count_lines(log_text),
+          log_text);
+    CHECK(strncmp(log_text, var, strlen(var)) == 0, "%s: line starts '%.60s'", assignment, log_text);
+    CHECK(strstr(log_text, message) != NULL, "%s: '%s' not in '%s'", assignment, message, log_text);
+    CHECK(strstr(log_text, "; using ") != NULL, "%s: says what it uses instead", assignment);
+    CHECK(memcmp(&cfg, &def, sizeof cfg) == 0, "%s: configuration changed", assignment);
+}
+
+static void good_values(void)
+{
+    struct amp_config cfg;
+    const char *none[] = {NULL};
+    CHECK(load(&cfg, none) == 0 && log_text[0] == '\0', "no variables, no output");
+    CHECK(cfg.enable == 1 && cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_BF16 &&
+              cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_FP16 && !cfg.output_round &&
+              cfg.threads == AMP_THREADS_ALL && cfg.report == AMP_REPORT_OFF &&
+              cfg.log_level == AMP_LOG_WARN && !cfg.strict && cfg.cuda_tf32_allowed,
+          "defaults");
+
+    static const char *const bools[][2] = {{"1", "1"},   {"0", "0"},   {"true", "1"}, {"False", "0"},
+                                           {"YES", "1"}, {"no", "0"},  {"on", "1"},   {"off", "0"}};
+    for (size_t i = 0; i < sizeof bools / sizeof *bools; i++) {
+        char e[64], s[64];
+        snprintf(e, sizeof e, "AMPSHIM_ENABLE=%s", bools[i][0]);
+        snprintf(s, sizeof s, "AMPSHIM_STRICT=%s", bools[i][0]);
+        const char *env[] = {e, s, NULL};
+        CHECK(load(&cfg, env) == 0, "%s", e);
+        CHECK(cfg.enable == atoi(bools[i][1]) && cfg.strict == atoi(bools[i][1]), "%s", e);
+    }
+
+    const char *d1[] = {"AMPSHIM_DTYPE=fp16", NULL};
+    load(&cfg, d1);
+    CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_FP16 && cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_FP16,
+          "AMPSHIM_DTYPE sets both devices");
+    const char *d2[] = {"AMPSHIM_DTYPE=tf32", "AMPSHIM_CPU_DTYPE=bfloat16", NULL};
+    load(&cfg, d2);
+    CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_BF16 && cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_TF32,
+          "AMPSHIM_CPU_DTYPE beats AMPSHIM_DTYPE");
+    const char *d3[] = {"AMPSHIM_CUDA_DTYPE=half", NULL};
+    load(&cfg, d3);
+    CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_BF16 && cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_FP16,
+          "AMPSHIM_CUDA_DTYPE alone");
+
+    const char *p1[] = {"AMPSHIM_POLICY=cpu:mm=fp32", NULL};
+    load(&cfg, p1);
+    CHECK(cfg.policy.op[AMP_DEVICE_CPU][amp_op_from_name("mm")] == AMP_CAT_FP32, "AMPSHIM_POLICY");
+
+    char path[] = "/tmp/ampshim_test_policy_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs("# test file\ncpu:mm=passthrough\ncuda:mm = fp32\n", f);
+    fclose(f);
+    char pf[256];
+    snprintf(pf, sizeof pf, "AMPSHIM_POLICY_FILE=%s", path);
+    const char *p2[] = {pf, "AMPSHIM_POLICY=cuda:mm=promote", NULL};
+    load(&cfg, p2);
+    CHECK(cfg.policy.op[AMP_DEVICE_CPU][amp_op_from_name("mm")] == AMP_CAT_PASSTHROUGH,
+          "AMPSHIM_POLICY_FILE");
+    CHECK(cfg.policy.op[AMP_DEVICE_CUDA][amp_op_from_name("mm")] == AMP_CAT_PROMOTE,
+          "AMPSHIM_POLICY applies after the file");
+    remove(path);
+
+    const char *o[] = {"AMPSHIM_OUTPUT=round", NULL};
+    load(&cfg, o);
+    CHECK(cfg.output_round == 1, "AMPSHIM_OUTPUT=round");
+
+    const char *r1[] = {"AMPSHIM_REPORT=1", NULL};
+    load(&cfg, r1);
+    CHECK(cfg.report == AMP_REPORT_STDERR, "AMPSHIM_REPORT=1");
+    const char *r2[] = {"AMPSHIM_REPORT=/tmp/report.%p", NULL};
+    load(&cfg, r2);
+    CHECK(cfg.report == AMP_REPORT_FILE && strcmp(cfg.report_path, "/tmp/report.%p") == 0,
+          "AMPSHIM_REPORT=path");
+    const char *r3[] = {"AMPSHIM_REPORT=0", NULL};
+    load(&cfg, r3);
+    CHECK(cfg.report == AMP_REPORT_OFF, "AMPSHIM_REPORT=0");
+
+    const char *l1[] = {"AMPSHIM_LOG=debug", NULL};
+    load(&cfg, l1);
+    CHECK(cfg.log_level == AMP_LOG_DEBUG, "AMPSHIM_LOG=debug");
+    const char *l2[] = {"AMPSHIM_LOG=off", "AMPSHIM_DTYPE=bogus", NULL};
+    CHECK(load(&cfg, l2) == 1 && log_text[0] == '\0', "AMPSHIM_LOG=off silences warnings");
+
+    char logpath[] = "/tmp/ampshim_test_log_XXXXXX";
+    close(mkstemp(logpath));
+    char lf[256];
+    snprintf(lf, sizeof lf, "AMPSHIM_LOG_FILE=%s", logpath);
+    const char *l3[] = {lf, "AMPSHIM_OUTPUT=bogus", NULL};
+    load(&cfg, l3);
+    FILE *lg = fopen(logpath, "r");
+    char line[256] = "";
+    if (lg) {
+        if (!fgets(line, sizeof line, lg))
+            line[0] = '\0';
+        fclose(lg);
+    }
+    CHECK(strncmp(line, "ampshim: AMPSHIM_OUTPUT:", 24) == 0 && log_text[0] == '\0',
+          "AMPSHIM_LOG_FILE receives the warning: '%s'", line);
+    remove(logpath);
+
+    const char *t1[] = {"NVIDIA_TF32_OVERRIDE=0", NULL};
+    load(&cfg, t1);
+    CHECK(cfg.cuda_tf32_allowed == 0, "NVIDIA_TF32_OVERRIDE=0");
+    const char *empty[] = {"AMPSHIM_DTYPE=", NULL};
+    CHECK(load(&cfg, empty) == 0 && log_text[0] == '\0', "an empty variable is unset");
+}
+
+static void bad_values(void)
+{
+    expect_bad("AMPSHIM_ENABLE=2", "'2' is not one of");
+    expect_bad("AMPSHIM_ENABLE=1x", "'1x' is not one of");
+    expect_bad("AMPSHIM_ENABLE=yes please", "is not one of");
+    expect_bad("AMPSHIM_STRICT=sure", "is not one of");
+    expect_bad("AMPSHIM_DTYPE=fp8", "unknown dtype 'fp8'");
+    expect_bad("AMPSHIM_CPU_DTYPE=float32", "unknown dtype");
+    expect_bad("AMPSHIM_CUDA_DTYPE=bf16 ", "unknown dtype");
+    expect_bad("AMPSHIM_POLICY=mm", "not NAME=CATEGORY");
+    expect_bad("AMPSHIM_POLICY=mm=fp32,softmax=quick", "unknown category 'quick'");
+    expect_bad("AMPSHIM_POLICY_FILE=/nonexistent/file", "cannot open");
+    expect_bad("AMPSHIM_POLICY_FILE=/", "cannot read '/'");
+    expect_bad("AMPSHIM_OUTPUT=rounded", "not keep or round");
+    expect_bad("AMPSHIM_THREADS=main,,x", "empty entry");
+    expect_bad("AMPSHIM_THREADS=a-name-far-too-long-for-a-thread", "longer than a thread name");
+    expect_bad("AMPSHIM_LOG=verbose", "not off, error, warn, info or debug");
+    expect_bad("AMPSHIM_LOG_FILE=/nonexistent/dir/log", "cannot open");
+}
+
+static void thread_selection(void)
+{
+    struct amp_config cfg;
+    const char *all[] = {NULL};
+    load(&cfg, all);
+    CHECK(amp_config_selects_thread(&cfg, 12, 10, "worker"), "all selects every thread");
+    const char *none[] = {"AMPSHIM_THREADS=none", NULL};
+    load(&cfg, none);
+    CHECK(!amp_config_selects_thread(&cfg, 10, 10, "main"), "none selects nothing");
+    const char *main_only[] = {"AMPSHIM_THREADS=main", NULL};
+    load(&cfg, main_only);
+    CHECK(amp_config_selects_thread(&cfg, 10, 10, "prog"), "main selects the main thread");
+    CHECK(!amp_config_selects_thread(&cfg, 11, 10, "prog"), "main skips other threads");
+    const char *list[] = {"AMPSHIM_THREADS=4242,worker-*,main", NULL};
+    CHECK(load(&cfg, list) == 0, "list parses");
+    CHECK(amp_config_selects_thread(&cfg, 4242, 10, "x"), "tid entry");
+    CHECK(amp_config_selects_thread(&cfg, 77, 10, "worker-3"), "glob entry");
+    CHECK(amp_config_selects_thread(&cfg, 10, 10, "prog"), "main entry");
+    CHECK(!amp_config_selects_thread(&cfg, 78, 10, "loader"), "unlisted thread");
+}
+
+int main(void)
+{
+    good_values();
+    bad_values();
+    thread_selection();
+    printf("test_config: %d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,182 @@
+/* The generated policy: tables equal the op-list data files (read here
+ * independently), the hook list has every entry point of every bound
+ * routine, overrides apply with the documented precedence, and the parser
+ * rejects bad input without changing anything.
+ * usage: test_policy DATA_DIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        checks++;                                                                                  \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
+    } while (0)
+
+static int category_of(enum amp_device dev, const char *op)
+{
+    int i = amp_op_from_name(op);
+    return i < 0 ? -1 : amp_policy_default[dev][i];
+}
+
+/* Every op in a list file has that category in the generated table. */
+static void check_list_file(const char *dir, const char *file, enum amp_device dev, int cat)
+{
+    char path[4096], line[256];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL, "cannot open %s", path);
+    if (!f)
+        return;
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "#\r\n")] = '\0';
+        if (!line[0])
+            continue;
+        n++;
+        CHECK(category_of(dev, line) == cat, "%s: %s is %d in the generated table, expected %d",
+              file, line, category_of(dev, line), cat);
+    }
+    fclose(f);
+    CHECK(n > 0, "%s lists no op", file);
+}
+
+static void generated_tables(const char *dir)
+{
+    check_list_file(dir, "cpu_bfloat16.txt", AMP_DEVICE_CPU, AMP_CAT_LOWER);
+    check_list_file(dir, "cpu_float32.txt", AMP_DEVICE_CPU, AMP_CAT_FP32);
+    check_list_file(dir, "cpu_promote.txt", AMP_DEVICE_CPU, AMP_CAT_PROMOTE);
+    check_list_file(dir, "cuda_float16.txt", AMP_DEVICE_CUDA, AMP_CAT_LOWER);
+    check_list_file(dir, "cuda_float32.txt", AMP_DEVICE_CUDA, AMP_CAT_FP32);
+    check_list_file(dir, "cuda_promote.txt", AMP_DEVICE_CUDA, AMP_CAT_PROMOTE);
+    /* Unlisted means passthrough; a few by name, from the reference. */
+    CHECK(category_of(AMP_DEVICE_CPU, "mv") == AMP_CAT_PASSTHROUGH, "cpu mv unlisted");
+    CHECK(category_of(AMP_DEVICE_CPU, "dot") == AMP_CAT_PASSTHROUGH, "cpu dot unlisted");
+    CHECK(category_of(AMP_DEVICE_CPU, "norm") == AMP_CAT_PASSTHROUGH, "cpu norm unlisted");
+    CHECK(category_of(AMP_DEVICE_CUDA, "mv") == AMP_CAT_LOWER, "cuda mv is float16");
+    CHECK(category_of(AMP_DEVICE_CUDA, "dot") == AMP_CAT_PROMOTE, "cuda dot promotes");
+    CHECK(category_of(AMP_DEVICE_CUDA, "softmax") == AMP_CAT_FP32, "cuda softmax float32");
+    CHECK(category_of(AMP_DEVICE_CPU, "triangular_solve") == AMP_CAT_FP32, "cpu trsm op float32");
+}
+
+static void hook_list(void)
+{
+    /* Each BLAS routine has four entry points, each LAPACK routine two. */
+    static const char *const blas[] = {"sgemm", "sgemv", "sger",  "sdot",  "snrm2", "sasum",
+                                       "ssymm", "ssyrk", "ssyr2k", "strmm", "strsm"};
+    for (size_t i = 0; i < sizeof blas / sizeof *blas; i++) {
+        char name[64];
+        const char *fmts[] = {"cblas_%s", "%s_", "cblas_%s64_", "%s_64_"};
+        for (int f = 0; f < 4; f++) {
+            snprintf(name, sizeof name, fmts[f], blas[i]);
+            CHECK(amp_hook_from_name(name) >= 0, "hook %s missing", name);
+        }
+    }
+    CHECK(amp_hook_from_name("sgesv_") >= 0 && amp_hook_from_name("sgesv_64_") >= 0,
+          "LAPACK sgesv hooks");
+    CHECK(amp_hook_from_name("cblas_sgesv") < 0, "no CBLAS form for LAPACK routines");
+    CHECK(amp_hook_from_name("dgemm_") < 0, "double precision is never hooked");
+    CHECK(AMP_HOOK_COUNT == AMPSHIM_GENERATED_HOOK_COUNT, "hook count");
+    int g = amp_hook_from_name("cblas_sgemm");
+    CHECK(g >= 0 && strcmp(amp_op_names[amp_hook_op[g][0]], "mm") == 0 &&
+              strcmp(amp_op_names[amp_hook_op[g][1]], "addmm") == 0,
+          "sgemm is mm, addmm when it accumulates");
+    CHECK(amp_policy_category(NULL, AMP_DEVICE_CPU, g, 0) == AMP_CAT_LOWER, "cpu sgemm lowers");
+    int t = amp_hook_from_name("strsm_");
+    CHECK(amp_policy_category(NULL, AMP_DEVICE_CPU, t, 0) == AMP_CAT_FP32, "cpu strsm is fp32");
+    CHECK(amp_policy_category(NULL, AMP_DEVICE_CUDA, t, 0) == AMP_CAT_PASSTHROUGH,
+          "cuda triangular_solve unlisted");
+    int q = amp_hook_from_name("sgeqrf_");
+    CHECK(amp_policy_category(NULL, AMP_DEVICE_CPU, q, 0) == AMP_CAT_FP32, "cpu sgeqrf is fp32");
+}
+
+static void overrides(void)
+{
+    struct amp_policy_overrides ov;
+    char err[256];
+    int g = amp_hook_from_name("cblas_sgemm"), f = amp_hook_from_name("sgemm_");
+    int k = amp_hook_from_name("cblas_ssyrk");
+
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse("mm=fp32", 0, &ov, err, sizeof err) == 0, "parse mm=fp32: %s", err);
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, g, 0) == AMP_CAT_FP32, "op override, cpu");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, g, 0) == AMP_CAT_FP32, "op override, cuda");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, g, 1) == AMP_CAT_LOWER,
+          "addmm not touched by an mm override");
+
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse(" cpu:mm = passthrough , cuda:addmm=fp32", 0, &ov, err, sizeof err) == 0,
+          "spaces and prefixes: %s", err);
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, g, 0) == AMP_CAT_PASSTHROUGH, "cpu: prefix");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, g, 0) == AMP_CAT_LOWER,
+          "cpu: prefix leaves cuda alone");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, g, 1) == AMP_CAT_FP32, "cuda: prefix");
+
+    /* Symbol beats routine beats op. */
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse("mm=fp32,sgemm=promote,cblas_sgemm=passthrough", 0, &ov, err,
+                           sizeof err) == 0,
+          "precedence: %s", err);
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, g, 0) == AMP_CAT_PASSTHROUGH, "symbol wins");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, f, 0) == AMP_CAT_PROMOTE, "routine next");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, k, 0) == AMP_CAT_LOWER,
+          "other routines of other ops untouched");
+
+    /* Files: comments, blank lines, one pair a line. */
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse("# comment\n\ncpu:matmul=fp32  # trailing\n   \nssyrk_=lower\n", 1,
+                           &ov, err, sizeof err) == 0,
+          "file syntax: %s", err);
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, k, 0) == AMP_CAT_FP32, "file op override");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, amp_hook_from_name("ssyrk_"), 0) ==
+              AMP_CAT_LOWER,
+          "file symbol override");
+
+    /* Bad input: an error message, nothing changed. */
+    static const struct {
+        const char *text;
+        int comments;
+        const char *message;
+    } bad[] = {
+        {"mm", 0, "not NAME=CATEGORY"},
+        {"mm=fast", 0, "unknown category 'fast'"},
+        {"mmm=fp32", 0, "unknown op or symbol 'mmm'"},
+        {"gpu:mm=fp32", 0, "unknown op or symbol 'gpu:mm'"},
+        {"mm=fp32,", 0, "empty entry"},
+        {"mm=fp32,,addmm=fp32", 0, "empty entry"},
+        {"cblas_sgemm=FP32x", 0, "unknown category"},
+        {"# ok\nmm=lower\nbogus\n", 1, "line 3"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        amp_policy_overrides_clear(&ov);
+        struct amp_policy_overrides before = ov;
+        err[0] = '\0';
+        int rc = amp_policy_parse(bad[i].text, bad[i].comments, &ov, err, sizeof err);
+        CHECK(rc < 0, "'%s' accepted", bad[i].text);
+        CHECK(strstr(err, bad[i].message) != NULL, "'%s': message '%s' lacks '%s'", bad[i].text,
+              err, bad[i].message);
+        CHECK(memcmp(&before, &ov, sizeof ov) == 0, "'%s' changed the overrides", bad[i].text);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_policy DATA_DIR\n");
+        return 2;
+    }
+    generated_tables(argv[1]);
+    hook_list();
+    overrides();
+    printf("test_policy: %d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
+}
