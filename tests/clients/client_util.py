@@ -1,0 +1,63 @@
+"""Shared by the client tests: compute reference results in a child process
+without ampshim (LD_PRELOAD removed), compare bit for bit, count results."""
+import ctypes
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+
+
+def shim_loaded():
+    try:
+        return bool(ctypes.CDLL(None).ampshim_version)
+    except AttributeError:
+        return False
+
+
+def round_bf16(x):
+    """fp32 array rounded to bf16 (round to nearest even), kept as fp32."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)
+    return r.view(np.float32).reshape(np.shape(x))
+
+
+def reference(script, mode):
+    """Runs `script --reference` without the shim; returns its pickled dict."""
+    env = {k: v for k, v in os.environ.items()
+           if k != "LD_PRELOAD" and not k.startswith("AMPSHIM_")}
+    out = subprocess.run([sys.executable, script, "--reference", mode], env=env,
+                         check=True, stdout=subprocess.PIPE).stdout
+    return pickle.loads(out)
+
+
+def emit_reference(results):
+    sys.stdout.buffer.write(pickle.dumps(results))
+
+
+class Checker:
+    def __init__(self, name):
+        self.name, self.passed, self.failed = name, 0, 0
+
+    def check(self, what, ok, detail=""):
+        if ok:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print(f"FAIL {what} {detail}")
+
+    def same_bits(self, what, got, want):
+        got = np.ascontiguousarray(got, dtype=np.float32)
+        want = np.ascontiguousarray(want, dtype=np.float32)
+        ok = got.shape == want.shape and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+        detail = "" if ok else f"max |diff| {np.abs(got.astype(np.float64) - want).max():.3g}"
+        self.check(what, ok, detail)
+
+    def differs(self, what, got, plain):
+        self.check(what + " differs from plain fp32 (lowering happened)",
+                   not np.array_equal(np.asarray(got), np.asarray(plain)))
+
+    def finish(self):
+        print(f"{self.name}: {self.passed} passed, {self.failed} failed")
+        sys.exit(1 if self.failed else 0)
