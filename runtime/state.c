@@ -11,6 +11,22 @@
 
 
 struct amp_runtime amp_rt;
+
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) struct amp_slot amp_slot_##sym;
+AMPSHIM_HOOK_LIST(AMP_X_HOOK)
+#undef AMP_X_HOOK
+struct amp_slot *const amp_slot_of[AMP_HOOK_COUNT] = {
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) &amp_slot_##sym,
+    AMPSHIM_HOOK_LIST(AMP_X_HOOK)
+#undef AMP_X_HOOK
+};
+
+_Static_assert(offsetof(struct amp_runtime, mode) == 0, "entry stubs read the mode at 0");
+_Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "entry stubs read fp32_depth at 0");
+_Static_assert(offsetof(struct amp_thread, selected) == 4, "entry stubs read selected at 4");
+_Static_assert(offsetof(struct amp_slot, real) == 0, "entry stubs read real at 0");
+_Static_assert(offsetof(struct amp_slot, passthrough_counter) == 8, "entry stubs read it at 8");
+_Static_assert(offsetof(struct amp_slot, passes) == 13, "entry stubs read passes at 13");
 __thread struct amp_thread *amp_tls_thread __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -20,6 +36,11 @@ static struct amp_thread *live_threads;
 /* Counters of threads that have exited, folded in at their exit. */
 static struct amp_counters exited_counters[AMP_HOOK_COUNT];
 
+static int runs_unchanged(uint8_t category)
+{
+    return category != AMP_CAT_LOWER && category != AMP_CAT_FP32;
+}
+
 void amp_runtime_apply_policy(void)
 {
     for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
@@ -27,6 +48,13 @@ void amp_runtime_apply_policy(void)
             for (int acc = 0; acc < 2; acc++)
                 amp_rt.category[dev][h][acc] = (uint8_t)amp_policy_category(
                     &amp_rt.cfg.policy, (enum amp_device)dev, (enum amp_hook_id)h, acc);
+    for (int h = 0; h < AMP_HOOK_COUNT; h++) {
+        const uint8_t *cat = amp_rt.category[AMP_DEVICE_CPU][h];
+        amp_slot_of[h]->passes = (uint8_t)(runs_unchanged(cat[0]) && runs_unchanged(cat[1]));
+        amp_slot_of[h]->passthrough_counter =
+            (uint32_t)(offsetof(struct amp_thread, counters) + (size_t)h * sizeof(struct amp_counters) +
+                       offsetof(struct amp_counters, passthrough));
+    }
 }
 
 static void fold_counters(struct amp_counters *into, const struct amp_counters *from)

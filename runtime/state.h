@@ -15,6 +15,20 @@
 
 enum amp_mode { AMP_MODE_UNINIT, AMP_MODE_INERT, AMP_MODE_ACTIVE };
 
+/* One per hook: what its entry point reads before anything else. The x86-64
+ * entry stubs (shim/entry_x86_64.h) read these fields by offset. */
+struct amp_slot {
+    void *_Atomic real;           /* the real function; published after ilp64 */
+    uint32_t passthrough_counter; /* offset of this hook's passthrough counter in amp_thread */
+    uint8_t ilp64;                /* the real function takes 64-bit integers */
+    uint8_t passes;               /* the policy passes it through whatever beta is */
+};
+
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) extern struct amp_slot amp_slot_##sym;
+AMPSHIM_HOOK_LIST(AMP_X_HOOK)
+#undef AMP_X_HOOK
+extern struct amp_slot *const amp_slot_of[AMP_HOOK_COUNT];
+
 struct amp_runtime {
     _Atomic int mode;
     struct amp_config cfg;
@@ -32,6 +46,7 @@ struct amp_counters {
 
 enum amp_outcome { AMP_OUTCOME_PASSTHROUGH, AMP_OUTCOME_LOWERED, AMP_OUTCOME_FP32 };
 
+/* The first two fields are read by the x86-64 entry stubs at offsets 0 and 4. */
 struct amp_thread {
     uint32_t fp32_depth; /* > 0 inside LAPACK and other fp32 regions */
     uint8_t selected;    /* AMPSHIM_THREADS chose this thread */
@@ -47,11 +62,16 @@ extern __thread struct amp_thread *amp_tls_thread __attribute__((tls_model("init
 void amp_runtime_init(void);
 struct amp_thread *amp_thread_create(void);
 
+static inline int amp_mode(void)
+{
+    return atomic_load_explicit(&amp_rt.mode, memory_order_acquire);
+}
+
 /* The calling thread's state, or NULL when the shim is inert (disabled, or
  * the state could not be allocated): then the hook just forwards. */
 static inline struct amp_thread *amp_thread_enter(void)
 {
-    int mode = atomic_load_explicit(&amp_rt.mode, memory_order_acquire);
+    int mode = amp_mode();
     if (amp_unlikely(mode != AMP_MODE_ACTIVE)) {
         if (mode != AMP_MODE_UNINIT)
             return NULL;

@@ -33,6 +33,21 @@ struct amp_blas_call {
     uint64_t converted;
 };
 
+/* The fast path: when the call runs as the program made it (not lowered, no
+ * fp32 region to open), count it and return 1 so the hook can tail-call the
+ * real routine with nothing else to do. */
+static inline int amp_blas_passes_through(struct amp_thread *t, enum amp_hook_id hook,
+                                          int accumulates)
+{
+    if (amp_unlikely(t->fp32_depth))
+        return 0;
+    uint8_t cat = amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0];
+    if (t->selected && (cat == AMP_CAT_LOWER || cat == AMP_CAT_FP32))
+        return 0;
+    amp_counter_add(&t->counters[hook].passthrough, 1);
+    return 1;
+}
+
 /* Decides the outcome before any argument is parsed; returns 1 when the call
  * is to be lowered, and the caller then plans it and calls amp_blas_lower. */
 static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,

@@ -13,8 +13,6 @@
 
 #include "runtime/log.h"
 
-struct amp_slot amp_slots[AMP_HOOK_COUNT];
-
 static const uint8_t hook_is_i64[AMP_HOOK_COUNT] = {
 #define AMP_INTS_IS_I64_LP 0
 #define AMP_INTS_IS_I64_I64 1
@@ -171,7 +169,7 @@ static int library_is_ilp64(void *real, const char **libname)
 void *amp_resolve(enum amp_hook_id hook)
 {
     pthread_mutex_lock(&resolve_lock);
-    void *real = atomic_load_explicit(&amp_slots[hook].real, memory_order_acquire);
+    void *real = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
     if (!real) {
         const char *name = amp_hook_names[hook];
         real = find_real(name);
@@ -186,9 +184,9 @@ void *amp_resolve(enum amp_hook_id hook)
         }
         const char *libname = "?";
         int ilp64 = hook_is_i64[hook] ? 1 : library_is_ilp64(real, &libname);
-        amp_slots[hook].ilp64 = (uint8_t)ilp64;
+        amp_slot_of[hook]->ilp64 = (uint8_t)ilp64;
         amp_log(AMP_LOG_INFO, "%s -> %s (%s integers)", name, libname, ilp64 ? "64-bit" : "32-bit");
-        atomic_store_explicit(&amp_slots[hook].real, real, memory_order_release);
+        atomic_store_explicit(&amp_slot_of[hook]->real, real, memory_order_release);
     }
     pthread_mutex_unlock(&resolve_lock);
     return real;

@@ -8,13 +8,7 @@
 #include <stdint.h>
 
 #include "policy/policy.h"
-
-struct amp_slot {
-    void *_Atomic real; /* published after ilp64 */
-    uint8_t ilp64;      /* the real function takes 64-bit integers */
-};
-
-extern struct amp_slot amp_slots[AMP_HOOK_COUNT];
+#include "runtime/state.h"
 
 /* Slow path: finds the real function (never ampshim's own), probes its
  * library's integer width, fills the slot. If no loaded library defines the
@@ -23,7 +17,7 @@ void *amp_resolve(enum amp_hook_id hook);
 
 static inline void *amp_real(enum amp_hook_id hook)
 {
-    void *p = atomic_load_explicit(&amp_slots[hook].real, memory_order_acquire);
+    void *p = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
     return __builtin_expect(p != NULL, 1) ? p : amp_resolve(hook);
 }
 
