@@ -78,6 +78,9 @@ void amp_report_print(void)
     fclose(mem);
     if (rows > 0) {
         if (cfg->report == AMP_REPORT_STDERR) {
+            /* Library destructors run before stdio's last flush: without this
+             * a piped program's own output would follow the report. */
+            fflush(stdout);
             fwrite(text, 1, len, stderr);
         } else {
             char path[sizeof cfg->report_path + 32];

@@ -245,7 +245,7 @@ static void write_tables(const char *path)
 /* Writes the policy table as tbl(1) source for ampshim(7). */
 static void write_man_table(FILE *f)
 {
-    fprintf(f, ".TS\nallbox;\nlb lb lb lb lb\nl l l l l.\nroutine\tkind\top (beta != 0)\tCPU\tCUDA\n");
+    fprintf(f, ".TS\ntab(\t) box;\nlb lb lb lb lb\nl l l l l.\nroutine\tkind\top (beta != 0)\tCPU\tCUDA\n_\n");
     for (int r = 0; r < n_routines; r++) {
         const struct routine *rt = &routines[r];
         char op[NAME_MAX_LEN * 3];

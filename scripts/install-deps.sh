@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs what ampshim needs to build and test on Debian 12: the toolchain,
+# OpenBLAS (LP64 and ILP64), and Debian's numpy and torch as test clients.
+# Runs apt-get as root, or through sudo. Skips the install when all is there.
+set -eu
+packages="gcc meson ninja-build pkg-config libopenblas-dev libopenblas64-dev python3-numpy python3-torch"
+missing=""
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing"
+as_root=""
+[ "$(id -u)" -eq 0 ] || as_root=sudo
+$as_root apt-get update -q
+DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -q --no-install-recommends $missing
