@@ -1,5 +1,6 @@
-/* Logging with the fixed "ampshim: " prefix. One write(2)-sized line per
- * message, so lines from several threads never interleave mid-line. */
+/* Logging with the fixed "ampshim: " prefix. Every message is exactly one
+ * line, written with one call, so lines from several threads never
+ * interleave mid-line. */
 #include "runtime/log.h"
 
 #include <stdarg.h>
@@ -36,7 +37,13 @@ void amp_log(enum amp_log_level level, const char *fmt, ...)
     va_end(ap);
     if (n < 0)
         return;
+    size_t start = used;
     used += (size_t)n < sizeof line - used - 1 ? (size_t)n : sizeof line - used - 2;
+    /* Messages echo user input (a bad variable's value): a control character
+     * there must not split the message or forge a second line. */
+    for (size_t i = start; i < used; i++)
+        if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+            line[i] = '?';
     line[used++] = '\n';
     FILE *out = atomic_load(&log_stream);
     if (!out)

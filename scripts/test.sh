@@ -1,19 +1,54 @@
 #!/bin/sh
 # Builds and runs every test suite (unit, preload, clients), then prints one
 # summary line "N passed, N failed, N skipped".
+#   sh scripts/test.sh [MESON TEST ARGS]
+#   sh scripts/test.sh --with-sanitizers   also: unit and preload suites under
+#       ASan+UBSan and under TSan, and 60 s of libFuzzer on every parser (clang)
 set -eu
 cd "$(dirname "$0")/.."
-build=${AMPSHIM_BUILD_DIR:-build}
-[ -d "$build" ] || meson setup "$build"
-ninja -C "$build"
+sanitizers=0
+if [ "${1:-}" = "--with-sanitizers" ]; then
+    sanitizers=1
+    shift
+fi
+logs=""
 status=0
-meson test -C "$build" --print-errorlogs "$@" || status=$?
-/usr/bin/python3 - "$build/meson-logs/testlog.json" <<'PY'
+
+# run DIR "SETUP OPTIONS" "ENV" [MESON TEST ARGS]
+run() {
+    dir=$1 options=$2 extra_env=$3
+    shift 3
+    [ -d "$dir" ] || meson setup "$dir" $options
+    ninja -C "$dir"
+    env $extra_env meson test -C "$dir" --print-errorlogs "$@" || status=1
+    logs="$logs $dir/meson-logs/testlog.json"
+}
+
+run "${AMPSHIM_BUILD_DIR:-build}" "" "" "$@"
+if [ "$sanitizers" -eq 1 ]; then
+    quick="-Dexhaustive_tests=false -Dbuildtype=debugoptimized"
+    run build-asan "$quick -Db_sanitize=address,undefined" \
+        "ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1" \
+        --suite unit --suite preload
+    # OpenBLAS's own worker threads synchronise by spinning, which TSan cannot
+    # see; with one OpenBLAS thread only the shim's threads remain (the
+    # threads-4-concurrent test runs four at once through the shim).
+    run build-tsan "$quick -Db_sanitize=thread" \
+        "OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1" --suite unit --suite preload
+    [ -d build-fuzz ] || CC=clang meson setup build-fuzz $quick -Dfuzzing=true \
+        -Db_sanitize=address,undefined -Db_lundef=false
+    ninja -C build-fuzz tests/fuzz/fuzz_parsers
+    meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz || status=1
+    logs="$logs build-fuzz/meson-logs/testlog.json"
+fi
+
+/usr/bin/python3 - $logs <<'PY'
 import json, sys
 counts = {"OK": 0, "FAIL": 0, "SKIP": 0}
-for line in open(sys.argv[1]):
-    r = json.loads(line)["result"]
-    counts["OK" if r in ("OK", "EXPECTEDFAIL") else "SKIP" if r == "SKIP" else "FAIL"] += 1
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = json.loads(line)["result"]
+        counts["OK" if r in ("OK", "EXPECTEDFAIL") else "SKIP" if r == "SKIP" else "FAIL"] += 1
 print(f"{counts['OK']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
 PY
 exit $status

@@ -190,6 +190,9 @@ static void bad_values(void)
     expect_bad("AMPSHIM_THREADS=a-name-far-too-long-for-a-thread", "longer than a thread name");
     expect_bad("AMPSHIM_LOG=verbose", "not off, error, warn, info or debug");
     expect_bad("AMPSHIM_LOG_FILE=/nonexistent/dir/log", "cannot open");
+    /* Found by fuzzing: a value with a newline must not make two lines. */
+    expect_bad("AMPSHIM_LOG=f\nampshim: forged", "'f?ampshim: forged' is not off");
+    expect_bad("AMPSHIM_DTYPE=\x1b[31mred", "unknown dtype '?[31mred'");
 }
 
 static void thread_selection(void)

@@ -1,0 +1,76 @@
+/* libFuzzer target for every parser of user input: AMPSHIM_POLICY pairs,
+ * policy files, each AMPSHIM_* variable's value, and AMPSHIM_THREADS
+ * matching. The first byte picks the parser; the rest is the text. Beyond
+ * memory safety (run under ASan/UBSan) it checks that a rejected policy
+ * leaves the overrides unchanged and that every error line is one line with
+ * the fixed prefix. AMPSHIM_LOG_FILE is left out: it creates files. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy/policy.h"
+#include "runtime/config.h"
+
+static const char *fuzz_name, *fuzz_value;
+
+static const char *one_var(const char *name)
+{
+    return strcmp(name, fuzz_name) == 0 ? fuzz_value : NULL;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static const char *const vars[] = {
+        "AMPSHIM_ENABLE",      "AMPSHIM_DTYPE",  "AMPSHIM_CPU_DTYPE", "AMPSHIM_CUDA_DTYPE",
+        "AMPSHIM_POLICY",      "AMPSHIM_OUTPUT", "AMPSHIM_THREADS",   "AMPSHIM_REPORT",
+        "AMPSHIM_LOG",         "AMPSHIM_STRICT", "AMPSHIM_POLICY_FILE"};
+    if (size < 1)
+        return 0;
+    char *text = malloc(size);
+    memcpy(text, data + 1, size - 1);
+    text[size - 1] = '\0';
+    unsigned pick = data[0];
+
+    if (pick < 64) { /* policy text, comma or file syntax */
+        struct amp_policy_overrides ov, before;
+        amp_policy_overrides_clear(&ov);
+        amp_policy_parse("cpu:mm=fp32", 0, &ov, (char[64]){0}, 64);
+        before = ov;
+        char err[256];
+        if (amp_policy_parse(text, pick & 1, &ov, err, sizeof err) < 0) {
+            if (memcmp(&before, &ov, sizeof ov) != 0)
+                abort(); /* a rejected policy must change nothing */
+            if (strchr(err, '\n'))
+                abort(); /* errors are one line */
+        }
+        for (int h = 0; h < AMP_HOOK_COUNT; h++)
+            if (amp_policy_category(&ov, AMP_DEVICE_CPU, (enum amp_hook_id)h, h & 1) >= AMP_CAT_COUNT)
+                abort();
+    } else if (pick < 192) { /* one variable's value */
+        char log[4096] = "";
+        FILE *sink = fmemopen(log, sizeof log - 1, "w");
+        amp_log_set_stream(sink);
+        fuzz_name = vars[pick % (sizeof vars / sizeof *vars)];
+        fuzz_value = text;
+        struct amp_config cfg;
+        int errors = amp_config_load(&cfg, one_var);
+        fclose(sink);
+        amp_log_set_stream(NULL);
+        if (errors > 1)
+            abort(); /* one variable, at most one complaint */
+        if (errors == 1 && (strncmp(log, "ampshim: ", 9) != 0 || strchr(log, '\n') != strrchr(log, '\n')))
+            abort(); /* exactly one line, with the prefix */
+        amp_config_selects_thread(&cfg, 1234, 1000, "worker-1");
+    } else { /* thread selection: the text is the list, then a name */
+        struct amp_config cfg;
+        fuzz_name = "AMPSHIM_THREADS";
+        fuzz_value = text;
+        amp_log_set_level(AMP_LOG_OFF);
+        amp_config_load(&cfg, one_var);
+        amp_config_selects_thread(&cfg, (long)size, 77, text);
+        amp_config_selects_thread(&cfg, 77, 77, NULL);
+    }
+    free(text);
+    return 0;
+}
