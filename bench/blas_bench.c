@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 extern char **environ;
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
@@ -28,25 +30,6 @@ typedef void (*cblas_fn)(int, int, int, int, int, int, float, const float *, int
 typedef void (*f77_fn)(const char *, const char *, const int *, const int *, const int *,
                        const float *, const float *, const int *, const float *, const int *,
                        const float *, float *, const int *);
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 /* ns per call of a 4x4 sgemm, direct and hooked, CBLAS and Fortran. Small
  * batches alternate direct and hooked calls; the extra cost is the median of

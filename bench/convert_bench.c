@@ -9,22 +9,11 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "kernels/cpu/convert.h"
 
 enum { BYTES = 256 << 20, N = BYTES / 4, ROUNDS = 7 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static void *big(size_t bytes)
 {
@@ -62,8 +51,7 @@ static double gbps(job j, const struct amp_convert_kernels *k)
         j(k);
         t[r] = now() - t0;
     }
-    qsort(t, ROUNDS, sizeof *t, cmp_double);
-    return (double)BYTES / t[ROUNDS / 2] / 1e9;
+    return (double)BYTES / median(t, ROUNDS) / 1e9;
 }
 
 int main(void)

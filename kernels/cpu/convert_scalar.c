@@ -127,23 +127,15 @@ static void scalar_f16_to_f32(const uint16_t *src, float *dst, size_t n)
         dst[i] = amp_f16_to_f32(src[i]);
 }
 
-static void scalar_round_bf16(const float *src, float *dst, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        dst[i] = amp_round_to_dtype_rne(AMP_DTYPE_BF16, src[i]);
-}
-
-static void scalar_round_fp16(const float *src, float *dst, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        dst[i] = amp_round_to_dtype_rne(AMP_DTYPE_FP16, src[i]);
-}
-
-static void scalar_round_tf32(const float *src, float *dst, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        dst[i] = amp_round_to_dtype_rne(AMP_DTYPE_TF32, src[i]);
-}
+#define AMP_SCALAR_ROUND(name, dtype)                                                              \
+    static void name(const float *src, float *dst, size_t n)                                       \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++)                                                             \
+            dst[i] = amp_round_to_dtype_rne(dtype, src[i]);                                        \
+    }
+AMP_SCALAR_ROUND(scalar_round_bf16, AMP_DTYPE_BF16)
+AMP_SCALAR_ROUND(scalar_round_fp16, AMP_DTYPE_FP16)
+AMP_SCALAR_ROUND(scalar_round_tf32, AMP_DTYPE_TF32)
 
 const struct amp_convert_kernels amp_convert_scalar = {
     .name = "scalar",

@@ -8,20 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oracle.h"
+
 void cblas_sgemm64_(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
                     const float *, int64_t, float, float *, int64_t);
 void sgemm_64_(const char *, const char *, const int64_t *, const int64_t *, const int64_t *,
                const float *, const float *, const int64_t *, const float *, const int64_t *,
                const float *, float *, const int64_t *);
-
-static float bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
 
 int main(void)
 {
@@ -36,9 +29,9 @@ int main(void)
     enum { M = 33, N = 21, K = 47 };
     float a[M * K], b[K * N], ra[M * K], rb[K * N], want[M * N], got[M * N], plain[M * N];
     for (int i = 0; i < M * K; i++)
-        ra[i] = bf16(a[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f);
+        ra[i] = oracle_bf16(a[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f);
     for (int i = 0; i < K * N; i++)
-        rb[i] = bf16(b[i] = (float)((i * 6271) % 991) / 211.0f - 2.3f);
+        rb[i] = oracle_bf16(b[i] = (float)((i * 6271) % 991) / 211.0f - 2.3f);
     real(102, 111, 111, M, N, K, 1.0f, ra, M, rb, K, 0.0f, want, M);
     real(102, 111, 111, M, N, K, 1.0f, a, M, b, K, 0.0f, plain, M);
     int failures = 0, checks = 0;

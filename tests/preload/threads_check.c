@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oracle.h"
+
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
                  float, float *, int);
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
@@ -20,15 +22,6 @@ struct job {
     float *a, *b, *c, *want;
     int failures;
 };
-
-static float bf16(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&x, &u, 4);
-    return x;
-}
 
 static void *work(void *arg)
 {
@@ -61,8 +54,8 @@ int main(void)
         for (size_t i = 0; i < nn; i++) {
             jobs[t].a[i] = (float)((i * 7919 + (size_t)t * 104729) % 1000) / 333.3f - 1.5f;
             jobs[t].b[i] = (float)((i * 6271 + (size_t)t * 7) % 997) / 211.7f - 2.25f;
-            ra[i] = bf16(jobs[t].a[i]);
-            rb[i] = bf16(jobs[t].b[i]);
+            ra[i] = oracle_bf16(jobs[t].a[i]);
+            rb[i] = oracle_bf16(jobs[t].b[i]);
         }
         real(102, 111, 111, n, n, n, 1.0f, ra, n, rb, n, 0.0f, jobs[t].want, n);
         free(ra);

@@ -7,19 +7,8 @@
 #include <unistd.h>
 
 #include "runtime/config.h"
+#include "tests/unit/check.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 /* A fake environment: NAME=VALUE strings. */
 static const char *const *fake_env;
@@ -221,6 +210,6 @@ int main(void)
     good_values();
     bad_values();
     thread_selection();
-    printf("test_config: %d passed, %d failed\n", checks - failures, failures);
+    printf("test_config: %d passed, %d failed\n", checks - failures, (int)failures);
     return failures ? 1 : 0;
 }

@@ -12,21 +12,9 @@
 #include <string.h>
 
 #include "kernels/cpu/convert.h"
+#include "tests/unit/check.h"
 
-static _Atomic int failures;
-static int checks;
 static uint32_t stride = 1;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 static float f_of(uint32_t u)
 {

@@ -8,19 +8,8 @@
 #include <string.h>
 
 #include "policy/policy.h"
+#include "tests/unit/check.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 static int category_of(enum amp_device dev, const char *op)
 {
@@ -177,6 +166,6 @@ int main(int argc, char **argv)
     generated_tables(argv[1]);
     hook_list();
     overrides();
-    printf("test_policy: %d passed, %d failed\n", checks - failures, failures);
+    printf("test_policy: %d passed, %d failed\n", checks - failures, (int)failures);
     return failures ? 1 : 0;
 }
