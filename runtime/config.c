@@ -32,11 +32,11 @@ int amp_parse_bool(const char *s, int *out)
     return 0;
 }
 
-int amp_parse_dtype(const char *s, enum amp_dtype *out)
+int amp_parse_dtype(const char *s, enum amp_lowp_dtype *out)
 {
     static const struct {
         const char *name;
-        enum amp_dtype dtype;
+        enum amp_lowp_dtype dtype;
     } names[] = {{"bf16", AMP_DTYPE_BF16}, {"bfloat16", AMP_DTYPE_BF16}, {"fp16", AMP_DTYPE_FP16},
                  {"float16", AMP_DTYPE_FP16}, {"half", AMP_DTYPE_FP16},  {"tf32", AMP_DTYPE_TF32}};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
@@ -83,7 +83,7 @@ static int parse_strict(struct amp_config *cfg, const char *v, char *err, size_t
 static int dtype_for(struct amp_config *cfg, const char *v, char *err, size_t errlen, int first,
                      int last)
 {
-    enum amp_dtype d;
+    enum amp_lowp_dtype d;
     if (amp_parse_dtype(v, &d) < 0) {
         snprintf(err, errlen, "unknown dtype '%s' (bf16, fp16, tf32)", v);
         return -1;

@@ -15,7 +15,7 @@ enum amp_report_mode { AMP_REPORT_OFF, AMP_REPORT_STDERR, AMP_REPORT_FILE };
 
 struct amp_config {
     int enable;
-    enum amp_dtype dtype[AMP_DEVICE_COUNT];
+    enum amp_lowp_dtype dtype[AMP_DEVICE_COUNT];
     struct amp_policy_overrides policy;
     int output_round;
     enum amp_threads_mode threads;
@@ -41,6 +41,6 @@ int amp_config_selects_thread(const struct amp_config *cfg, long tid, long pid, 
 
 /* Small parsers shared with the tests. */
 int amp_parse_bool(const char *s, int *out);
-int amp_parse_dtype(const char *s, enum amp_dtype *out);
+int amp_parse_dtype(const char *s, enum amp_lowp_dtype *out);
 
 #endif

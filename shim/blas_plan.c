@@ -230,7 +230,7 @@ static size_t span_of(const struct amp_operand *o)
 }
 
 /* Rounds the referenced elements of src into dst (same shape, same ld). */
-static uint64_t round_operand(const struct amp_operand *o, float *dst, enum amp_dtype dtype)
+static uint64_t round_operand(const struct amp_operand *o, float *dst, enum amp_lowp_dtype dtype)
 {
     void (*round)(const float *, float *, size_t) = amp_convert()->round[dtype];
     uint64_t count = 0;
@@ -257,7 +257,7 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
         return;
     }
-    enum amp_dtype dtype = amp_rt.cfg.dtype[AMP_DEVICE_CPU];
+    enum amp_lowp_dtype dtype = amp_rt.cfg.dtype[AMP_DEVICE_CPU];
     size_t offsets[2], total = 0;
     for (int i = 0; i < c->n_in; i++) {
         if (c->in_place[i])

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum amp_dtype { AMP_DTYPE_BF16, AMP_DTYPE_FP16, AMP_DTYPE_TF32, AMP_DTYPE_COUNT };
+enum amp_lowp_dtype { AMP_DTYPE_BF16, AMP_DTYPE_FP16, AMP_DTYPE_TF32, AMP_DTYPE_COUNT };
 
 extern const char *const amp_dtype_names[AMP_DTYPE_COUNT];
 
@@ -19,7 +19,7 @@ uint16_t amp_f32_to_f16_rne(float x);
 float amp_f16_to_f32(uint16_t h);
 /* The nearest value representable in dtype, as an fp32 (tf32 is fp32 with a
  * 10-bit mantissa). */
-float amp_round_to_dtype_rne(enum amp_dtype dtype, float x);
+float amp_round_to_dtype_rne(enum amp_lowp_dtype dtype, float x);
 
 /* A set of array kernels; src and dst may be the same array for round. */
 struct amp_convert_kernels {

@@ -89,7 +89,7 @@ float amp_f16_to_f32(uint16_t h)
     return float_of(sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13));
 }
 
-float amp_round_to_dtype_rne(enum amp_dtype dtype, float x)
+float amp_round_to_dtype_rne(enum amp_lowp_dtype dtype, float x)
 {
     switch (dtype) {
     case AMP_DTYPE_BF16:

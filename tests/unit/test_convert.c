@@ -52,7 +52,7 @@ static void *compare_range(void *arg)
         for (int d = 0; d < AMP_DTYPE_COUNT; d++) {
             v->round[d](src, got, n);
             for (size_t i = 0; i < n; i++) {
-                float want = amp_round_to_dtype_rne((enum amp_dtype)d, src[i]);
+                float want = amp_round_to_dtype_rne((enum amp_lowp_dtype)d, src[i]);
                 if (u_of(got[i]) != u_of(want) && r->bad++ < 10)
                     printf("FAIL round %s(0x%08x): kernel 0x%08x, reference 0x%08x\n",
                            amp_dtype_names[d], u_of(src[i]), u_of(got[i]), u_of(want));
@@ -187,7 +187,7 @@ static void special_cases(void)
 {
     const float inf = INFINITY;
     for (int d = 0; d < AMP_DTYPE_COUNT; d++) {
-        enum amp_dtype dt = (enum amp_dtype)d;
+        enum amp_lowp_dtype dt = (enum amp_lowp_dtype)d;
         CHECK(isnan(amp_round_to_dtype_rne(dt, NAN)), "%s: NaN stays NaN", amp_dtype_names[d]);
         CHECK(isnan(amp_round_to_dtype_rne(dt, f_of(0x7f800001u))),
               "%s: a NaN with only the lowest payload bit stays NaN", amp_dtype_names[d]);
@@ -246,7 +246,7 @@ static void lengths_and_alignment(void)
                 k->round[d](src + off, dst + off, (size_t)n);
                 for (int i = 0; i < 160; i++) {
                     float want = i >= off && i < off + n
-                                     ? amp_round_to_dtype_rne((enum amp_dtype)d, src[i])
+                                     ? amp_round_to_dtype_rne((enum amp_lowp_dtype)d, src[i])
                                      : -7.0f;
                     bad += u_of(dst[i]) != u_of(want);
                 }
@@ -254,7 +254,7 @@ static void lengths_and_alignment(void)
                 memcpy(inplace, src, sizeof inplace);
                 k->round[d](inplace + off, inplace + off, (size_t)n);
                 for (int i = off; i < off + n; i++)
-                    bad += u_of(inplace[i]) != u_of(amp_round_to_dtype_rne((enum amp_dtype)d, src[i]));
+                    bad += u_of(inplace[i]) != u_of(amp_round_to_dtype_rne((enum amp_lowp_dtype)d, src[i]));
             }
             for (int i = 0; i < 160; i++)
                 h[i] = 0xdead;

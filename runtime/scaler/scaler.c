@@ -1,0 +1,470 @@
+/* The loss scaler: GradScaler's state machine (torch's _amp_update_scale_),
+ * fused unscale + check over many buffers, state files, and multi-rank
+ * agreement on found_inf. */
+#include "amp_scaler.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kernels/cpu/unscale.h"
+
+#define AMP_PUBLIC __attribute__((visibility("default")))
+
+struct amp_scaler {
+    amp_scaler_config config; /* factors and interval as set now */
+    float scale;              /* a float, as torch's scale tensor */
+    int64_t growth_tracker;
+    int unscaled;  /* unscale ran since the last update */
+    int found_inf; /* ... and saw Inf or NaN (after agreement) */
+    amp_scaler_agree_fn agree;
+    void *agree_context;
+    char error[256];
+};
+
+static int fail(const amp_scaler *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Records why a call failed and returns rc. The message buffer is the one
+ * mutable part of a const scaler (like errno). */
+static int fail(const amp_scaler *s, int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(((amp_scaler *)s)->error, sizeof s->error, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static int succeed(amp_scaler *s)
+{
+    s->error[0] = '\0';
+    return 0;
+}
+
+AMP_PUBLIC void amp_scaler_config_default(amp_scaler_config *config)
+{
+    config->init_scale = 65536.0;
+    config->growth_factor = 2.0;
+    config->backoff_factor = 0.5;
+    config->growth_interval = 2000;
+    config->enabled = 1;
+}
+
+static const char *growth_factor_problem(double v)
+{
+    return isfinite(v) && v > 1.0 ? NULL : "growth_factor must be a finite number > 1";
+}
+
+static const char *backoff_factor_problem(double v)
+{
+    return v > 0.0 && v < 1.0 ? NULL : "backoff_factor must be in (0, 1)";
+}
+
+static const char *growth_interval_problem(int64_t v)
+{
+    return v > 0 ? NULL : "growth_interval must be > 0";
+}
+
+static const char *scale_problem(double v)
+{
+    return isfinite(v) && v > 0.0 && isfinite((float)v) && (float)v > 0.0f
+               ? NULL
+               : "the scale must be a finite float > 0";
+}
+
+static const char *config_problem(const amp_scaler_config *c)
+{
+    const char *p = scale_problem(c->init_scale);
+    if (!p)
+        p = growth_factor_problem(c->growth_factor);
+    if (!p)
+        p = backoff_factor_problem(c->backoff_factor);
+    if (!p)
+        p = growth_interval_problem(c->growth_interval);
+    return p;
+}
+
+AMP_PUBLIC amp_scaler *amp_scaler_create(const amp_scaler_config *config)
+{
+    amp_scaler_config c;
+    if (config)
+        c = *config;
+    else
+        amp_scaler_config_default(&c);
+    if (c.enabled && config_problem(&c)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    amp_scaler *s = calloc(1, sizeof *s);
+    if (!s) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    s->config = c;
+    s->scale = c.enabled ? (float)c.init_scale : 1.0f;
+    return s;
+}
+
+AMP_PUBLIC void amp_scaler_destroy(amp_scaler *s)
+{
+    free(s);
+}
+
+AMP_PUBLIC int amp_scaler_is_enabled(const amp_scaler *s)
+{
+    return s->config.enabled != 0;
+}
+
+AMP_PUBLIC float amp_scaler_get_scale(const amp_scaler *s)
+{
+    return s->config.enabled ? s->scale : 1.0f;
+}
+
+AMP_PUBLIC int64_t amp_scaler_get_growth_tracker(const amp_scaler *s)
+{
+    return s->growth_tracker;
+}
+
+AMP_PUBLIC double amp_scaler_get_growth_factor(const amp_scaler *s)
+{
+    return s->config.growth_factor;
+}
+
+AMP_PUBLIC double amp_scaler_get_backoff_factor(const amp_scaler *s)
+{
+    return s->config.backoff_factor;
+}
+
+AMP_PUBLIC int64_t amp_scaler_get_growth_interval(const amp_scaler *s)
+{
+    return s->config.growth_interval;
+}
+
+AMP_PUBLIC int amp_scaler_set_growth_factor(amp_scaler *s, double v)
+{
+    const char *p = growth_factor_problem(v);
+    if (p)
+        return fail(s, -EINVAL, "%s (got %g)", p, v);
+    s->config.growth_factor = v;
+    return succeed(s);
+}
+
+AMP_PUBLIC int amp_scaler_set_backoff_factor(amp_scaler *s, double v)
+{
+    const char *p = backoff_factor_problem(v);
+    if (p)
+        return fail(s, -EINVAL, "%s (got %g)", p, v);
+    s->config.backoff_factor = v;
+    return succeed(s);
+}
+
+AMP_PUBLIC int amp_scaler_set_growth_interval(amp_scaler *s, int64_t v)
+{
+    const char *p = growth_interval_problem(v);
+    if (p)
+        return fail(s, -EINVAL, "%s (got %" PRId64 ")", p, v);
+    s->config.growth_interval = v;
+    return succeed(s);
+}
+
+/* Every buffer is checked before any is touched, so a bad one changes
+ * nothing. */
+static int check_buffers(const amp_scaler *s, const amp_buffer *b, size_t n)
+{
+    if (n && !b)
+        return fail(s, -EINVAL, "buffers is NULL with n = %zu", n);
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].count && !b[i].data)
+            return fail(s, -EINVAL, "buffer %zu: data is NULL with count %zu", i, b[i].count);
+        if (b[i].dtype != AMP_F32 && b[i].dtype != AMP_F16 && b[i].dtype != AMP_BF16)
+            return fail(s, -EINVAL, "buffer %zu: unknown dtype %d", i, (int)b[i].dtype);
+        if (b[i].device != 0)
+            return fail(s, -ENOTSUP,
+                        "buffer %zu: device memory (device %d) is not supported by this build",
+                        i, b[i].device);
+    }
+    return 0;
+}
+
+/* Multiplies every buffer by factor; returns 1 if any input was Inf/NaN. */
+static int multiply_buffers(amp_buffer *b, size_t n, float factor)
+{
+    const struct amp_unscale_kernels *k = amp_unscale();
+    int nonfinite = 0;
+    for (size_t i = 0; i < n; i++) {
+        switch (b[i].dtype) {
+        case AMP_F32:
+            nonfinite |= k->f32(b[i].data, b[i].count, factor);
+            break;
+        case AMP_F16:
+            nonfinite |= k->f16(b[i].data, b[i].count, factor);
+            break;
+        case AMP_BF16:
+            nonfinite |= k->bf16(b[i].data, b[i].count, factor);
+            break;
+        }
+    }
+    return nonfinite;
+}
+
+AMP_PUBLIC int amp_scaler_scale(amp_scaler *s, amp_buffer *buffers, size_t n)
+{
+    if (!s->config.enabled)
+        return succeed(s);
+    int rc = check_buffers(s, buffers, n);
+    if (rc)
+        return rc;
+    multiply_buffers(buffers, n, s->scale);
+    return succeed(s);
+}
+
+AMP_PUBLIC int amp_scaler_unscale(amp_scaler *s, amp_buffer *buffers, size_t n)
+{
+    if (!s->config.enabled)
+        return succeed(s);
+    if (s->unscaled)
+        return fail(s, -EALREADY, "unscale was already called since the last update");
+    int rc = check_buffers(s, buffers, n);
+    if (rc)
+        return rc;
+    /* torch: inv_scale = scale.double().reciprocal().float() */
+    float inv_scale = (float)(1.0 / (double)s->scale);
+    int found = multiply_buffers(buffers, n, inv_scale);
+    s->unscaled = 1;
+    s->found_inf = found;
+    if (s->agree) {
+        int agreed = found;
+        rc = s->agree(&agreed, s->agree_context);
+        if (rc < 0) {
+            s->found_inf = 1; /* ranks may disagree: never step on doubt */
+            return fail(s, rc, "found_inf agreement failed (%s); this step will be skipped",
+                        strerror(-rc));
+        }
+        s->found_inf = agreed != 0;
+    }
+    return succeed(s);
+}
+
+AMP_PUBLIC int amp_scaler_step_ok(const amp_scaler *s)
+{
+    return !s->config.enabled || !s->found_inf;
+}
+
+AMP_PUBLIC int amp_scaler_update(amp_scaler *s, const float *new_scale)
+{
+    if (!s->config.enabled)
+        return succeed(s);
+    if (new_scale) {
+        const char *p = scale_problem(*new_scale);
+        if (p)
+            return fail(s, -EINVAL, "new_scale: %s (got %g)", p, (double)*new_scale);
+        s->scale = *new_scale;
+    } else {
+        if (!s->unscaled)
+            return fail(s, -EINVAL, "no unscale since the last update: nothing to judge the "
+                                    "scale by (unscale the gradients first)");
+        /* torch's _amp_update_scale_: factors are doubles, the scale a float. */
+        if (s->found_inf) {
+            s->scale = (float)((double)s->scale * s->config.backoff_factor);
+            s->growth_tracker = 0;
+        } else {
+            int64_t successful = s->growth_tracker + 1;
+            if (successful == s->config.growth_interval) {
+                float grown = (float)((double)s->scale * s->config.growth_factor);
+                if (isfinite(grown))
+                    s->scale = grown;
+                s->growth_tracker = 0;
+            } else {
+                s->growth_tracker = successful;
+            }
+        }
+    }
+    s->unscaled = 0;
+    s->found_inf = 0;
+    return succeed(s);
+}
+
+AMP_PUBLIC int amp_scaler_set_agreement(amp_scaler *s, amp_scaler_agree_fn agree, void *context)
+{
+    s->agree = agree;
+    s->agree_context = context;
+    return succeed(s);
+}
+
+/* ---- state files ---- */
+
+#define STATE_MAGIC "ampscaler-state 1"
+
+AMP_PUBLIC int amp_scaler_save(const amp_scaler *s, const char *path)
+{
+    if (!s->config.enabled)
+        return 0;
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
+        return fail(s, -ENAMETOOLONG, "%s: path too long", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return fail(s, -errno, "%s: cannot create a file beside it: %s", path, strerror(errno));
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return fail(s, -e, "%s: %s", path, strerror(e));
+    }
+    /* %.9g and %.17g print a float and a double exactly enough to read back
+     * the same value. */
+    fprintf(f,
+            STATE_MAGIC "\nscale %.9g\ngrowth_factor %.17g\nbackoff_factor %.17g\n"
+                        "growth_interval %" PRId64 "\n_growth_tracker %" PRId64 "\n",
+            (double)s->scale, s->config.growth_factor, s->config.backoff_factor,
+            s->config.growth_interval, s->growth_tracker);
+    int bad = ferror(f);
+    bad |= fflush(f) != 0;
+    bad |= fsync(fileno(f)) != 0;
+    int e = errno;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        e = bad ? e : errno;
+        unlink(tmp);
+        return fail(s, -e, "%s: cannot write the state: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+static int parse_double(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(text, &end);
+    return end != text && *end == '\0' && errno == 0 ? 0 : -1;
+}
+
+static int parse_int64(const char *text, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    *out = v;
+    return end != text && *end == '\0' && errno == 0 ? 0 : -1;
+}
+
+AMP_PUBLIC int amp_scaler_load(amp_scaler *s, const char *path)
+{
+    if (!s->config.enabled)
+        return succeed(s);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return fail(s, -errno, "%s: %s", path, strerror(errno));
+    char text[4096];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    int too_long = !ferror(f) && !feof(f);
+    fclose(f);
+    if (too_long)
+        return fail(s, -EBADMSG, "%s: larger than a scaler state file can be", path);
+    text[len] = '\0';
+    if (strlen(text) != len)
+        return fail(s, -EBADMSG, "%s: not a text file", path);
+
+    static const char *const keys[] = {"scale", "growth_factor", "backoff_factor",
+                                       "growth_interval", "_growth_tracker"};
+    double scale = 0, growth = 0, backoff = 0;
+    int64_t interval = 0, tracker = 0;
+    int seen[5] = {0};
+    int lineno = 0;
+    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        if (lineno == 1) {
+            if (strcmp(line, STATE_MAGIC) != 0)
+                return fail(s, -EBADMSG, "%s: not an ampscaler state file (first line is not \"%s\")",
+                            path, STATE_MAGIC);
+            continue;
+        }
+        char *value = strchr(line, ' ');
+        if (!value)
+            return fail(s, -EBADMSG, "%s:%d: expected \"key value\"", path, lineno);
+        *value++ = '\0';
+        int k = -1;
+        for (int i = 0; i < 5; i++)
+            if (strcmp(line, keys[i]) == 0)
+                k = i;
+        if (k < 0)
+            return fail(s, -EBADMSG, "%s:%d: unknown key '%.64s'", path, lineno, line);
+        if (seen[k]++)
+            return fail(s, -EBADMSG, "%s:%d: '%s' appears twice", path, lineno, keys[k]);
+        int bad = k == 0   ? parse_double(value, &scale)
+                  : k == 1 ? parse_double(value, &growth)
+                  : k == 2 ? parse_double(value, &backoff)
+                  : k == 3 ? parse_int64(value, &interval)
+                           : parse_int64(value, &tracker);
+        if (bad)
+            return fail(s, -EBADMSG, "%s:%d: '%s' has a bad value '%.64s'", path, lineno, keys[k],
+                        value);
+    }
+    if (lineno == 0)
+        return fail(s, -EBADMSG, "%s: empty", path);
+    for (int i = 0; i < 5; i++)
+        if (!seen[i])
+            return fail(s, -EBADMSG, "%s: truncated: no '%s'", path, keys[i]);
+    const char *p = scale_problem(scale);
+    if (!p)
+        p = growth_factor_problem(growth);
+    if (!p)
+        p = backoff_factor_problem(backoff);
+    if (!p)
+        p = growth_interval_problem(interval);
+    if (!p && (tracker < 0 || tracker >= interval))
+        p = "_growth_tracker must be in [0, growth_interval)";
+    if (p)
+        return fail(s, -EBADMSG, "%s: %s", path, p);
+    s->scale = (float)scale;
+    s->config.growth_factor = growth;
+    s->config.backoff_factor = backoff;
+    s->config.growth_interval = interval;
+    s->growth_tracker = tracker;
+    return succeed(s);
+}
+
+AMP_PUBLIC const char *amp_scaler_last_error(const amp_scaler *s)
+{
+    return s->error;
+}
+
+/* ---- MPI agreement, found at run time ---- */
+
+AMP_PUBLIC int amp_scaler_agree_mpi(int *found_inf, void *context)
+{
+    int (*initialized)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "MPI_Initialized");
+    void *allreduce = dlsym(RTLD_DEFAULT, "MPI_Allreduce");
+    int ready = 0;
+    if (!initialized || !allreduce || initialized(&ready) != 0 || !ready)
+        return -ENOSYS;
+    int in = *found_inf != 0, out = 0, rc;
+    void *ompi_world = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
+    if (ompi_world) {
+        /* Open MPI: handles are pointers to its predefined objects. */
+        void *type = dlsym(RTLD_DEFAULT, "ompi_mpi_int");
+        void *op = dlsym(RTLD_DEFAULT, "ompi_mpi_op_max");
+        if (!type || !op)
+            return -ENOSYS;
+        void *comm = context ? *(void **)context : ompi_world;
+        rc = ((int (*)(const void *, void *, int, void *, void *, void *))allreduce)(
+            &in, &out, 1, type, op, comm);
+    } else {
+        /* The MPICH ABI (MPICH, Intel MPI, MVAPICH): integer handles. */
+        int comm = context ? *(int *)context : 0x44000000; /* MPI_COMM_WORLD */
+        rc = ((int (*)(const void *, void *, int, int, int, int))allreduce)(
+            &in, &out, 1, 0x4c000405 /* MPI_INT */, 0x58000001 /* MPI_MAX */, comm);
+    }
+    if (rc != 0)
+        return -EIO;
+    *found_inf = out;
+    return 0;
+}
