@@ -71,20 +71,37 @@ AVX2 static inline __m256i to_bf16_lanes(__m256 x)
     return _mm256_srli_epi32(_mm256_blendv_epi8(rounded, quiet, is_nan), 16);
 }
 
+/* fp32 lanes -> bf16 bits (RNE) for finite lanes only: no NaN blend. */
+AVX2 static inline __m256i to_bf16_lanes_finite(__m256 x)
+{
+    __m256i u = _mm256_castps_si256(x);
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+    return _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb),
+                             16);
+}
+
 AVX2 static int avx2_bf16(uint16_t *data, size_t n, float factor)
 {
     const __m256 f = _mm256_set1_ps(factor);
-    __m256i seen = _mm256_setzero_si256();
+    const __m256i zero = _mm256_setzero_si256(), exponent = _mm256_set1_epi16(0x7f80);
+    __m256i seen = zero;
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
-        __m256i wide_a = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(data + i)));
-        __m256i wide_b = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(data + i + 8)));
-        __m256 a = _mm256_castsi256_ps(_mm256_slli_epi32(wide_a, 16));
-        __m256 b = _mm256_castsi256_ps(_mm256_slli_epi32(wide_b, 16));
-        seen = _mm256_or_si256(seen, _mm256_or_si256(nonfinite_f32(a), nonfinite_f32(b)));
-        __m256i packed = _mm256_packus_epi32(to_bf16_lanes(_mm256_mul_ps(a, f)),
-                                             to_bf16_lanes(_mm256_mul_ps(b, f)));
-        _mm256_storeu_si256((__m256i *)(data + i), _mm256_permute4x64_epi64(packed, 0xd8));
+        __m256i x = _mm256_loadu_si256((const __m256i *)(data + i));
+        /* Inf/NaN straight on the 16-bit lanes. */
+        __m256i bad = _mm256_cmpeq_epi16(_mm256_and_si256(x, exponent), exponent);
+        seen = _mm256_or_si256(seen, bad);
+        /* Interleaving with zero puts each bf16 in the top half of an fp32
+         * lane (elements 0-3|8-11 and 4-7|12-15); packus undoes exactly that
+         * order, so no cross-lane permute is needed. */
+        __m256 lo = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, x)), f);
+        __m256 hi = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, x)), f);
+        /* A finite input times a finite nonzero factor is never NaN, so
+         * chunks without Inf/NaN inputs skip the NaN-quietening blend. */
+        __m256i packed = _mm256_testz_si256(bad, bad)
+                             ? _mm256_packus_epi32(to_bf16_lanes_finite(lo), to_bf16_lanes_finite(hi))
+                             : _mm256_packus_epi32(to_bf16_lanes(lo), to_bf16_lanes(hi));
+        _mm256_storeu_si256((__m256i *)(data + i), packed);
     }
     int nonfinite = !_mm256_testz_si256(seen, seen);
     return amp_unscale_scalar.bf16(data + i, n - i, factor) | nonfinite;
