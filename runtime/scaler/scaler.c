@@ -5,6 +5,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <libgen.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "kernels/cpu/unscale.h"
+#include "kernels/cuda/scaler_cuda.h"
 
 #define AMP_PUBLIC __attribute__((visibility("default")))
 
@@ -25,10 +28,16 @@ struct amp_scaler {
     int found_inf; /* ... and saw Inf or NaN (after agreement) */
     amp_scaler_agree_fn agree;
     void *agree_context;
+    /* Device mode: from the first device buffer on, the state lives in
+     * device memory (the CUDA plugin) and the host copies above are stale. */
+    const struct amp_scaler_cuda_ops *cuda;
+    struct amp_cuda_scaler *dev;
+    void *stream; /* the stream of the last device call */
     char error[256];
 };
 
 static int fail(const amp_scaler *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int read_device(const amp_scaler *s, float *scale, int64_t *tracker, int *found_inf);
 
 /* Records why a call failed and returns rc. The message buffer is the one
  * mutable part of a const scaler (like errno). */
@@ -113,6 +122,8 @@ AMP_PUBLIC amp_scaler *amp_scaler_create(const amp_scaler_config *config)
 
 AMP_PUBLIC void amp_scaler_destroy(amp_scaler *s)
 {
+    if (s && s->dev)
+        s->cuda->destroy(s->dev);
     free(s);
 }
 
@@ -121,14 +132,32 @@ AMP_PUBLIC int amp_scaler_is_enabled(const amp_scaler *s)
     return s->config.enabled != 0;
 }
 
+/* The host copies of the state, refreshed from the device in device mode
+ * (which waits for the scaler's stream, as torch's get_scale() syncs). */
+static void current_state(const amp_scaler *s, float *scale, int64_t *tracker)
+{
+    *scale = s->scale;
+    *tracker = s->growth_tracker;
+    if (s->dev)
+        read_device(s, scale, tracker, NULL);
+}
+
 AMP_PUBLIC float amp_scaler_get_scale(const amp_scaler *s)
 {
-    return s->config.enabled ? s->scale : 1.0f;
+    if (!s->config.enabled)
+        return 1.0f;
+    float scale;
+    int64_t tracker;
+    current_state(s, &scale, &tracker);
+    return scale;
 }
 
 AMP_PUBLIC int64_t amp_scaler_get_growth_tracker(const amp_scaler *s)
 {
-    return s->growth_tracker;
+    float scale;
+    int64_t tracker;
+    current_state(s, &scale, &tracker);
+    return tracker;
 }
 
 AMP_PUBLIC double amp_scaler_get_growth_factor(const amp_scaler *s)
@@ -174,9 +203,11 @@ AMP_PUBLIC int amp_scaler_set_growth_interval(amp_scaler *s, int64_t v)
 }
 
 /* Every buffer is checked before any is touched, so a bad one changes
- * nothing. */
-static int check_buffers(const amp_scaler *s, const amp_buffer *b, size_t n)
+ * nothing. On success *on_device says whether the buffers are device memory
+ * (all of one call must be the same kind, and on one stream). */
+static int check_buffers(const amp_scaler *s, const amp_buffer *b, size_t n, int *on_device)
 {
+    *on_device = s->dev != NULL;
     if (n && !b)
         return fail(s, -EINVAL, "buffers is NULL with n = %zu", n);
     for (size_t i = 0; i < n; i++) {
@@ -184,10 +215,86 @@ static int check_buffers(const amp_scaler *s, const amp_buffer *b, size_t n)
             return fail(s, -EINVAL, "buffer %zu: data is NULL with count %zu", i, b[i].count);
         if (b[i].dtype != AMP_F32 && b[i].dtype != AMP_F16 && b[i].dtype != AMP_BF16)
             return fail(s, -EINVAL, "buffer %zu: unknown dtype %d", i, (int)b[i].dtype);
-        if (b[i].device != 0)
-            return fail(s, -ENOTSUP,
-                        "buffer %zu: device memory (device %d) is not supported by this build",
-                        i, b[i].device);
+        if (b[i].device != 0 && b[i].device != 1)
+            return fail(s, -EINVAL, "buffer %zu: device must be 0 (host) or 1 (CUDA), not %d", i,
+                        b[i].device);
+        if (i == 0)
+            *on_device = b[0].device == 1;
+        else if ((b[i].device == 1) != *on_device || b[i].stream != b[0].stream)
+            return fail(s, -EINVAL, "buffer %zu: one call takes host buffers or device buffers "
+                                    "on one stream, not a mix", i);
+    }
+    if (n && s->dev && !*on_device)
+        return fail(s, -EINVAL, "this scaler keeps its state on the device since its first "
+                                "device buffer; pass device buffers");
+    return 0;
+}
+
+/* The CUDA plugin, looked for beside libampscaler, then on the library path. */
+static const struct amp_scaler_cuda_ops *cuda_plugin;
+static char cuda_plugin_error[200];
+
+static void load_cuda_plugin(void)
+{
+    static const char name[] = "libampscaler-cuda.so";
+    Dl_info self;
+    void *h = NULL;
+    if (dladdr((void *)load_cuda_plugin, &self) && self.dli_fname) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s", self.dli_fname);
+        char beside[4200];
+        snprintf(beside, sizeof beside, "%s/%s", dirname(path), name);
+        h = dlopen(beside, RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!h)
+        h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(cuda_plugin_error, sizeof cuda_plugin_error,
+                 "device buffers need %s (built when the CUDA toolkit is found): %s", name,
+                 dlerror());
+        return;
+    }
+    const struct amp_scaler_cuda_ops *ops = dlsym(h, AMP_SCALER_CUDA_OPS_SYMBOL);
+    if (!ops || ops->abi != AMP_SCALER_CUDA_ABI) {
+        snprintf(cuda_plugin_error, sizeof cuda_plugin_error, "%s is not the expected version",
+                 name);
+        dlclose(h);
+        return;
+    }
+    cuda_plugin = ops;
+}
+
+/* Moves the scaler's state to the device on its first device buffer. */
+static int enter_device_mode(amp_scaler *s, void *stream)
+{
+    s->stream = stream;
+    if (s->dev)
+        return 0;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, load_cuda_plugin);
+    if (!cuda_plugin)
+        return fail(s, -ENOTSUP, "%s", cuda_plugin_error);
+    int rc = cuda_plugin->create(&s->dev, s->scale, s->growth_tracker, s->error, sizeof s->error);
+    if (rc)
+        return rc;
+    s->cuda = cuda_plugin;
+    return 0;
+}
+
+/* Reads the device state back (synchronises the scaler's stream). */
+static int read_device(const amp_scaler *s, float *scale, int64_t *tracker, int *found_inf)
+{
+    amp_scaler *m = (amp_scaler *)s;
+    return s->cuda->read(s->dev, scale, tracker, found_inf, s->stream, m->error, sizeof m->error);
+}
+
+static int multiply_device(amp_scaler *s, amp_buffer *b, size_t n, int unscale)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = s->cuda->multiply(s->dev, b[i].data, b[i].count, (int)b[i].dtype, unscale,
+                                   b[i].stream, s->error, sizeof s->error);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -217,9 +324,15 @@ AMP_PUBLIC int amp_scaler_scale(amp_scaler *s, amp_buffer *buffers, size_t n)
 {
     if (!s->config.enabled)
         return succeed(s);
-    int rc = check_buffers(s, buffers, n);
+    int on_device, rc = check_buffers(s, buffers, n, &on_device);
     if (rc)
         return rc;
+    if (on_device) {
+        if ((rc = enter_device_mode(s, n ? buffers[0].stream : s->stream)) ||
+            (rc = multiply_device(s, buffers, n, 0)))
+            return rc;
+        return succeed(s);
+    }
     multiply_buffers(buffers, n, s->scale);
     return succeed(s);
 }
@@ -230,30 +343,55 @@ AMP_PUBLIC int amp_scaler_unscale(amp_scaler *s, amp_buffer *buffers, size_t n)
         return succeed(s);
     if (s->unscaled)
         return fail(s, -EALREADY, "unscale was already called since the last update");
-    int rc = check_buffers(s, buffers, n);
+    int on_device, rc = check_buffers(s, buffers, n, &on_device);
     if (rc)
         return rc;
-    /* torch: inv_scale = scale.double().reciprocal().float() */
-    float inv_scale = (float)(1.0 / (double)s->scale);
-    int found = multiply_buffers(buffers, n, inv_scale);
+    int found = 0;
+    if (on_device) {
+        /* Kernels on the buffers' stream; no wait unless an agreement hook
+         * needs the flag on the host. */
+        if ((rc = enter_device_mode(s, n ? buffers[0].stream : s->stream)) ||
+            (rc = s->cuda->begin_unscale(s->dev, s->stream, s->error, sizeof s->error)) ||
+            (rc = multiply_device(s, buffers, n, 1)))
+            return rc;
+        if (s->agree && (rc = read_device(s, NULL, NULL, &found)))
+            return rc;
+    } else {
+        /* torch: inv_scale = scale.double().reciprocal().float() */
+        float inv_scale = (float)(1.0 / (double)s->scale);
+        found = multiply_buffers(buffers, n, inv_scale);
+    }
     s->unscaled = 1;
     s->found_inf = found;
     if (s->agree) {
         int agreed = found;
         rc = s->agree(&agreed, s->agree_context);
-        if (rc < 0) {
-            s->found_inf = 1; /* ranks may disagree: never step on doubt */
+        if (rc < 0)
+            agreed = 1; /* ranks may disagree: never step on doubt */
+        s->found_inf = agreed != 0;
+        if (s->dev && s->found_inf != found) {
+            int rc2 = s->cuda->write(s->dev, NULL, NULL, &s->found_inf, s->stream, s->error,
+                                     sizeof s->error);
+            if (rc2)
+                return rc2;
+        }
+        if (rc < 0)
             return fail(s, rc, "found_inf agreement failed (%s); this step will be skipped",
                         strerror(-rc));
-        }
-        s->found_inf = agreed != 0;
     }
     return succeed(s);
 }
 
 AMP_PUBLIC int amp_scaler_step_ok(const amp_scaler *s)
 {
-    return !s->config.enabled || !s->found_inf;
+    if (!s->config.enabled)
+        return 1;
+    if (s->dev && s->unscaled) {
+        int found = 1; /* a failed read skips the step */
+        read_device(s, NULL, NULL, &found);
+        return !found;
+    }
+    return !s->found_inf;
 }
 
 AMP_PUBLIC int amp_scaler_update(amp_scaler *s, const float *new_scale)
@@ -264,11 +402,27 @@ AMP_PUBLIC int amp_scaler_update(amp_scaler *s, const float *new_scale)
         const char *p = scale_problem(*new_scale);
         if (p)
             return fail(s, -EINVAL, "new_scale: %s (got %g)", p, (double)*new_scale);
+        if (s->dev) {
+            int rc = s->cuda->write(s->dev, new_scale, NULL, NULL, s->stream, s->error,
+                                    sizeof s->error);
+            if (rc)
+                return rc;
+        }
         s->scale = *new_scale;
     } else {
         if (!s->unscaled)
             return fail(s, -EINVAL, "no unscale since the last update: nothing to judge the "
                                     "scale by (unscale the gradients first)");
+        if (s->dev) {
+            int rc = s->cuda->update(s->dev, s->config.growth_factor, s->config.backoff_factor,
+                                     s->config.growth_interval, s->stream, s->error,
+                                     sizeof s->error);
+            if (rc)
+                return rc;
+            s->unscaled = 0;
+            s->found_inf = 0;
+            return succeed(s);
+        }
         /* torch's _amp_update_scale_: factors are doubles, the scale a float. */
         if (s->found_inf) {
             s->scale = (float)((double)s->scale * s->config.backoff_factor);
@@ -305,6 +459,9 @@ AMP_PUBLIC int amp_scaler_save(const amp_scaler *s, const char *path)
 {
     if (!s->config.enabled)
         return 0;
+    float scale;
+    int64_t tracker;
+    current_state(s, &scale, &tracker);
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
         return fail(s, -ENAMETOOLONG, "%s: path too long", path);
@@ -323,8 +480,8 @@ AMP_PUBLIC int amp_scaler_save(const amp_scaler *s, const char *path)
     fprintf(f,
             STATE_MAGIC "\nscale %.9g\ngrowth_factor %.17g\nbackoff_factor %.17g\n"
                         "growth_interval %" PRId64 "\n_growth_tracker %" PRId64 "\n",
-            (double)s->scale, s->config.growth_factor, s->config.backoff_factor,
-            s->config.growth_interval, s->growth_tracker);
+            (double)scale, s->config.growth_factor, s->config.backoff_factor,
+            s->config.growth_interval, tracker);
     int bad = ferror(f);
     bad |= fflush(f) != 0;
     bad |= fsync(fileno(f)) != 0;
@@ -424,6 +581,13 @@ AMP_PUBLIC int amp_scaler_load(amp_scaler *s, const char *path)
         p = "_growth_tracker must be in [0, growth_interval)";
     if (p)
         return fail(s, -EBADMSG, "%s: %s", path, p);
+    if (s->dev) {
+        float fscale = (float)scale;
+        int rc = s->cuda->write(s->dev, &fscale, &tracker, NULL, s->stream, s->error,
+                                sizeof s->error);
+        if (rc)
+            return rc;
+    }
     s->scale = (float)scale;
     s->config.growth_factor = growth;
     s->config.backoff_factor = backoff;

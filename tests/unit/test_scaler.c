@@ -272,9 +272,21 @@ static void errors_change_nothing(void)
     CHECK(amp_scaler_unscale(s, b, 3) == -EINVAL && memcmp(v, keep, sizeof v) == 0,
           "unknown dtype: -EINVAL, nothing changed");
     b[1] = (amp_buffer){.data = v, .count = 4, .dtype = AMP_F32, .device = 1};
-    CHECK(amp_scaler_unscale(s, b, 3) == -ENOTSUP && memcmp(v, keep, sizeof v) == 0 &&
-              strstr(amp_scaler_last_error(s), "device"),
-          "device memory: -ENOTSUP, nothing changed");
+    CHECK(amp_scaler_unscale(s, b, 3) == -EINVAL && memcmp(v, keep, sizeof v) == 0 &&
+              strstr(amp_scaler_last_error(s), "not a mix"),
+          "host and device buffers mixed: -EINVAL, nothing changed");
+    b[1].device = 2;
+    CHECK(amp_scaler_unscale(s, b, 3) == -EINVAL, "device 2: -EINVAL");
+    if (getenv("AMPSHIM_TEST_NO_GPU")) {
+        /* No GPU here: a device buffer fails cleanly (no plugin: -ENOTSUP;
+         * plugin but no device: -ENODEV or -EIO) and changes nothing. */
+        amp_buffer d = {.data = v, .count = 4, .dtype = AMP_F32, .device = 1};
+        int rc = amp_scaler_unscale(s, &d, 1);
+        CHECK(rc < 0 && memcmp(v, keep, sizeof v) == 0 && amp_scaler_last_error(s)[0],
+              "a device buffer without a GPU fails cleanly (rc %d: %s)", rc,
+              amp_scaler_last_error(s));
+        CHECK(amp_scaler_get_scale(s) == 1024.0f, "and the scaler stays on the host");
+    }
     CHECK(amp_scaler_unscale(s, b, 1) == 0 && v[0] == 1.0f, "a good unscale");
     float after[4];
     memcpy(after, v, sizeof v);
