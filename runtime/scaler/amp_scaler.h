@@ -24,10 +24,11 @@ extern "C" {
 
 typedef enum amp_dtype { AMP_F32 = 0, AMP_F16 = 1, AMP_BF16 = 2 } amp_dtype;
 
-/* A gradient (or loss) buffer. device 0 is host memory; other values are
- * reserved for device memory (a build without device support returns
- * -ENOTSUP for them). stream is for device buffers and is ignored for host
- * memory. */
+/* A gradient (or loss) buffer. device 0: data is host memory. device 1:
+ * data is CUDA device memory on the calling thread's current device, and
+ * stream is its cudaStream_t (NULL: the default stream); the scaler then
+ * keeps its own state on that device from then on (see amp_scaler(3)).
+ * stream is ignored for host memory. */
 typedef struct amp_buffer {
     void *data;
     size_t count;
@@ -70,8 +71,9 @@ int amp_scaler_scale(amp_scaler *scaler, amp_buffer *buffers, size_t n);
 /* Divides n buffers in place by the scale (multiplies by the fp32 reciprocal,
  * as torch does) and records whether any value was Inf or NaN. Once per
  * iteration: a second call before amp_scaler_update returns -EALREADY and
- * changes nothing. Bad buffers (NULL data with count > 0, unknown dtype)
- * return -EINVAL and change nothing. */
+ * changes nothing. Bad buffers (NULL data with count > 0, unknown dtype,
+ * host and device buffers or two streams in one call) return -EINVAL and
+ * change nothing. With device buffers it only enqueues kernels. */
 int amp_scaler_unscale(amp_scaler *scaler, amp_buffer *buffers, size_t n);
 
 /* 1 when the optimizer step should run, 0 when it must be skipped (an Inf or
