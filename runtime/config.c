@@ -57,6 +57,7 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->threads = AMP_THREADS_ALL;
     cfg->report = AMP_REPORT_OFF;
     cfg->log_level = AMP_LOG_WARN;
+    cfg->control = 1;
     cfg->cuda_tf32_allowed = 1;
 }
 
@@ -75,6 +76,14 @@ static int parse_enable(struct amp_config *cfg, const char *v, char *err, size_t
 static int parse_strict(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
     if (amp_parse_bool(v, &cfg->strict) == 0)
+        return 0;
+    snprintf(err, errlen, "'%s' is not one of 1/0, true/false, yes/no, on/off", v);
+    return -1;
+}
+
+static int parse_control(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    if (amp_parse_bool(v, &cfg->control) == 0)
         return 0;
     snprintf(err, errlen, "'%s' is not one of 1/0, true/false, yes/no, on/off", v);
     return -1;
@@ -258,6 +267,7 @@ static const struct var {
     {"AMPSHIM_OUTPUT", parse_output, "keep"},
     {"AMPSHIM_THREADS", parse_threads, "all"},
     {"AMPSHIM_REPORT", parse_report, "0"},
+    {"AMPSHIM_CONTROL", parse_control, "1"},
 };
 
 int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)

@@ -25,6 +25,7 @@ struct amp_config {
     enum amp_log_level log_level;
     char log_file[PATH_MAX];
     int strict;
+    int control;           /* AMPSHIM_CONTROL: a shared control block for ampctl */
     int cuda_tf32_allowed; /* NVIDIA_TF32_OVERRIDE=0 forbids tf32 on CUDA */
 };
 

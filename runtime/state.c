@@ -1,16 +1,22 @@
-/* Runtime set-up (read the environment once, at load), the registry of
- * per-thread states, their scratch buffers, counters and fork handling. */
+/* Runtime set-up (the environment, read once at load), the control block
+ * and the per-thread states that live in it, their scratch buffers and
+ * counters, and fork handling. */
 #include "runtime/state.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-
 struct amp_runtime amp_rt;
+__thread struct amp_thread *amp_tls_thread __attribute__((tls_model("initial-exec")));
 
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) struct amp_slot amp_slot_##sym;
 AMPSHIM_HOOK_LIST(AMP_X_HOOK)
@@ -22,99 +28,302 @@ struct amp_slot *const amp_slot_of[AMP_HOOK_COUNT] = {
 };
 
 _Static_assert(offsetof(struct amp_runtime, mode) == 0, "entry stubs read the mode at 0");
-_Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "entry stubs read fp32_depth at 0");
-_Static_assert(offsetof(struct amp_thread, selected) == 4, "entry stubs read selected at 4");
 _Static_assert(offsetof(struct amp_slot, real) == 0, "entry stubs read real at 0");
 _Static_assert(offsetof(struct amp_slot, passthrough_counter) == 8, "entry stubs read it at 8");
 _Static_assert(offsetof(struct amp_slot, passes) == 13, "entry stubs read passes at 13");
-__thread struct amp_thread *amp_tls_thread __attribute__((tls_model("initial-exec")));
+
+struct amp_ctl_block *amp_ctl;
+static _Atomic uint64_t private_generation;
+_Atomic uint64_t *_Atomic amp_ctl_generation = &private_generation;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t thread_key;
-static struct amp_thread *live_threads;
-/* Counters of threads that have exited, folded in at their exit. */
-static struct amp_counters exited_counters[AMP_HOOK_COUNT];
+/* Threads that found no free slot live in private memory, on this list
+ * (owner_private[3] is the link). */
+static struct amp_thread *overflow_threads;
+static size_t ctl_bytes;
+static int ctl_shared; /* the block is in /dev/shm (unlink it at exit) */
+static uint64_t applied_generation;
+
+enum { PRIV_SCRATCH, PRIV_SCRATCH_BYTES, PRIV_PTHREAD, PRIV_NEXT, PRIV_IN_BLOCK };
 
 static int runs_unchanged(uint8_t category)
 {
     return category != AMP_CAT_LOWER && category != AMP_CAT_FP32;
 }
 
+/* Categories: ampctl's op overrides (in the block) beat the environment's. */
 void amp_runtime_apply_policy(void)
 {
     for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
         for (int h = 0; h < AMP_HOOK_COUNT; h++)
-            for (int acc = 0; acc < 2; acc++)
-                amp_rt.category[dev][h][acc] = (uint8_t)amp_policy_category(
-                    &amp_rt.cfg.policy, (enum amp_device)dev, (enum amp_hook_id)h, acc);
+            for (int acc = 0; acc < 2; acc++) {
+                uint8_t ctl = amp_ctl ? atomic_load_explicit(
+                                            &amp_ctl->policy[dev][amp_hook_op[h][acc]],
+                                            memory_order_relaxed)
+                                      : AMP_CTL_POLICY_NONE;
+                amp_rt.category[dev][h][acc] =
+                    ctl < AMP_CAT_COUNT ? ctl
+                                        : (uint8_t)amp_policy_category(&amp_rt.cfg.policy,
+                                                                       (enum amp_device)dev,
+                                                                       (enum amp_hook_id)h, acc);
+            }
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
         const uint8_t *cat = amp_rt.category[AMP_DEVICE_CPU][h];
         amp_slot_of[h]->passes = (uint8_t)(runs_unchanged(cat[0]) && runs_unchanged(cat[1]));
-        amp_slot_of[h]->passthrough_counter =
-            (uint32_t)(offsetof(struct amp_thread, counters) + (size_t)h * sizeof(struct amp_counters) +
-                       offsetof(struct amp_counters, passthrough));
+        amp_slot_of[h]->passthrough_counter = (uint32_t)(
+            offsetof(struct amp_thread, counters) +
+            ((size_t)h * 4 + AMP_CTL_PASSTHROUGH) * sizeof(uint64_t));
     }
 }
 
-static void fold_counters(struct amp_counters *into, const struct amp_counters *from)
+void amp_ctl_bump(void)
 {
-    for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-        amp_counter_add(&into[h].lowered, atomic_load_explicit(&from[h].lowered, memory_order_relaxed));
-        amp_counter_add(&into[h].fp32, atomic_load_explicit(&from[h].fp32, memory_order_relaxed));
-        amp_counter_add(&into[h].passthrough,
-                        atomic_load_explicit(&from[h].passthrough, memory_order_relaxed));
-        amp_counter_add(&into[h].converted,
-                        atomic_load_explicit(&from[h].converted, memory_order_relaxed));
+    atomic_fetch_add_explicit(amp_ctl_generation, 1, memory_order_release);
+}
+
+/* ---- the control block ---- */
+
+static void fill_header(struct amp_ctl_block *b)
+{
+    b->version = AMP_CTL_VERSION;
+    b->size = (uint32_t)sizeof *b;
+    b->pid = (int64_t)getpid();
+    b->uid = (uint32_t)getuid();
+    b->op_count = AMP_OP_COUNT;
+    b->hook_count = AMP_HOOK_COUNT;
+    b->max_threads = AMP_CTL_MAX_THREADS;
+    b->list_hash = amp_ctl_list_hash();
+    snprintf(b->exe, sizeof b->exe, "%s", program_invocation_short_name);
+    atomic_store(&b->generation, 1);
+    atomic_store(&b->enabled, AMP_CTL_FOLLOW);
+    atomic_store(&b->output_round, (uint32_t)amp_rt.cfg.output_round);
+    for (int d = 0; d < AMP_DEVICE_COUNT; d++)
+        atomic_store(&b->dtype[d], (uint32_t)amp_rt.cfg.dtype[d]);
+    memset((void *)b->policy, AMP_CTL_POLICY_NONE, sizeof b->policy);
+    /* The magic last: a reader that sees it sees a complete header. */
+    atomic_thread_fence(memory_order_release);
+    b->magic = AMP_CTL_MAGIC;
+}
+
+/* A block of a process that no longer exists may be left behind (the pid is
+ * reused, or the process was killed): safe to remove. */
+static int stale(const char *name)
+{
+    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return errno == ENOENT;
+    struct amp_ctl_block head;
+    ssize_t n = read(fd, &head, offsetof(struct amp_ctl_block, exe));
+    close(fd);
+    return n < (ssize_t)offsetof(struct amp_ctl_block, exe) || head.pid == (int64_t)getpid() ||
+           (kill((pid_t)head.pid, 0) != 0 && errno == ESRCH);
+}
+
+static struct amp_ctl_block *create_shared_block(void)
+{
+    char name[64];
+    amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), (long)getpid());
+    int fd = -1;
+    for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST && attempt == 0 && stale(name))
+            shm_unlink(name);
     }
+    if (fd < 0) {
+        amp_log(AMP_LOG_INFO, "no control block (%s: %s); ampctl cannot see this process", name,
+                strerror(errno));
+        return NULL;
+    }
+    struct amp_ctl_block *b = MAP_FAILED;
+    if (fchmod(fd, 0600) == 0 && ftruncate(fd, (off_t)sizeof *b) == 0)
+        b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (b == MAP_FAILED) {
+        shm_unlink(name);
+        return NULL;
+    }
+    ctl_shared = 1;
+    return b;
+}
+
+/* Creates the block at the first hooked call. Shared unless AMPSHIM_CONTROL=0
+ * or the process is setuid/setgid (secure execution); then private, so the
+ * rest of the shim has one path. Called with registry_lock held. */
+static void create_block(void)
+{
+    struct amp_ctl_block *b = NULL;
+    ctl_shared = 0;
+    if (amp_rt.cfg.control && !getauxval(AT_SECURE))
+        b = create_shared_block();
+    if (!b) {
+        void *p = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return;
+        b = p;
+    }
+    ctl_bytes = sizeof *b;
+    fill_header(b);
+    amp_ctl = b;
+    applied_generation = atomic_load(&b->generation);
+    atomic_store_explicit(&amp_ctl_generation, &b->generation, memory_order_release);
+}
+
+void amp_ctl_release(void)
+{
+    if (amp_ctl && ctl_shared && amp_ctl->pid == (int64_t)getpid()) {
+        char name[64];
+        amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), (long)getpid());
+        shm_unlink(name);
+        ctl_shared = 0;
+    }
+}
+
+/* ---- per-thread state ---- */
+
+/* Applies the process-wide fields of a new generation, once. */
+static void apply_process_settings(uint64_t gen)
+{
+    pthread_mutex_lock(&registry_lock);
+    if (amp_ctl && gen != applied_generation) {
+        amp_rt.cfg.output_round = (int)atomic_load(&amp_ctl->output_round);
+        for (int d = 0; d < AMP_DEVICE_COUNT; d++) {
+            uint32_t dt = atomic_load(&amp_ctl->dtype[d]);
+            if (dt < AMP_DTYPE_COUNT)
+                amp_rt.cfg.dtype[d] = (enum amp_lowp_dtype)dt;
+        }
+        amp_runtime_apply_policy();
+        applied_generation = gen;
+    }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* Whether autocast is on for this thread, and in which dtype, by the
+ * sources of DESIGN §5, highest first: the in-process region stack, ampctl
+ * for this thread, ampctl for the process, AMPSHIM_THREADS. */
+static void recompute_thread(struct amp_thread *t)
+{
+    uint32_t dtype = (uint32_t)amp_rt.cfg.dtype[AMP_DEVICE_CPU];
+    int selected = -1;
+    for (uint32_t i = t->region_depth; i-- > 0;)
+        if (t->regions[i] & 0x80) {
+            selected = 1;
+            dtype = t->regions[i] & 0x7f;
+            break;
+        }
+    if (selected < 0) {
+        uint32_t want = atomic_load(&t->want);
+        uint32_t process = amp_ctl ? atomic_load(&amp_ctl->enabled) : AMP_CTL_FOLLOW;
+        if (want != AMP_CTL_FOLLOW)
+            selected = want == AMP_CTL_ON;
+        else if (process != AMP_CTL_FOLLOW)
+            selected = process == AMP_CTL_ON;
+        else
+            selected = amp_config_selects_thread(&amp_rt.cfg, (long)atomic_load(&t->tid),
+                                                 (long)getpid(), t->name);
+    }
+    t->selected = (uint8_t)selected;
+    atomic_store_explicit(&t->dtype, dtype, memory_order_relaxed);
+}
+
+static void read_own_name(struct amp_thread *t)
+{
+    char name[16] = "";
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    memcpy(t->name, name, sizeof t->name);
+}
+
+void amp_ctl_refresh(struct amp_thread *t)
+{
+    uint64_t gen = atomic_load_explicit(amp_ctl_generation, memory_order_acquire);
+    apply_process_settings(gen);
+    if (t->rename_pending) {
+        t->rename_pending = 0;
+        read_own_name(t);
+    }
+    recompute_thread(t);
+    atomic_store_explicit(&t->seen_generation, gen, memory_order_release);
+}
+
+static void fold_into_exited(struct amp_thread *t)
+{
+    if (!amp_ctl)
+        return;
+    for (int h = 0; h < AMP_HOOK_COUNT; h++)
+        for (int c = 0; c < 4; c++)
+            amp_counter_add(&amp_ctl->exited[h][c],
+                            atomic_load_explicit(&t->counters[h][c], memory_order_relaxed));
 }
 
 static void free_scratch(struct amp_thread *t)
 {
-    if (t->scratch)
-        munmap(t->scratch, t->scratch_bytes);
-    t->scratch = NULL;
-    t->scratch_bytes = 0;
+    if (t->owner_private[PRIV_SCRATCH])
+        munmap((void *)(uintptr_t)t->owner_private[PRIV_SCRATCH],
+               (size_t)t->owner_private[PRIV_SCRATCH_BYTES]);
+    t->owner_private[PRIV_SCRATCH] = 0;
+    t->owner_private[PRIV_SCRATCH_BYTES] = 0;
 }
 
 static void thread_exit(void *arg)
 {
     struct amp_thread *t = arg;
     pthread_mutex_lock(&registry_lock);
-    for (struct amp_thread **p = &live_threads; *p; p = &(*p)->next)
-        if (*p == t) {
-            *p = t->next;
-            break;
-        }
-    fold_counters(exited_counters, t->counters);
+    fold_into_exited(t);
+    free_scratch(t);
+    if (t->owner_private[PRIV_IN_BLOCK]) {
+        memset(t->counters, 0, sizeof t->counters);
+        atomic_store(&t->tid, 0); /* the slot is free again */
+    } else {
+        for (struct amp_thread **p = &overflow_threads; *p;
+             p = (struct amp_thread **)&(*p)->owner_private[PRIV_NEXT])
+            if (*p == t) {
+                *p = (struct amp_thread *)(uintptr_t)t->owner_private[PRIV_NEXT];
+                break;
+            }
+        free(t);
+    }
     pthread_mutex_unlock(&registry_lock);
     amp_tls_thread = NULL;
-    free_scratch(t);
-    free(t);
 }
 
 struct amp_thread *amp_thread_create(void)
 {
-    struct amp_thread *t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
-    t->tid = (long)gettid();
-    char name[16] = "";
-    prctl(PR_GET_NAME, name, 0, 0, 0);
-    t->selected = (uint8_t)amp_config_selects_thread(&amp_rt.cfg, t->tid, (long)getpid(), name);
     pthread_mutex_lock(&registry_lock);
-    t->next = live_threads;
-    live_threads = t;
+    if (!amp_ctl)
+        create_block();
+    struct amp_thread *t = NULL;
+    if (amp_ctl)
+        for (int i = 0; i < AMP_CTL_MAX_THREADS && !t; i++)
+            if (atomic_load(&amp_ctl->threads[i].tid) == 0)
+                t = &amp_ctl->threads[i];
+    if (t) {
+        memset(t, 0, offsetof(struct amp_thread, counters));
+        t->owner_private[PRIV_IN_BLOCK] = 1;
+    } else {
+        /* All slots taken: private state, invisible to ampctl. */
+        t = calloc(1, sizeof *t);
+        if (!t) {
+            pthread_mutex_unlock(&registry_lock);
+            return NULL;
+        }
+        t->owner_private[PRIV_NEXT] = (uint64_t)(uintptr_t)overflow_threads;
+        overflow_threads = t;
+    }
+    read_own_name(t);
+    t->owner_private[PRIV_PTHREAD] = (uint64_t)pthread_self();
+    atomic_store(&t->tid, (int64_t)gettid());
     pthread_mutex_unlock(&registry_lock);
     pthread_setspecific(thread_key, t);
     amp_tls_thread = t;
+    amp_ctl_refresh(t);
     return t;
 }
 
 void *amp_scratch(struct amp_thread *t, size_t bytes)
 {
-    if (amp_likely(bytes <= t->scratch_bytes))
-        return t->scratch;
+    if (amp_likely(bytes <= t->owner_private[PRIV_SCRATCH_BYTES]))
+        return (void *)(uintptr_t)t->owner_private[PRIV_SCRATCH];
     /* Grow to the next 2 MiB so big buffers can be huge pages; the buffer is
      * kept for the thread's life so steady loops never fault pages in. */
     size_t want = (bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
@@ -125,26 +334,30 @@ void *amp_scratch(struct amp_thread *t, size_t bytes)
 #ifdef MADV_HUGEPAGE
     madvise(p, want, MADV_HUGEPAGE);
 #endif
-    t->scratch = p;
-    t->scratch_bytes = want;
+    t->owner_private[PRIV_SCRATCH] = (uint64_t)(uintptr_t)p;
+    t->owner_private[PRIV_SCRATCH_BYTES] = want;
     return p;
+}
+
+static void add_counters(uint64_t out[4], _Atomic uint64_t *row)
+{
+    for (int c = 0; c < 4; c++)
+        out[c] += atomic_load_explicit(&row[c], memory_order_relaxed);
 }
 
 void amp_counters_total(enum amp_hook_id hook, uint64_t out[4])
 {
+    memset(out, 0, 4 * sizeof *out);
     pthread_mutex_lock(&registry_lock);
-    const struct amp_counters *c = &exited_counters[hook];
-    out[0] = atomic_load_explicit(&c->lowered, memory_order_relaxed);
-    out[1] = atomic_load_explicit(&c->fp32, memory_order_relaxed);
-    out[2] = atomic_load_explicit(&c->passthrough, memory_order_relaxed);
-    out[3] = atomic_load_explicit(&c->converted, memory_order_relaxed);
-    for (struct amp_thread *t = live_threads; t; t = t->next) {
-        c = &t->counters[hook];
-        out[0] += atomic_load_explicit(&c->lowered, memory_order_relaxed);
-        out[1] += atomic_load_explicit(&c->fp32, memory_order_relaxed);
-        out[2] += atomic_load_explicit(&c->passthrough, memory_order_relaxed);
-        out[3] += atomic_load_explicit(&c->converted, memory_order_relaxed);
+    if (amp_ctl) {
+        add_counters(out, amp_ctl->exited[hook]);
+        for (int i = 0; i < AMP_CTL_MAX_THREADS; i++)
+            if (atomic_load_explicit(&amp_ctl->threads[i].tid, memory_order_relaxed))
+                add_counters(out, amp_ctl->threads[i].counters[hook]);
     }
+    for (struct amp_thread *t = overflow_threads; t;
+         t = (struct amp_thread *)(uintptr_t)t->owner_private[PRIV_NEXT])
+        add_counters(out, t->counters[hook]);
     pthread_mutex_unlock(&registry_lock);
 }
 
@@ -158,19 +371,22 @@ static void fork_parent(void)
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* The child has only the forking thread; it starts its own counts. Other
- * threads' states are dropped (their memory belongs to the parent's image). */
+/* The child must not touch its parent's block (the mapping is shared): it
+ * drops it, unmapped but not unlinked, and makes its own at its next hooked
+ * call, with fresh counters. */
 static void fork_child(void)
 {
     pthread_mutex_init(&registry_lock, NULL);
-    struct amp_thread *self = amp_tls_thread;
-    live_threads = self;
-    memset(exited_counters, 0, sizeof exited_counters);
-    if (self) {
-        self->next = NULL;
-        self->tid = (long)gettid();
-        memset(self->counters, 0, sizeof self->counters);
+    if (amp_ctl) {
+        atomic_store(&amp_ctl_generation, &private_generation);
+        munmap(amp_ctl, ctl_bytes);
+        amp_ctl = NULL;
+        ctl_shared = 0;
     }
+    overflow_threads = NULL;
+    amp_tls_thread = NULL;
+    pthread_setspecific(thread_key, NULL);
+    atomic_fetch_add(&private_generation, 1);
 }
 
 static const char *secure_getenv_fn(const char *name)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "runtime/config.h"
+#include "runtime/control.h"
 
 #define amp_likely(x) __builtin_expect(!!(x), 1)
 #define amp_unlikely(x) __builtin_expect(!!(x), 0)
@@ -38,24 +39,24 @@ struct amp_runtime {
 
 extern struct amp_runtime amp_rt;
 
-/* Per-hook counters of one thread. Written only by the owning thread (plain
- * load + store, no lock prefix), read by the report with relaxed loads. */
-struct amp_counters {
-    _Atomic uint64_t lowered, fp32, passthrough, converted;
-};
+_Static_assert(AMP_HOOK_COUNT <= AMP_CTL_MAX_HOOKS, "raise AMP_CTL_MAX_HOOKS");
+_Static_assert(AMP_OP_COUNT <= AMP_CTL_MAX_OPS, "raise AMP_CTL_MAX_OPS");
 
 enum amp_outcome { AMP_OUTCOME_PASSTHROUGH, AMP_OUTCOME_LOWERED, AMP_OUTCOME_FP32 };
 
-/* The first two fields are read by the x86-64 entry stubs at offsets 0 and 4. */
-struct amp_thread {
-    uint32_t fp32_depth; /* > 0 inside LAPACK and other fp32 regions */
-    uint8_t selected;    /* AMPSHIM_THREADS chose this thread */
-    long tid;
-    void *scratch;
-    size_t scratch_bytes;
-    struct amp_thread *next;
-    struct amp_counters counters[AMP_HOOK_COUNT];
-};
+/* The process's control block (NULL before the first hooked call), and the
+ * generation word every hook compares with its thread's: the block's, or a
+ * private word before there is a block. */
+extern struct amp_ctl_block *amp_ctl;
+extern _Atomic uint64_t *_Atomic amp_ctl_generation;
+
+/* Re-reads the block after its generation changed: process-wide settings
+ * once per change, then this thread's own state. */
+void amp_ctl_refresh(struct amp_thread *t);
+
+/* Marks a change made in this process (region push/pop, ampshim_ctl, a
+ * rename) so every thread re-reads at its next call. */
+void amp_ctl_bump(void);
 
 extern __thread struct amp_thread *amp_tls_thread __attribute__((tls_model("initial-exec")));
 
@@ -80,7 +81,12 @@ static inline struct amp_thread *amp_thread_enter(void)
             return NULL;
     }
     struct amp_thread *t = amp_tls_thread;
-    return amp_likely(t != NULL) ? t : amp_thread_create();
+    if (amp_unlikely(!t) && !(t = amp_thread_create()))
+        return NULL;
+    if (amp_unlikely(atomic_load_explicit(&t->seen_generation, memory_order_relaxed) !=
+                     atomic_load_explicit(amp_ctl_generation, memory_order_acquire)))
+        amp_ctl_refresh(t);
+    return t;
 }
 
 static inline void amp_counter_add(_Atomic uint64_t *c, uint64_t n)
@@ -93,8 +99,17 @@ static inline void amp_counter_add(_Atomic uint64_t *c, uint64_t n)
  * calls; NULL when it cannot be had (the caller then runs in fp32). */
 void *amp_scratch(struct amp_thread *t, size_t bytes);
 
+static inline void amp_count(struct amp_thread *t, enum amp_hook_id hook, enum amp_ctl_counter which,
+                             uint64_t n)
+{
+    amp_counter_add(&t->counters[hook][which], n);
+}
+
 /* Sums of every thread's counters, live and exited, for one hook. */
 void amp_counters_total(enum amp_hook_id hook, uint64_t out[4]);
+
+/* Unlinks the block if this process created it (at exit). */
+void amp_ctl_release(void);
 
 /* Recomputes amp_rt.category from the configuration. */
 void amp_runtime_apply_policy(void);

@@ -39,12 +39,14 @@ struct amp_blas_call {
 static inline int amp_blas_passes_through(struct amp_thread *t, enum amp_hook_id hook,
                                           int accumulates)
 {
-    if (amp_unlikely(t->fp32_depth))
+    if (amp_unlikely(t->fp32_depth) ||
+        amp_unlikely(atomic_load_explicit(&t->seen_generation, memory_order_relaxed) !=
+                     atomic_load_explicit(amp_ctl_generation, memory_order_acquire)))
         return 0;
     uint8_t cat = amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0];
-    if (t->selected && (cat == AMP_CAT_LOWER || cat == AMP_CAT_FP32))
+    if (t->selected && (t->caller_filter || cat == AMP_CAT_LOWER || cat == AMP_CAT_FP32))
         return 0;
-    amp_counter_add(&t->counters[hook].passthrough, 1);
+    amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
     return 1;
 }
 
@@ -82,20 +84,19 @@ void amp_blas_round_output(struct amp_blas_call *c);
 /* Rounds the output (AMPSHIM_OUTPUT=round), closes the fp32 region, counts. */
 static inline void amp_blas_end(struct amp_blas_call *c)
 {
-    struct amp_counters *k = &c->t->counters[c->hook];
     switch (c->outcome) {
     case AMP_OUTCOME_LOWERED:
         if (c->has_acc && amp_rt.cfg.output_round)
             amp_blas_round_output(c);
-        amp_counter_add(&k->lowered, 1);
-        amp_counter_add(&k->converted, c->converted);
+        amp_count(c->t, c->hook, AMP_CTL_LOWERED, 1);
+        amp_count(c->t, c->hook, AMP_CTL_CONVERTED, c->converted);
         break;
     case AMP_OUTCOME_FP32:
         c->t->fp32_depth--;
-        amp_counter_add(&k->fp32, 1);
+        amp_count(c->t, c->hook, AMP_CTL_FP32, 1);
         break;
     case AMP_OUTCOME_PASSTHROUGH:
-        amp_counter_add(&k->passthrough, 1);
+        amp_count(c->t, c->hook, AMP_CTL_PASSTHROUGH, 1);
         break;
     }
 }
@@ -104,7 +105,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
 static inline float amp_blas_result(const struct amp_blas_call *c, float r)
 {
     if (c->outcome == AMP_OUTCOME_LOWERED && amp_rt.cfg.output_round)
-        return amp_round_to_dtype_rne(amp_rt.cfg.dtype[AMP_DEVICE_CPU], r);
+        return amp_round_to_dtype_rne((enum amp_lowp_dtype)c->t->dtype, r);
     return r;
 }
 

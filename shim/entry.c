@@ -13,8 +13,10 @@ __attribute__((constructor)) static void ampshim_load(void)
 
 __attribute__((destructor)) static void ampshim_unload(void)
 {
-    if (atomic_load(&amp_rt.mode) == AMP_MODE_ACTIVE)
+    if (atomic_load(&amp_rt.mode) == AMP_MODE_ACTIVE) {
         amp_report_print();
+        amp_ctl_release();
+    }
 }
 
 #include "ampshim.h"

@@ -37,10 +37,16 @@
             "  movq %fs:(%r10), %r10\n"                  /* this thread's state */                 \
             "  testq %r10, %r10\n"                                                                 \
             "  jz 9f\n"                                                                            \
+            "  movq amp_ctl_generation(%rip), %r11\n"    /* the block's generation word */        \
+            "  movq (%r11), %r11\n"                                                                \
+            "  cmpq %r11, 8(%r10)\n"                     /* ... seen by this thread? */            \
+            "  jne 9f\n"                                                                           \
             "  cmpl $0, (%r10)\n"                        /* fp32_depth */                          \
             "  jne 9f\n"                                                                           \
             "  cmpb $0, 4(%r10)\n"                       /* selected */                            \
             "  je 7f\n"                                                                            \
+            "  cmpb $0, 5(%r10)\n"                       /* caller_filter */                       \
+            "  jne 9f\n"                                                                           \
             "  cmpb $0, amp_slot_" #sym "+13(%rip)\n"    /* passes */                              \
             "  je 9f\n"                                                                            \
             "7:\n"                                                                                 \

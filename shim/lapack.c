@@ -50,8 +50,8 @@ static inline enum amp_outcome lapack_outcome(enum amp_hook_id hook, const struc
         t->fp32_depth += outcome == AMP_OUTCOME_FP32;                                              \
         real(AMP_EXPAND(AMP_WORDS(AMP_WORD_ARG)));                                                 \
         t->fp32_depth -= outcome == AMP_OUTCOME_FP32;                                              \
-        struct amp_counters *k = &t->counters[AMP_HOOK_##sym];                                     \
-        amp_counter_add(outcome == AMP_OUTCOME_FP32 ? &k->fp32 : &k->passthrough, 1);              \
+        amp_count(t, AMP_HOOK_##sym,                                                               \
+                  outcome == AMP_OUTCOME_FP32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);            \
     }
 
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_F77_LAPACK(sym)

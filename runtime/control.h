@@ -1,0 +1,101 @@
+/* The control block: one per process, in owner-only shared memory
+ * (/dev/shm/ampshim.<uid>.<pid>), through which ampctl reads and steers a
+ * running program. Its layout is an ABI shared with ampctl: fixed-width
+ * fields, a magic, a version and a size, each offset pinned by
+ * _Static_assert below. The per-thread slots are the threads' own state:
+ * hooks update their counters in place, so ampctl sees them live.
+ *
+ * Protocol: a writer (ampctl, or ampshim_ctl in the process) changes fields,
+ * then increments generation. Each hook call compares generation with the
+ * generation its thread last saw (one load); on a change the thread re-reads
+ * its slot and the process-wide fields before the call proceeds. */
+#ifndef AMPSHIM_CONTROL_H
+#define AMPSHIM_CONTROL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
+#define AMP_CTL_VERSION 1u
+#define AMP_CTL_MAX_THREADS 256
+#define AMP_CTL_MAX_OPS 256
+#define AMP_CTL_MAX_HOOKS 256
+#define AMP_CTL_POLICY_NONE 0xffu
+
+/* ampctl's request for one thread. */
+enum amp_ctl_want { AMP_CTL_FOLLOW = 0, AMP_CTL_ON = 1, AMP_CTL_OFF = 2 };
+
+enum amp_ctl_counter { AMP_CTL_LOWERED, AMP_CTL_FP32, AMP_CTL_PASSTHROUGH, AMP_CTL_CONVERTED };
+
+/* One thread's state. The first 16 bytes are read by the entry stubs. */
+struct amp_thread {
+    uint32_t fp32_depth;          /*  0: > 0 inside an fp32 region (LAPACK, amp_fp32_push) */
+    uint8_t selected;             /*  4: autocast is on for this thread now */
+    uint8_t caller_filter;        /*  5: AMPSHIM_CALLERS: decide in C from the caller */
+    uint8_t rename_pending;       /*  6: re-read the name (AMPSHIM_THREADS) */
+    uint8_t reserved0;            /*  7 */
+    _Atomic uint64_t seen_generation; /*  8: the block generation this thread applied */
+    _Atomic int64_t tid;          /* 16: 0 for a free slot */
+    char name[16];                /* 24: the thread's name when last read */
+    _Atomic uint32_t want;        /* 40: enum amp_ctl_want, written by ampctl */
+    _Atomic uint32_t dtype;       /* 44: the thread's dtype now (enum amp_lowp_dtype) */
+    uint32_t region_depth;        /* 48: amp_autocast_push / amp_fp32_push entries */
+    uint32_t reserved1;           /* 52 */
+    uint64_t owner_private[5];    /* 56: the owner's bookkeeping (scratch, pthread id) */
+    uint8_t regions[32];          /* 96: the region stack: 0x80 | dtype, or 0 for fp32 */
+    /* 128: counters, one row per hook, written only by this thread. */
+    _Atomic uint64_t counters[AMP_CTL_MAX_HOOKS][4];
+};
+
+struct amp_ctl_block {
+    uint64_t magic;                 /*   0 */
+    uint32_t version;               /*   8 */
+    uint32_t size;                  /*  12: sizeof(struct amp_ctl_block) */
+    int64_t pid;                    /*  16 */
+    uint32_t uid;                   /*  24 */
+    uint32_t op_count;              /*  28 */
+    uint32_t hook_count;            /*  32 */
+    uint32_t max_threads;           /*  36 */
+    uint64_t list_hash;             /*  40: hash of the op and hook names */
+    char exe[64];                   /*  48: the program, short name */
+    _Atomic uint64_t generation;    /* 112 */
+    _Atomic uint32_t enabled;       /* 120: autocast for the process (ampctl enable/disable) */
+    _Atomic uint32_t output_round;  /* 124 */
+    _Atomic uint32_t dtype[2];      /* 128: [device] enum amp_lowp_dtype */
+    uint8_t reserved[56];           /* 136 */
+    _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
+    _Atomic uint64_t exited[AMP_CTL_MAX_HOOKS][4]; /* 704: counters of threads that ended */
+    struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 8896 */
+};
+
+_Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "layout");
+_Static_assert(offsetof(struct amp_thread, selected) == 4, "layout");
+_Static_assert(offsetof(struct amp_thread, caller_filter) == 5, "layout");
+_Static_assert(offsetof(struct amp_thread, seen_generation) == 8, "layout");
+_Static_assert(offsetof(struct amp_thread, tid) == 16, "layout");
+_Static_assert(offsetof(struct amp_thread, name) == 24, "layout");
+_Static_assert(offsetof(struct amp_thread, want) == 40, "layout");
+_Static_assert(offsetof(struct amp_thread, dtype) == 44, "layout");
+_Static_assert(offsetof(struct amp_thread, regions) == 96, "layout");
+_Static_assert(offsetof(struct amp_thread, counters) == 128, "layout");
+_Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 32, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, generation) == 112, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, enabled) == 120, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, dtype) == 128, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, policy) == 192, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, threads) == 8896, "layout");
+
+/* The shared-memory name of a process's block. */
+void amp_ctl_block_name(char *out, size_t outlen, unsigned uid, long pid);
+
+/* A hash of the generated op and hook names: a block is only understood by
+ * an ampctl built from the same lists. */
+uint64_t amp_ctl_list_hash(void);
+
+/* Checks a block someone else wrote (ampctl, the fuzzer): magic, version,
+ * size and counts. Returns NULL, or a one-line reason it is refused. */
+const char *amp_ctl_block_problem(const void *mem, size_t len);
+
+#endif
