@@ -1,0 +1,164 @@
+"""ampctl steering a running, unmodified program (named_threads: four named
+threads calling cblas_sgemm in loops, classifying each result as bf16 (B),
+fp16 (H) or fp32 (F)). Each step changes something through ampctl, waits
+until it has reached the threads, then watches a window of their calls.
+
+usage: ampctl_threads.py AMPCTL NAMED_THREADS PRELOAD"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ampctl, program, preload = sys.argv[1:4]
+work = tempfile.mkdtemp(prefix="ampctl_test_")
+status_file, stop_file = os.path.join(work, "status"), os.path.join(work, "stop")
+proc = subprocess.Popen([program, status_file, stop_file], env=dict(os.environ, LD_PRELOAD=preload))
+pid = str(proc.pid)
+passed = failed = 0
+
+
+def check(what, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL {what} {detail}", flush=True)
+
+
+def ctl(*args, expect=0):
+    r = subprocess.run([ampctl, *args], capture_output=True, text=True)
+    check(f"ampctl {' '.join(args)} exits {expect}", r.returncode == expect,
+          f"(got {r.returncode}: {r.stderr.strip()})")
+    return r
+
+
+def threads():
+    """{name: [tid, B, H, F, X]} from the program's own status file."""
+    try:
+        with open(status_file) as f:
+            return {p[0]: [int(x) for x in p[1:]] for p in (line.split() for line in f) if len(p) == 6}
+    except FileNotFoundError:
+        return {}
+
+
+def wait_until(what, predicate, timeout=15.0):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    check(what, False, "(timed out)")
+    return False
+
+
+def active(tid):
+    return subprocess.run([ampctl, "get", pid, f"thread.{tid}.active"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def window(seconds=0.4):
+    """Calls per class per thread during a window: {name: (B, H, F, X)}."""
+    before = threads()
+    time.sleep(seconds)
+    after = threads()
+    return {n: tuple(after[n][i] - before[n][i] for i in range(1, 5)) for n in after}
+
+
+def expect_classes(step, expected):
+    """expected: {name: 'B'|'H'|'F'} - each thread's calls all of that class."""
+    time.sleep(0.1)  # every thread makes its next call (and applies the change)
+    w = window()
+    for name, cls in expected.items():
+        d = dict(zip("BHFX", w[name]))
+        others = sum(v for k, v in d.items() if k != cls)
+        check(f"{step}: {name} calls are {cls}", d[cls] > 0 and others == 0, f"(window {d})")
+
+
+names = [f"worker-{i}" for i in range(4)]
+try:
+    wait_until("four threads lowering", lambda: len(threads()) == 4 and all(t[1] > 0 for t in threads().values()))
+    tid = {n: threads()[n][0] for n in names}
+    block = f"/dev/shm/ampshim.{os.getuid()}.{pid}"
+    check("the block file is mode 0600", os.stat(block).st_mode & 0o777 == 0o600,
+          oct(os.stat(block).st_mode))
+    st = json.loads(ctl("--json", "status", pid).stdout)
+    check("status lists the four named threads",
+          sorted(t["name"] for t in st["threads"]) == names, str(st["threads"]))
+    expect_classes("start", {n: "B" for n in names})
+
+    ctl("disable", pid, "--thread", "worker-1")
+    wait_until("worker-1 off", lambda: active(tid["worker-1"]) == "0")
+    lowered_before = json.loads(ctl("--json", "status", pid).stdout)
+    expect_classes("worker-1 disabled by name", {"worker-0": "B", "worker-1": "F", "worker-2": "B", "worker-3": "B"})
+    lowered_after = json.loads(ctl("--json", "status", pid).stdout)
+    lw = {t["name"]: t["lowered"] for t in lowered_before["threads"]}
+    la = {t["name"]: t["lowered"] for t in lowered_after["threads"]}
+    check("worker-1's lowered counter stopped, the others' kept going",
+          la["worker-1"] == lw["worker-1"] and all(la[n] > lw[n] for n in names if n != "worker-1"),
+          f"{lw} -> {la}")
+
+    ctl("disable", pid, "--thread", str(tid["worker-2"]))
+    wait_until("worker-2 off", lambda: active(tid["worker-2"]) == "0")
+    expect_classes("worker-2 disabled by tid", {"worker-0": "B", "worker-1": "F", "worker-2": "F", "worker-3": "B"})
+
+    ctl("enable", pid, "--thread", "worker-1")
+    wait_until("worker-1 on", lambda: active(tid["worker-1"]) == "1")
+    expect_classes("worker-1 enabled again", {"worker-0": "B", "worker-1": "B", "worker-2": "F", "worker-3": "B"})
+
+    for n in ("worker-1", "worker-2"):
+        ctl("set", pid, f"thread.{tid[n]}.enabled=default")
+        check(f"get returns what set wrote ({n})",
+              ctl("get", pid, f"thread.{tid[n]}.enabled").stdout.strip() == "default")
+    wait_until("worker-2 back", lambda: active(tid["worker-2"]) == "1")
+
+    ctl("disable", pid)
+    wait_until("all off", lambda: all(active(tid[n]) == "0" for n in names))
+    expect_classes("process disabled", {n: "F" for n in names})
+    ctl("enable", pid)
+    wait_until("all on", lambda: all(active(tid[n]) == "1" for n in names))
+    expect_classes("process enabled", {n: "B" for n in names})
+    ctl("set", pid, "opt.enabled=default")
+
+    ctl("set", pid, "policy.cpu.mm=passthrough")
+    check("get policy.cpu.mm", ctl("get", pid, "policy.cpu.mm").stdout.strip() == "passthrough")
+    expect_classes("policy.cpu.mm=passthrough live", {n: "F" for n in names})
+    ctl("set", pid, "policy.cpu.mm=default")
+    expect_classes("policy back to default", {n: "B" for n in names})
+
+    ctl("set", pid, "opt.dtype=fp16")
+    check("get opt.dtype", ctl("get", pid, "opt.dtype").stdout.strip() == "fp16")
+    expect_classes("opt.dtype=fp16 live", {n: "H" for n in names})
+    ctl("set", pid, "opt.dtype=bf16")
+    expect_classes("opt.dtype back to bf16", {n: "B" for n in names})
+
+    gen = ctl("get", pid, "process.generation").stdout.strip()
+    r = ctl("set", pid, "opt.colour=blue", expect=1)
+    check("unknown name says so", "unknown name 'opt.colour'" in r.stderr, r.stderr)
+    r = ctl("set", pid, "process.pid=1", expect=1)
+    check("read-only name says so", "read-only" in r.stderr, r.stderr)
+    r = ctl("set", pid, "opt.dtype=fp8", expect=1)
+    check("bad value says so", "unknown dtype 'fp8'" in r.stderr, r.stderr)
+    r = ctl("set", pid, "policy.cpu.mm=fast", expect=1)
+    check("bad category says so", "'fast' is not" in r.stderr, r.stderr)
+    ctl("get", pid, "stats.cblas_sgemm.speed", expect=1)
+    check("failed sets changed nothing", ctl("get", pid, "process.generation").stdout.strip() == gen)
+    ctl("set", pid, expect=2)
+    ctl("status", "notapid", expect=2)
+    ctl("frobnicate", expect=2)
+
+    stats = json.loads(ctl("--json", "stats", pid).stdout)
+    sgemm = [s for s in stats["symbols"] if s["symbol"] == "cblas_sgemm"]
+    check("stats count cblas_sgemm calls, lowered and not",
+          sgemm and sgemm[0]["lowered"] > 0 and sgemm[0]["passthrough"] > 0, str(stats))
+    ps = json.loads(ctl("--json", "ps").stdout)
+    check("ps lists the process", any(str(p["pid"]) == pid and p["alive"] for p in ps), str(ps))
+finally:
+    open(stop_file, "w").close()
+    proc.wait(timeout=30)
+check("the program ran to its end", proc.returncode == 0, str(proc.returncode))
+check("its block is gone after exit", not os.path.exists(f"/dev/shm/ampshim.{os.getuid()}.{pid}"))
+print(f"ampctl_threads: {passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)

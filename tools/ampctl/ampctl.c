@@ -1,0 +1,446 @@
+/* ampctl: run programs under ampshim, and watch and steer running ones
+ * through their control blocks (/dev/shm/ampshim.<uid>.<pid>). See ampctl(1).
+ * Exit status: 0 success, 1 failure (one line on stderr), 2 usage error. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy/policy.h"
+#include "render.h"
+#include "runtime/control.h"
+#include "runtime/ctl_names.h"
+
+#ifndef AMPSHIM_LIBDIR
+#define AMPSHIM_LIBDIR "/usr/local/lib"
+#endif
+
+static int json;
+
+static const char usage_text[] =
+    "usage: ampctl [--json] VERB [ARGS]\n"
+    "  run [--dtype D] [--policy P] [--report] -- CMD [ARGS...]\n"
+    "  ps\n"
+    "  status PID\n"
+    "  enable PID [--thread TID|NAME]\n"
+    "  disable PID [--thread TID|NAME]\n"
+    "  get PID NAME\n"
+    "  set PID NAME=VALUE\n"
+    "  stats PID\n"
+    "  policy [--device cpu|cuda] [--explain SYMBOL]\n"
+    "  gc\n";
+
+static int usage(const char *why)
+{
+    if (why)
+        fprintf(stderr, "ampctl: %s\n", why);
+    fputs(usage_text, stderr);
+    return 2;
+}
+
+static int failure(const char *fmt, const char *a, const char *b)
+{
+    fputs("ampctl: ", stderr);
+    fprintf(stderr, fmt, a, b);
+    fputc('\n', stderr);
+    return 1;
+}
+
+static long parse_pid(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    return *s && !*end && v > 0 ? v : -1;
+}
+
+/* Maps PID's control block, checked; NULL with a reason in why. */
+static struct amp_ctl_block *open_block(long pid, int writable, char *why, size_t whylen)
+{
+    char name[64];
+    amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), pid);
+    int fd = shm_open(name, writable ? O_RDWR : O_RDONLY, 0);
+    if (fd < 0) {
+        char proc[64];
+        struct stat st;
+        snprintf(proc, sizeof proc, "/proc/%ld", pid);
+        if (stat(proc, &st) != 0)
+            snprintf(why, whylen, "no such process: %ld", pid);
+        else if (st.st_uid != getuid())
+            snprintf(why, whylen, "process %ld belongs to another user", pid);
+        else
+            snprintf(why, whylen,
+                     "process %ld has no ampshim control block (not under the shim, "
+                     "AMPSHIM_CONTROL=0, or no BLAS call yet)",
+                     pid);
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 077)) {
+        close(fd);
+        snprintf(why, whylen, "the control block of %ld is not owned by you with mode 0600: refused",
+                 pid);
+        return NULL;
+    }
+    if ((size_t)st.st_size < sizeof(struct amp_ctl_block)) {
+        close(fd);
+        snprintf(why, whylen, "the control block of %ld is truncated (%lld bytes)", pid,
+                 (long long)st.st_size);
+        return NULL;
+    }
+    void *mem = mmap(NULL, sizeof(struct amp_ctl_block), writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                     MAP_SHARED, fd, 0);
+    close(fd);
+    if (mem == MAP_FAILED) {
+        snprintf(why, whylen, "cannot map the control block of %ld: %s", pid, strerror(errno));
+        return NULL;
+    }
+    const char *problem = amp_ctl_block_problem(mem, (size_t)st.st_size);
+    if (!problem && ((const struct amp_ctl_block *)mem)->pid != pid)
+        problem = "it names another process";
+    if (problem) {
+        munmap(mem, sizeof(struct amp_ctl_block));
+        snprintf(why, whylen, "the control block of %ld is refused: %s", pid, problem);
+        return NULL;
+    }
+    return mem;
+}
+
+static void close_block(struct amp_ctl_block *b)
+{
+    munmap(b, sizeof *b);
+}
+
+/* Opens the block named by argv (a PID), or fails the verb. */
+#define WITH_BLOCK(pidtext, writable)                                                              \
+    long pid = parse_pid(pidtext);                                                                 \
+    if (pid < 0)                                                                                   \
+        return usage("PID must be a process id");                                                  \
+    char why[256];                                                                                 \
+    struct amp_ctl_block *b = open_block(pid, writable, why, sizeof why);                          \
+    if (!b)                                                                                        \
+        return failure("%s%s", why, "");
+
+static int verb_status(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("status takes PID");
+    WITH_BLOCK(argv[0], 0);
+    ampctl_render_status(stdout, b, json);
+    close_block(b);
+    return 0;
+}
+
+static int verb_stats(int argc, char **argv)
+{
+    if (argc != 1)
+        return usage("stats takes PID");
+    WITH_BLOCK(argv[0], 0);
+    ampctl_render_stats(stdout, b, json);
+    close_block(b);
+    return 0;
+}
+
+static int verb_get(int argc, char **argv)
+{
+    if (argc != 2)
+        return usage("get takes PID NAME");
+    WITH_BLOCK(argv[0], 0);
+    char value[256];
+    enum amp_ctl_type type;
+    int rc = amp_ctl_get(b, argv[1], value, sizeof value, &type);
+    close_block(b);
+    if (rc)
+        return failure("unknown name '%s'%s", argv[1], "");
+    if (json && type == AMP_CTL_T_STRING)
+        printf("{\"%s\": \"%s\"}\n", argv[1], value);
+    else if (json)
+        printf("{\"%s\": %s}\n", argv[1],
+               type == AMP_CTL_T_BOOL && strcmp(value, "default") == 0 ? "\"default\"" : value);
+    else
+        printf("%s\n", value);
+    return 0;
+}
+
+static int verb_set(int argc, char **argv)
+{
+    if (argc != 2 || !strchr(argv[1], '='))
+        return usage("set takes PID NAME=VALUE");
+    WITH_BLOCK(argv[0], 1);
+    char *eq = strchr(argv[1], '=');
+    *eq = '\0';
+    char reason[256];
+    int rc = amp_ctl_set(b, argv[1], eq + 1, reason, sizeof reason);
+    close_block(b);
+    if (rc)
+        return failure("%s%s", reason, "");
+    return 0;
+}
+
+/* enable/disable a process, or the threads of it named by tid or name glob. */
+static int verb_switch(int argc, char **argv, int on)
+{
+    const char *thread = NULL;
+    if (argc == 3 && strcmp(argv[1], "--thread") == 0)
+        thread = argv[2];
+    else if (argc != 1)
+        return usage(on ? "enable takes PID [--thread TID|NAME]" : "disable takes PID [--thread TID|NAME]");
+    WITH_BLOCK(argv[0], 1);
+    uint32_t want = on ? AMP_CTL_ON : AMP_CTL_OFF;
+    int matched = 0;
+    if (!thread) {
+        atomic_store(&b->enabled, want);
+        matched = 1;
+    } else {
+        long tid = parse_pid(thread);
+        for (int i = 0; i < AMP_CTL_MAX_THREADS; i++) {
+            struct amp_thread *t = &b->threads[i];
+            long long slot_tid = (long long)atomic_load(&t->tid);
+            char name[sizeof t->name + 1];
+            memcpy(name, t->name, sizeof t->name);
+            name[sizeof t->name] = '\0';
+            if (slot_tid && (tid > 0 ? slot_tid == tid : fnmatch(thread, name, 0) == 0)) {
+                atomic_store(&t->want, want);
+                matched++;
+            }
+        }
+    }
+    if (matched)
+        atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);
+    close_block(b);
+    if (!matched)
+        return failure("process %s has no thread '%s' that has made a BLAS call", argv[0], thread);
+    return 0;
+}
+
+static int alive(long pid)
+{
+    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* Every block of this user: for ps, and gc (which removes dead ones). */
+static int scan_blocks(int remove_dead)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "ampshim.%u.", (unsigned)getuid());
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return failure("cannot list /dev/shm: %s%s", strerror(errno), "");
+    if (!remove_dead) {
+        if (json)
+            printf("[");
+        else
+            printf("%-8s %-20s %-6s %8s %-8s %-6s\n", "pid", "exe", "alive", "threads", "enabled",
+                   "dtype");
+    }
+    int first = 1, removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        long pid = parse_pid(e->d_name + strlen(prefix));
+        if (pid < 0)
+            continue;
+        int live = alive(pid);
+        if (remove_dead) {
+            if (!live) {
+                char name[300];
+                snprintf(name, sizeof name, "/%s", e->d_name);
+                removed += shm_unlink(name) == 0;
+            }
+            continue;
+        }
+        char why[256];
+        struct amp_ctl_block *b = open_block(pid, 0, why, sizeof why);
+        if (!b) {
+            if (!json)
+                printf("%-8ld (%s)\n", pid, why);
+            continue;
+        }
+        ampctl_render_ps_row(stdout, b, live, json, first);
+        first = 0;
+        close_block(b);
+    }
+    closedir(d);
+    if (remove_dead)
+        printf(json ? "{\"removed\": %d}\n" : "removed %d block(s) of dead processes\n", removed);
+    else if (json)
+        printf("]\n");
+    return 0;
+}
+
+static const char *list_file(enum amp_device dev, int cat)
+{
+    static const char *const files[2][4] = {
+        {NULL, "cpu_bfloat16.txt", "cpu_float32.txt", "cpu_promote.txt"},
+        {NULL, "cuda_float16.txt", "cuda_float32.txt", "cuda_promote.txt"}};
+    return files[dev][cat];
+}
+
+static void explain_device(const char *symbol, int h, enum amp_device dev)
+{
+    for (int acc = 0; acc < 2; acc++) {
+        if (acc && amp_hook_op[h][1] == amp_hook_op[h][0])
+            break;
+        const char *op = amp_op_names[amp_hook_op[h][acc]];
+        int cat = amp_policy_default[dev][amp_hook_op[h][acc]];
+        const char *file = list_file(dev, cat);
+        printf("  %s%s: %s, because %s %s%s\n", dev ? "cuda" : "cpu",
+               acc ? " (beta != 0)" : "", amp_category_names[cat], op,
+               file ? "is listed in policy/data/" : "is on no list (unlisted ops pass through)",
+               file ? file : "");
+    }
+    (void)symbol;
+}
+
+static int verb_policy(int argc, char **argv)
+{
+    int device = -1;
+    const char *explain = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+            device = strcmp(argv[++i], "cpu") == 0 ? 0 : strcmp(argv[i], "cuda") == 0 ? 1 : -2;
+            if (device == -2)
+                return usage("--device is cpu or cuda");
+        } else if (strcmp(argv[i], "--explain") == 0 && i + 1 < argc) {
+            explain = argv[++i];
+        } else {
+            return usage("policy takes [--device cpu|cuda] [--explain SYMBOL]");
+        }
+    }
+    if (explain) {
+        int h = amp_hook_from_name(explain);
+        if (h < 0)
+            return failure("'%s' is not a hooked symbol (try ampctl policy)%s", explain, "");
+        printf("%s: routine %s, op %s%s%s%s\n", explain, amp_hook_routines[h],
+               amp_op_names[amp_hook_op[h][0]],
+               amp_hook_op[h][1] != amp_hook_op[h][0] ? " (" : "",
+               amp_hook_op[h][1] != amp_hook_op[h][0] ? amp_op_names[amp_hook_op[h][1]] : "",
+               amp_hook_op[h][1] != amp_hook_op[h][0] ? " when beta != 0)" : "");
+        for (int dev = 0; dev < 2; dev++)
+            if (device < 0 || device == dev)
+                explain_device(explain, h, (enum amp_device)dev);
+        printf("  (AMPSHIM_POLICY, AMPSHIM_POLICY_FILE and ampctl set PID policy.DEVICE.OP "
+               "override these in a process)\n");
+        return 0;
+    }
+    if (json)
+        printf("[");
+    else
+        printf("%-18s %-10s %-18s %-18s %-12s %-12s\n", "symbol", "routine", "op", "op (beta!=0)",
+               device == 1 ? "" : "cpu", device == 0 ? "" : "cuda");
+    for (int h = 0; h < AMP_HOOK_COUNT; h++) {
+        const char *cpu = amp_category_names[amp_policy_default[0][amp_hook_op[h][0]]];
+        const char *cuda = amp_category_names[amp_policy_default[1][amp_hook_op[h][0]]];
+        if (json)
+            printf("%s{\"symbol\": \"%s\", \"routine\": \"%s\", \"op\": \"%s\", \"op_beta\": "
+                   "\"%s\", \"cpu\": \"%s\", \"cuda\": \"%s\"}",
+                   h ? ", " : "", amp_hook_names[h], amp_hook_routines[h],
+                   amp_op_names[amp_hook_op[h][0]], amp_op_names[amp_hook_op[h][1]], cpu, cuda);
+        else
+            printf("%-18s %-10s %-18s %-18s %-12s %-12s\n", amp_hook_names[h], amp_hook_routines[h],
+                   amp_op_names[amp_hook_op[h][0]], amp_op_names[amp_hook_op[h][1]],
+                   device == 1 ? "" : cpu, device == 0 ? "" : cuda);
+    }
+    if (json)
+        printf("]\n");
+    return 0;
+}
+
+/* The shim: the build tree's when ampctl runs from there, else the installed one. */
+static int find_shim(char *out, size_t outlen)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(out, outlen, "%s/../../libampshim.so", self);
+            if (access(out, R_OK) == 0)
+                return 0;
+        }
+    }
+    snprintf(out, outlen, "%s/libampshim.so", AMPSHIM_LIBDIR);
+    return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+static int verb_run(int argc, char **argv)
+{
+    int i = 0;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc)
+            setenv("AMPSHIM_DTYPE", argv[++i], 1);
+        else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc)
+            setenv("AMPSHIM_POLICY", argv[++i], 1);
+        else if (strcmp(argv[i], "--report") == 0)
+            setenv("AMPSHIM_REPORT", "1", 1);
+        else
+            return usage("run takes [--dtype D] [--policy P] [--report] -- CMD [ARGS...]");
+    }
+    if (i + 1 >= argc)
+        return usage("run needs -- CMD");
+    char shim[4200], preload[8400];
+    if (find_shim(shim, sizeof shim) < 0)
+        return failure("cannot find libampshim.so (looked beside ampctl's build tree and in %s)%s",
+                       AMPSHIM_LIBDIR, "");
+    const char *old = getenv("LD_PRELOAD");
+    snprintf(preload, sizeof preload, "%s%s%s", shim, old && *old ? " " : "", old ? old : "");
+    setenv("LD_PRELOAD", preload, 1);
+    execvp(argv[i + 1], argv + i + 1);
+    return failure("cannot run %s: %s", argv[i + 1], strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+    /* --json may stand anywhere before "--". */
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < argc)
+                argv[++n] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else
+            argv[++n] = argv[i];
+    }
+    argc = n + 1;
+    if (argc < 2)
+        return usage(NULL);
+    const char *verb = argv[1];
+    int vargc = argc - 2;
+    char **vargv = argv + 2;
+    if (strcmp(verb, "run") == 0)
+        return verb_run(vargc, vargv);
+    if (strcmp(verb, "ps") == 0)
+        return vargc ? usage("ps takes no arguments") : scan_blocks(0);
+    if (strcmp(verb, "gc") == 0)
+        return vargc ? usage("gc takes no arguments") : scan_blocks(1);
+    if (strcmp(verb, "status") == 0)
+        return verb_status(vargc, vargv);
+    if (strcmp(verb, "stats") == 0)
+        return verb_stats(vargc, vargv);
+    if (strcmp(verb, "get") == 0)
+        return verb_get(vargc, vargv);
+    if (strcmp(verb, "set") == 0)
+        return verb_set(vargc, vargv);
+    if (strcmp(verb, "enable") == 0)
+        return verb_switch(vargc, vargv, 1);
+    if (strcmp(verb, "disable") == 0)
+        return verb_switch(vargc, vargv, 0);
+    if (strcmp(verb, "policy") == 0)
+        return verb_policy(vargc, vargv);
+    if (strcmp(verb, "--help") == 0 || strcmp(verb, "help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    return usage("unknown verb");
+}

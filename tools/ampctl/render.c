@@ -1,0 +1,129 @@
+/* ampctl's tables and JSON for one control block. */
+#include "render.h"
+
+#include <ctype.h>
+
+#include "kernels/cpu/convert.h"
+#include "policy/policy.h"
+#include "runtime/ctl_names.h"
+
+/* A fixed-width text field from the block, made printable. */
+static void clean(char *out, const char *field, size_t width)
+{
+    size_t i = 0;
+    for (; i < width && field[i]; i++)
+        out[i] = isprint((unsigned char)field[i]) && field[i] != '"' && field[i] != '\\'
+                     ? field[i]
+                     : '?';
+    out[i] = '\0';
+}
+
+static const char *want_name(uint32_t w)
+{
+    return w == AMP_CTL_ON ? "on" : w == AMP_CTL_OFF ? "off" : "default";
+}
+
+static const char *dtype_name(uint32_t d)
+{
+    return d < AMP_DTYPE_COUNT ? amp_dtype_names[d] : "?";
+}
+
+void ampctl_render_ps_row(FILE *out, const struct amp_ctl_block *b, int alive, int json, int first)
+{
+    char exe[sizeof b->exe + 1];
+    clean(exe, b->exe, sizeof b->exe);
+    int threads = 0;
+    for (int i = 0; i < AMP_CTL_MAX_THREADS; i++)
+        threads += atomic_load(&b->threads[i].tid) != 0;
+    if (json)
+        fprintf(out,
+                "%s{\"pid\": %lld, \"exe\": \"%s\", \"alive\": %s, \"threads\": %d, "
+                "\"enabled\": \"%s\", \"dtype\": \"%s\"}",
+                first ? "" : ", ", (long long)b->pid, exe, alive ? "true" : "false", threads,
+                want_name(atomic_load(&b->enabled)), dtype_name(atomic_load(&b->dtype[0])));
+    else
+        fprintf(out, "%-8lld %-20s %-6s %8d %-8s %-6s\n", (long long)b->pid, exe,
+                alive ? "yes" : "DEAD", threads, want_name(atomic_load(&b->enabled)),
+                dtype_name(atomic_load(&b->dtype[0])));
+}
+
+void ampctl_render_status(FILE *out, const struct amp_ctl_block *b, int json)
+{
+    char exe[sizeof b->exe + 1];
+    clean(exe, b->exe, sizeof b->exe);
+    if (json)
+        fprintf(out,
+                "{\"pid\": %lld, \"exe\": \"%s\", \"enabled\": \"%s\", \"dtype\": \"%s\", "
+                "\"cuda_dtype\": \"%s\", \"output\": \"%s\", \"generation\": %llu, \"threads\": [",
+                (long long)b->pid, exe, want_name(atomic_load(&b->enabled)),
+                dtype_name(atomic_load(&b->dtype[0])), dtype_name(atomic_load(&b->dtype[1])),
+                atomic_load(&b->output_round) ? "round" : "keep",
+                (unsigned long long)atomic_load(&b->generation));
+    else
+        fprintf(out,
+                "pid %lld (%s): process autocast %s, cpu dtype %s, cuda dtype %s, output %s\n"
+                "%-8s %-16s %-8s %-7s %-6s %12s %12s\n",
+                (long long)b->pid, exe, want_name(atomic_load(&b->enabled)),
+                dtype_name(atomic_load(&b->dtype[0])), dtype_name(atomic_load(&b->dtype[1])),
+                atomic_load(&b->output_round) ? "round" : "keep", "tid", "name", "enabled",
+                "active", "dtype", "lowered", "calls");
+    int first = 1;
+    for (int i = 0; i < AMP_CTL_MAX_THREADS; i++) {
+        const struct amp_thread *t = &b->threads[i];
+        long long tid = (long long)atomic_load(&t->tid);
+        if (!tid)
+            continue;
+        char name[sizeof t->name + 1];
+        clean(name, t->name, sizeof t->name);
+        unsigned long long lowered = 0, calls = 0;
+        for (int h = 0; h < AMP_HOOK_COUNT; h++) {
+            lowered += atomic_load_explicit(&t->counters[h][AMP_CTL_LOWERED], memory_order_relaxed);
+            for (int c = 0; c < 3; c++)
+                calls += atomic_load_explicit(&t->counters[h][c], memory_order_relaxed);
+        }
+        if (json)
+            fprintf(out,
+                    "%s{\"tid\": %lld, \"name\": \"%s\", \"enabled\": \"%s\", \"active\": %s, "
+                    "\"dtype\": \"%s\", \"lowered\": %llu, \"calls\": %llu}",
+                    first ? "" : ", ", tid, name, want_name(atomic_load(&t->want)),
+                    t->selected ? "true" : "false", dtype_name(atomic_load(&t->dtype)), lowered,
+                    calls);
+        else
+            fprintf(out, "%-8lld %-16s %-8s %-7s %-6s %12llu %12llu\n", tid, name,
+                    want_name(atomic_load(&t->want)), t->selected ? "yes" : "no",
+                    dtype_name(atomic_load(&t->dtype)), lowered, calls);
+        first = 0;
+    }
+    if (json)
+        fprintf(out, "]}\n");
+}
+
+void ampctl_render_stats(FILE *out, const struct amp_ctl_block *b, int json)
+{
+    if (json)
+        fprintf(out, "{\"pid\": %lld, \"symbols\": [", (long long)b->pid);
+    else
+        fprintf(out, "%-18s %-18s %10s %10s %10s %12s %14s\n", "symbol", "op", "calls", "lowered",
+                "fp32", "passthrough", "converted");
+    int first = 1;
+    for (int h = 0; h < AMP_HOOK_COUNT; h++) {
+        unsigned long long c[4];
+        for (int i = 0; i < 4; i++)
+            c[i] = amp_ctl_counter(b, h, i);
+        unsigned long long calls = c[0] + c[1] + c[2];
+        if (!calls)
+            continue;
+        if (json)
+            fprintf(out,
+                    "%s{\"symbol\": \"%s\", \"op\": \"%s\", \"calls\": %llu, \"lowered\": %llu, "
+                    "\"fp32\": %llu, \"passthrough\": %llu, \"converted\": %llu}",
+                    first ? "" : ", ", amp_hook_names[h], amp_op_names[amp_hook_op[h][0]], calls,
+                    c[0], c[1], c[2], c[3]);
+        else
+            fprintf(out, "%-18s %-18s %10llu %10llu %10llu %12llu %14llu\n", amp_hook_names[h],
+                    amp_op_names[amp_hook_op[h][0]], calls, c[0], c[1], c[2], c[3]);
+        first = 0;
+    }
+    if (json)
+        fprintf(out, "]}\n");
+}
