@@ -207,6 +207,24 @@ static int parse_threads(struct amp_config *cfg, const char *v, char *err, size_
     return 0;
 }
 
+static int parse_callers(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    if (strlen(v) >= sizeof cfg->callers) {
+        snprintf(err, errlen, "list longer than %zu characters", sizeof cfg->callers - 1);
+        return -1;
+    }
+    for (const char *p = v; *p;) {
+        size_t len = strcspn(p, ",");
+        if (len == 0) {
+            snprintf(err, errlen, "empty entry in '%s'", v);
+            return -1;
+        }
+        p += len + (p[len] == ',');
+    }
+    snprintf(cfg->callers, sizeof cfg->callers, "%s", v);
+    return 0;
+}
+
 static int parse_report(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
     int on;
@@ -268,6 +286,7 @@ static const struct var {
     {"AMPSHIM_THREADS", parse_threads, "all"},
     {"AMPSHIM_REPORT", parse_report, "0"},
     {"AMPSHIM_CONTROL", parse_control, "1"},
+    {"AMPSHIM_CALLERS", parse_callers, "all callers"},
 };
 
 int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
@@ -289,6 +308,24 @@ int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
     if (tf32 && strcmp(tf32, "0") == 0)
         cfg->cuda_tf32_allowed = 0;
     return errors;
+}
+
+int amp_config_selects_caller(const struct amp_config *cfg, const char *object, const char *symbol)
+{
+    if (!cfg->callers[0])
+        return 1;
+    const char *base = object ? strrchr(object, '/') : NULL;
+    base = base ? base + 1 : object;
+    char entry[sizeof cfg->callers];
+    for (const char *p = cfg->callers; *p;) {
+        size_t len = strcspn(p, ",");
+        memcpy(entry, p, len);
+        entry[len] = '\0';
+        p += len + (p[len] == ',');
+        if ((base && fnmatch(entry, base, 0) == 0) || (symbol && fnmatch(entry, symbol, 0) == 0))
+            return 1;
+    }
+    return 0;
 }
 
 int amp_config_selects_thread(const struct amp_config *cfg, long tid, long pid, const char *name)

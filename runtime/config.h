@@ -26,6 +26,7 @@ struct amp_config {
     char log_file[PATH_MAX];
     int strict;
     int control;           /* AMPSHIM_CONTROL: a shared control block for ampctl */
+    char callers[512];     /* AMPSHIM_CALLERS: object basename or symbol globs; "" = all */
     int cuda_tf32_allowed; /* NVIDIA_TF32_OVERRIDE=0 forbids tf32 on CUDA */
 };
 
@@ -39,6 +40,10 @@ int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn);
 
 /* Does AMPSHIM_THREADS select a thread with this tid and name? */
 int amp_config_selects_thread(const struct amp_config *cfg, long tid, long pid, const char *name);
+
+/* Does AMPSHIM_CALLERS select a call from this object (path) and function
+ * (either may be NULL)? */
+int amp_config_selects_caller(const struct amp_config *cfg, const char *object, const char *symbol);
 
 /* Small parsers shared with the tests. */
 int amp_parse_bool(const char *s, int *out);

@@ -224,7 +224,29 @@ static void recompute_thread(struct amp_thread *t)
                                                  (long)getpid(), t->name);
     }
     t->selected = (uint8_t)selected;
+    t->caller_filter = amp_rt.cfg.callers[0] != '\0';
     atomic_store_explicit(&t->dtype, dtype, memory_order_relaxed);
+}
+
+void amp_thread_recompute(struct amp_thread *t)
+{
+    recompute_thread(t);
+}
+
+void amp_thread_renamed(unsigned long pthread_id)
+{
+    pthread_mutex_lock(&registry_lock);
+    if (amp_ctl)
+        for (int i = 0; i < AMP_CTL_MAX_THREADS; i++)
+            if (atomic_load(&amp_ctl->threads[i].tid) &&
+                amp_ctl->threads[i].owner_private[PRIV_PTHREAD] == pthread_id)
+                __atomic_store_n(&amp_ctl->threads[i].rename_pending, 1, __ATOMIC_RELAXED);
+    for (struct amp_thread *t = overflow_threads; t;
+         t = (struct amp_thread *)(uintptr_t)t->owner_private[PRIV_NEXT])
+        if (t->owner_private[PRIV_PTHREAD] == pthread_id)
+            __atomic_store_n(&t->rename_pending, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&registry_lock);
+    amp_ctl_bump();
 }
 
 static void read_own_name(struct amp_thread *t)
@@ -238,8 +260,8 @@ void amp_ctl_refresh(struct amp_thread *t)
 {
     uint64_t gen = atomic_load_explicit(amp_ctl_generation, memory_order_acquire);
     apply_process_settings(gen);
-    if (t->rename_pending) {
-        t->rename_pending = 0;
+    if (__atomic_load_n(&t->rename_pending, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&t->rename_pending, 0, __ATOMIC_RELAXED);
         read_own_name(t);
     }
     recompute_thread(t);

@@ -54,6 +54,20 @@ extern _Atomic uint64_t *_Atomic amp_ctl_generation;
  * once per change, then this thread's own state. */
 void amp_ctl_refresh(struct amp_thread *t);
 
+/* Recomputes whether autocast is on for t after its region stack changed. */
+void amp_thread_recompute(struct amp_thread *t);
+
+/* pthread_setname_np renamed a thread: it re-reads its name (AMPSHIM_THREADS
+ * matches names) at its next call. */
+void amp_thread_renamed(unsigned long pthread_id);
+
+/* The return address of the hooked call being decided, when the thread's
+ * caller_filter is on (AMPSHIM_CALLERS). */
+extern __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
+
+/* Does AMPSHIM_CALLERS select the code at this return address? Cached. */
+int amp_caller_selected(void *return_address);
+
 /* Marks a change made in this process (region push/pop, ampshim_ctl, a
  * rename) so every thread re-reads at its next call. */
 void amp_ctl_bump(void);

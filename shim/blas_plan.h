@@ -62,7 +62,8 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->converted = 0;
     if (amp_unlikely(t->fp32_depth)) {
         c->outcome = AMP_OUTCOME_FP32;
-    } else if (amp_unlikely(!t->selected)) {
+    } else if (amp_unlikely(!t->selected) ||
+               (amp_unlikely(t->caller_filter) && !amp_caller_selected(amp_tls_caller))) {
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
     } else {
         uint8_t cat = amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0];
