@@ -31,7 +31,7 @@ const char *amp_ctl_block_problem(const void *mem, size_t len)
     const struct amp_ctl_block *b = mem;
     if (len < offsetof(struct amp_ctl_block, exe))
         return "truncated: shorter than a block header";
-    if (b->magic != AMP_CTL_MAGIC)
+    if (__atomic_load_n(&b->magic, __ATOMIC_ACQUIRE) != AMP_CTL_MAGIC)
         return "not an ampshim control block (bad magic)";
     if (b->version != AMP_CTL_VERSION)
         return "a control block of another layout version (another ampshim release)";

@@ -102,9 +102,9 @@ static void fill_header(struct amp_ctl_block *b)
     for (int d = 0; d < AMP_DEVICE_COUNT; d++)
         atomic_store(&b->dtype[d], (uint32_t)amp_rt.cfg.dtype[d]);
     memset((void *)b->policy, AMP_CTL_POLICY_NONE, sizeof b->policy);
-    /* The magic last: a reader that sees it sees a complete header. */
-    atomic_thread_fence(memory_order_release);
-    b->magic = AMP_CTL_MAGIC;
+    /* The magic last, with release: a reader that sees it (with acquire)
+     * sees a complete header. */
+    __atomic_store_n(&b->magic, AMP_CTL_MAGIC, __ATOMIC_RELEASE);
 }
 
 /* A block of a process that no longer exists may be left behind (the pid is

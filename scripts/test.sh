@@ -2,8 +2,9 @@
 # Builds and runs every test suite (unit, preload, clients), then prints one
 # summary line "N passed, N failed, N skipped".
 #   sh scripts/test.sh [MESON TEST ARGS]
-#   sh scripts/test.sh --with-sanitizers   also: unit and preload suites under
-#       ASan+UBSan and under TSan, and 60 s of libFuzzer on every parser (clang)
+#   sh scripts/test.sh --with-sanitizers   also: unit, preload and control
+#       suites under ASan+UBSan and under TSan, and libFuzzer on every parser
+#       and on ampctl's block reader (clang)
 set -eu
 cd "$(dirname "$0")/.."
 sanitizers=0
@@ -29,15 +30,16 @@ if [ "$sanitizers" -eq 1 ]; then
     quick="-Dexhaustive_tests=false -Dbuildtype=debugoptimized"
     run build-asan "$quick -Db_sanitize=address,undefined" \
         "ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1" \
-        --suite unit --suite preload
+        --suite unit --suite preload --suite control
     # OpenBLAS's own worker threads synchronise by spinning, which TSan cannot
     # see; with one OpenBLAS thread only the shim's threads remain (the
     # threads-4-concurrent test runs four at once through the shim).
     run build-tsan "$quick -Db_sanitize=thread" \
-        "OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1" --suite unit --suite preload
+        "OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1" --suite unit --suite preload \
+        --suite control
     [ -d build-fuzz ] || CC=clang meson setup build-fuzz $quick -Dfuzzing=true \
         -Db_sanitize=address,undefined -Db_lundef=false
-    ninja -C build-fuzz tests/fuzz/fuzz_parsers
+    ninja -C build-fuzz tests/fuzz/fuzz_parsers tests/fuzz/fuzz_block
     meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz || status=1
     logs="$logs build-fuzz/meson-logs/testlog.json"
 fi

@@ -145,11 +145,16 @@ AMP_EXPORT int ampshim_ctl(const char *name, void *oldp, size_t *oldlenp, const 
 
 AMP_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
-    static int (*real)(pthread_t, const char *);
-    if (!real)
-        real = (int (*)(pthread_t, const char *))dlsym(RTLD_NEXT, "pthread_setname_np");
-    if (!real)
-        return ENOSYS;
+    typedef int (*setname_fn)(pthread_t, const char *);
+    /* Several threads may look it up at once: same answer, stored atomically. */
+    static setname_fn _Atomic cached;
+    setname_fn real = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (!real) {
+        real = (setname_fn)dlsym(RTLD_NEXT, "pthread_setname_np");
+        if (!real)
+            return ENOSYS;
+        atomic_store_explicit(&cached, real, memory_order_relaxed);
+    }
     int rc = real(thread, name);
     if (rc == 0 && amp_mode() == AMP_MODE_ACTIVE)
         amp_thread_renamed((unsigned long)thread);
