@@ -63,15 +63,18 @@ void amp_runtime_apply_policy(void)
                                             &amp_ctl->policy[dev][amp_hook_op[h][acc]],
                                             memory_order_relaxed)
                                       : AMP_CTL_POLICY_NONE;
-                amp_rt.category[dev][h][acc] =
-                    ctl < AMP_CAT_COUNT ? ctl
-                                        : (uint8_t)amp_policy_category(&amp_rt.cfg.policy,
-                                                                       (enum amp_device)dev,
-                                                                       (enum amp_hook_id)h, acc);
+                amp_live_store(&amp_rt.category[dev][h][acc],
+                               ctl < AMP_CAT_COUNT
+                                   ? ctl
+                                   : (uint8_t)amp_policy_category(&amp_rt.cfg.policy,
+                                                                  (enum amp_device)dev,
+                                                                  (enum amp_hook_id)h, acc));
             }
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
         const uint8_t *cat = amp_rt.category[AMP_DEVICE_CPU][h];
-        amp_slot_of[h]->passes = (uint8_t)(runs_unchanged(cat[0]) && runs_unchanged(cat[1]));
+        amp_live_store(&amp_slot_of[h]->passes,
+                       (uint8_t)(runs_unchanged(amp_live_load(&cat[0])) &&
+                                 runs_unchanged(amp_live_load(&cat[1]))));
         amp_slot_of[h]->passthrough_counter = (uint32_t)(
             offsetof(struct amp_thread, counters) +
             ((size_t)h * 4 + AMP_CTL_PASSTHROUGH) * sizeof(uint64_t));
@@ -187,11 +190,11 @@ static void apply_process_settings(uint64_t gen)
 {
     pthread_mutex_lock(&registry_lock);
     if (amp_ctl && gen != applied_generation) {
-        amp_rt.cfg.output_round = (int)atomic_load(&amp_ctl->output_round);
+        amp_live_store(&amp_rt.cfg.output_round, (int)atomic_load(&amp_ctl->output_round));
         for (int d = 0; d < AMP_DEVICE_COUNT; d++) {
             uint32_t dt = atomic_load(&amp_ctl->dtype[d]);
             if (dt < AMP_DTYPE_COUNT)
-                amp_rt.cfg.dtype[d] = (enum amp_lowp_dtype)dt;
+                amp_live_store(&amp_rt.cfg.dtype[d], (enum amp_lowp_dtype)dt);
         }
         amp_runtime_apply_policy();
         applied_generation = gen;
@@ -204,7 +207,7 @@ static void apply_process_settings(uint64_t gen)
  * for this thread, ampctl for the process, AMPSHIM_THREADS. */
 static void recompute_thread(struct amp_thread *t)
 {
-    uint32_t dtype = (uint32_t)amp_rt.cfg.dtype[AMP_DEVICE_CPU];
+    uint32_t dtype = (uint32_t)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CPU]);
     int selected = -1;
     for (uint32_t i = t->region_depth; i-- > 0;)
         if (t->regions[i] & 0x80) {

@@ -11,6 +11,11 @@
 #include "runtime/config.h"
 #include "runtime/control.h"
 
+/* Settings ampctl may change while other threads run are read and written
+ * with these: relaxed atomic accesses (plain moves on x86-64). */
+#define amp_live_load(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define amp_live_store(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
 #define amp_likely(x) __builtin_expect(!!(x), 1)
 #define amp_unlikely(x) __builtin_expect(!!(x), 0)
 

@@ -55,7 +55,7 @@ AMP_EXPORT int amp_autocast_push(int dtype)
         errno = EINVAL;
         return -1;
     }
-    int d = dtype == AMPSHIM_DEFAULT ? (int)amp_rt.cfg.dtype[AMP_DEVICE_CPU] : lowp[dtype];
+    int d = dtype == AMPSHIM_DEFAULT ? (int)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CPU]) : lowp[dtype];
     return push_region((uint8_t)(REGION_AUTOCAST | d));
 }
 

@@ -278,7 +278,7 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         if (!c->in_place[i])
             *c->arg[i] = dst;
     }
-    if (c->has_acc && c->acc_read && amp_rt.cfg.output_round)
+    if (c->has_acc && c->acc_read && amp_live_load(&amp_rt.cfg.output_round))
         c->converted += round_operand(&c->acc, c->acc.p, dtype);
 }
 

@@ -43,7 +43,7 @@ static inline int amp_blas_passes_through(struct amp_thread *t, enum amp_hook_id
         amp_unlikely(atomic_load_explicit(&t->seen_generation, memory_order_relaxed) !=
                      atomic_load_explicit(amp_ctl_generation, memory_order_acquire)))
         return 0;
-    uint8_t cat = amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0];
+    uint8_t cat = amp_live_load(&amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0]);
     if (t->selected && (t->caller_filter || cat == AMP_CAT_LOWER || cat == AMP_CAT_FP32))
         return 0;
     amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
@@ -66,7 +66,7 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
                (amp_unlikely(t->caller_filter) && !amp_caller_selected(amp_tls_caller))) {
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
     } else {
-        uint8_t cat = amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0];
+        uint8_t cat = amp_live_load(&amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0]);
         c->outcome = cat == AMP_CAT_LOWER  ? AMP_OUTCOME_LOWERED
                      : cat == AMP_CAT_FP32 ? AMP_OUTCOME_FP32
                                            : AMP_OUTCOME_PASSTHROUGH;
@@ -87,7 +87,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
 {
     switch (c->outcome) {
     case AMP_OUTCOME_LOWERED:
-        if (c->has_acc && amp_rt.cfg.output_round)
+        if (c->has_acc && amp_live_load(&amp_rt.cfg.output_round))
             amp_blas_round_output(c);
         amp_count(c->t, c->hook, AMP_CTL_LOWERED, 1);
         amp_count(c->t, c->hook, AMP_CTL_CONVERTED, c->converted);
@@ -105,7 +105,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
 /* A scalar result (dot, nrm2, asum) under AMPSHIM_OUTPUT=round. */
 static inline float amp_blas_result(const struct amp_blas_call *c, float r)
 {
-    if (c->outcome == AMP_OUTCOME_LOWERED && amp_rt.cfg.output_round)
+    if (c->outcome == AMP_OUTCOME_LOWERED && amp_live_load(&amp_rt.cfg.output_round))
         return amp_round_to_dtype_rne((enum amp_lowp_dtype)c->t->dtype, r);
     return r;
 }

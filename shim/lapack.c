@@ -32,7 +32,7 @@ typedef void (*amp_f77_subroutine)(AMP_EXPAND(AMP_WORDS(AMP_WORD_TYPE)));
  * their own policy (LAPACK itself cannot be lowered). */
 static inline enum amp_outcome lapack_outcome(enum amp_hook_id hook, const struct amp_thread *t)
 {
-    return t->fp32_depth || amp_rt.category[AMP_DEVICE_CPU][hook][0] == AMP_CAT_FP32
+    return t->fp32_depth || amp_live_load(&amp_rt.category[AMP_DEVICE_CPU][hook][0]) == AMP_CAT_FP32
                ? AMP_OUTCOME_FP32
                : AMP_OUTCOME_PASSTHROUGH;
 }
