@@ -65,28 +65,27 @@ void amp_config_defaults(struct amp_config *cfg)
  * success. */
 typedef int (*var_parser)(struct amp_config *cfg, const char *value, char *err, size_t errlen);
 
-static int parse_enable(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+static int parse_bool_into(int *field, const char *v, char *err, size_t errlen)
 {
-    if (amp_parse_bool(v, &cfg->enable) == 0)
+    if (amp_parse_bool(v, field) == 0)
         return 0;
     snprintf(err, errlen, "'%s' is not one of 1/0, true/false, yes/no, on/off", v);
     return -1;
+}
+
+static int parse_enable(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    return parse_bool_into(&cfg->enable, v, err, errlen);
 }
 
 static int parse_strict(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    if (amp_parse_bool(v, &cfg->strict) == 0)
-        return 0;
-    snprintf(err, errlen, "'%s' is not one of 1/0, true/false, yes/no, on/off", v);
-    return -1;
+    return parse_bool_into(&cfg->strict, v, err, errlen);
 }
 
 static int parse_control(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    if (amp_parse_bool(v, &cfg->control) == 0)
-        return 0;
-    snprintf(err, errlen, "'%s' is not one of 1/0, true/false, yes/no, on/off", v);
-    return -1;
+    return parse_bool_into(&cfg->control, v, err, errlen);
 }
 
 static int dtype_for(struct amp_config *cfg, const char *v, char *err, size_t errlen, int first,

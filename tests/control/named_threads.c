@@ -17,12 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "oracle.h"
+#include "answers.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
                  float, float *, int);
-typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
-                         int, float, float *, int);
 
 enum { N = 24, THREADS = 4 };
 
@@ -60,24 +58,7 @@ int main(int argc, char **argv)
 {
     if (argc != 3)
         return 2;
-    for (int i = 0; i < N * N; i++) {
-        a[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;
-        b[i] = (float)((i * 6271) % 991) / 211.0f - 2.3f;
-    }
-    /* Expected answers from the real routine, reached directly. */
-    sgemm_fn real = (sgemm_fn)dlsym(dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD), "cblas_sgemm");
-    float ra[N * N], rb[N * N];
-    for (int i = 0; i < N * N; i++) {
-        ra[i] = oracle_bf16(a[i]);
-        rb[i] = oracle_bf16(b[i]);
-    }
-    real(102, 111, 111, N, N, N, 1.0f, ra, N, rb, N, 0.0f, want[0], N);
-    for (int i = 0; i < N * N; i++) {
-        ra[i] = (float)(_Float16)a[i];
-        rb[i] = (float)(_Float16)b[i];
-    }
-    real(102, 111, 111, N, N, N, 1.0f, ra, N, rb, N, 0.0f, want[1], N);
-    real(102, 111, 111, N, N, N, 1.0f, a, N, b, N, 0.0f, want[2], N);
+    expected_answers(N, a, b, (float *[3]){want[0], want[1], want[2]});
 
     pthread_t tids[THREADS];
     for (int t = 0; t < THREADS; t++) {

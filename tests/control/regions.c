@@ -13,27 +13,14 @@
 #include <unistd.h>
 
 #include "ampshim.h"
-#include "oracle.h"
+#include "answers.h"
+#include "tests/unit/check.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
                  float, float *, int);
-typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
-                         int, float, float *, int);
 
 enum { N = 16 };
 static float a[N * N], b[N * N], want[3][N * N];
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL line %d: ", __LINE__);                                                    \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 static char classify(void)
 {
@@ -60,23 +47,7 @@ static void *renamed_thread(void *arg)
 
 int main(void)
 {
-    for (int i = 0; i < N * N; i++) {
-        a[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;
-        b[i] = (float)((i * 6271) % 991) / 211.0f - 2.3f;
-    }
-    sgemm_fn real = (sgemm_fn)dlsym(dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD), "cblas_sgemm");
-    float ra[N * N], rb[N * N];
-    for (int i = 0; i < N * N; i++) {
-        ra[i] = oracle_bf16(a[i]);
-        rb[i] = oracle_bf16(b[i]);
-    }
-    real(102, 111, 111, N, N, N, 1.0f, ra, N, rb, N, 0.0f, want[0], N);
-    for (int i = 0; i < N * N; i++) {
-        ra[i] = (float)(_Float16)a[i];
-        rb[i] = (float)(_Float16)b[i];
-    }
-    real(102, 111, 111, N, N, N, 1.0f, ra, N, rb, N, 0.0f, want[1], N);
-    real(102, 111, 111, N, N, N, 1.0f, a, N, b, N, 0.0f, want[2], N);
+    expected_answers(N, a, b, (float *[3]){want[0], want[1], want[2]});
 
     push = (int (*)(int))dlsym(RTLD_DEFAULT, "amp_autocast_push");
     pop = (int (*)(void))dlsym(RTLD_DEFAULT, "amp_autocast_pop");
@@ -87,8 +58,8 @@ int main(void)
     if (!push || !pop || !fp32_push || !fp32_pop || !ctl) {
         /* Without the shim the program still runs, in plain fp32. */
         CHECK(classify() == 'F', "without ampshim every call is fp32");
-        printf("regions (no ampshim): %d passed, %d failed\n", checks - failures, failures);
-        return failures != 0;
+        printf("regions (no ampshim): %d passed, %d failed\n", checks - failures, (int)failures);
+        return failures ? 1 : 0;
     }
     pthread_setname_np(pthread_self(), "main-thread");
     CHECK(classify() == 'F', "the main thread is not selected by AMPSHIM_THREADS=hot-*");
@@ -148,6 +119,6 @@ int main(void)
     pthread_t th;
     pthread_create(&th, NULL, renamed_thread, NULL);
     pthread_join(th, NULL);
-    printf("regions: %d passed, %d failed\n", checks - failures, failures);
-    return failures != 0;
+    printf("regions: %d passed, %d failed\n", checks - failures, (int)failures);
+    return failures ? 1 : 0;
 }

@@ -12,19 +12,8 @@
 #include <unistd.h>
 
 #include "amp_scaler.h"
+#include "tests/unit/check.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        checks++;                                                                                  \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
 
 static amp_scaler *make(void)
 {
@@ -134,6 +123,6 @@ int main(void)
             for (int inf = 0; inf < 2; inf++)
                 compare_unscale(dtype, sizes[s], inf);
     compare_sequence();
-    printf("test_scaler_gpu: %d passed, %d failed\n", checks - failures, failures);
+    printf("test_scaler_gpu: %d passed, %d failed\n", checks - failures, (int)failures);
     return failures ? 1 : 0;
 }
