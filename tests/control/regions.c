@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -115,6 +116,14 @@ int main(void)
     CHECK(ctl("opt.dtype", text, &len, NULL, 0) == EINVAL && len == 5,
           "a short buffer: EINVAL and the size needed");
     ctl("opt.dtype", NULL, NULL, "bf16", 4);
+
+    /* The block is shared (for ampctl) unless AMPSHIM_CONTROL=0 made it private. */
+    char block[128];
+    snprintf(block, sizeof block, "/dev/shm/ampshim.%u.%d", (unsigned)getuid(), (int)getpid());
+    const char *control = getenv("AMPSHIM_CONTROL");
+    int shared_expected = !(control && strcmp(control, "0") == 0);
+    CHECK((access(block, F_OK) == 0) == shared_expected, "%s %s", block,
+          shared_expected ? "exists" : "does not exist with AMPSHIM_CONTROL=0");
 
     pthread_t th;
     pthread_create(&th, NULL, renamed_thread, NULL);
