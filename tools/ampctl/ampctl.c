@@ -390,8 +390,10 @@ static int verb_run(int argc, char **argv)
     if (find_shim(shim, sizeof shim) < 0)
         return failure("cannot find libampshim.so (looked beside ampctl's build tree and in %s)%s",
                        AMPSHIM_LIBDIR, "");
+    /* After what the environment preloads already: a sanitizer runtime or an
+     * allocator preloaded first must stay first. */
     const char *old = getenv("LD_PRELOAD");
-    snprintf(preload, sizeof preload, "%s%s%s", shim, old && *old ? " " : "", old ? old : "");
+    snprintf(preload, sizeof preload, "%s%s%s", old ? old : "", old && *old ? " " : "", shim);
     setenv("LD_PRELOAD", preload, 1);
     execvp(argv[i + 1], argv + i + 1);
     return failure("cannot run %s: %s", argv[i + 1], strerror(errno));
