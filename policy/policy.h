@@ -39,6 +39,7 @@ extern const char *const amp_op_names[AMP_OP_COUNT];
 extern const char *const amp_hook_names[AMP_HOOK_COUNT];
 extern const char *const amp_hook_routines[AMP_HOOK_COUNT];
 extern const uint8_t amp_hook_op[AMP_HOOK_COUNT][2]; /* [hook][accumulates] */
+extern const uint8_t amp_hook_device[AMP_HOOK_COUNT];  /* enum amp_device */
 extern const char *const amp_category_names[AMP_CAT_COUNT];
 
 /* Generated: the op lists as a table. */

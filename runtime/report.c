@@ -34,7 +34,7 @@ int amp_report_write(FILE *out)
         fprintf(out, "%-18s %-18s %-11s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64
                      " %14" PRIu64 "\n",
                 amp_hook_names[h], amp_op_names[op],
-                amp_category_names[amp_live_load(&amp_rt.category[AMP_DEVICE_CPU][h][0])], calls, c[0], c[1],
+                amp_category_names[amp_live_load(&amp_rt.category[amp_hook_device[h]][h][0])], calls, c[0], c[1],
                 c[2], c[3]);
         for (int i = 0; i < 4; i++)
             totals[i] += c[i];

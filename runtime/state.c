@@ -71,7 +71,7 @@ void amp_runtime_apply_policy(void)
                                                                   (enum amp_hook_id)h, acc));
             }
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-        const uint8_t *cat = amp_rt.category[AMP_DEVICE_CPU][h];
+        const uint8_t *cat = amp_rt.category[amp_hook_device[h]][h];
         amp_live_store(&amp_slot_of[h]->passes,
                        (uint8_t)(runs_unchanged(amp_live_load(&cat[0])) &&
                                  runs_unchanged(amp_live_load(&cat[1]))));

@@ -13,10 +13,12 @@
 
 #include "runtime/log.h"
 
-static const uint8_t hook_is_i64[AMP_HOOK_COUNT] = {
-#define AMP_INTS_IS_I64_LP 0
-#define AMP_INTS_IS_I64_I64 1
-#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_INTS_IS_I64_##ints,
+/* 0: the library's own width, probed; else 32 or 64, known from the name. */
+static const uint8_t hook_ints[AMP_HOOK_COUNT] = {
+#define AMP_INTS_WIDTH_LP 0
+#define AMP_INTS_WIDTH_I32 32
+#define AMP_INTS_WIDTH_I64 64
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_INTS_WIDTH_##ints,
     AMPSHIM_HOOK_LIST(AMP_X_HOOK)
 #undef AMP_X_HOOK
 };
@@ -166,13 +168,25 @@ static int library_is_ilp64(void *real, const char **libname)
     return ilp64;
 }
 
-void *amp_resolve(enum amp_hook_id hook)
+void *amp_resolve_name(const char *name)
+{
+    pthread_mutex_lock(&resolve_lock);
+    void *p = find_real(name);
+    pthread_mutex_unlock(&resolve_lock);
+    return p;
+}
+
+static void *resolve(enum amp_hook_id hook, int required)
 {
     pthread_mutex_lock(&resolve_lock);
     void *real = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
     if (!real) {
         const char *name = amp_hook_names[hook];
         real = find_real(name);
+        if (!real && !required) {
+            pthread_mutex_unlock(&resolve_lock);
+            return NULL;
+        }
         if (!real) {
             /* Without ampshim the loader would have stopped here with
              * "undefined symbol"; do the same rather than run garbage. */
@@ -183,11 +197,27 @@ void *amp_resolve(enum amp_hook_id hook)
             _exit(127);
         }
         const char *libname = "?";
-        int ilp64 = hook_is_i64[hook] ? 1 : library_is_ilp64(real, &libname);
+        int ilp64 = hook_ints[hook] ? hook_ints[hook] == 64 : library_is_ilp64(real, &libname);
+        if (hook_ints[hook]) {
+            Dl_info info;
+            if (dladdr(real, &info) && info.dli_fname)
+                libname = info.dli_fname;
+        }
         amp_slot_of[hook]->ilp64 = (uint8_t)ilp64;
         amp_log(AMP_LOG_INFO, "%s -> %s (%s integers)", name, libname, ilp64 ? "64-bit" : "32-bit");
         atomic_store_explicit(&amp_slot_of[hook]->real, real, memory_order_release);
     }
     pthread_mutex_unlock(&resolve_lock);
     return real;
+}
+
+void *amp_resolve(enum amp_hook_id hook)
+{
+    return resolve(hook, 1);
+}
+
+void *amp_real_optional(enum amp_hook_id hook)
+{
+    void *p = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
+    return p ? p : resolve(hook, 0);
 }

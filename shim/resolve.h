@@ -15,6 +15,15 @@
  * symbol, says so once and exits 127, as the dynamic loader would have. */
 void *amp_resolve(enum amp_hook_id hook);
 
+/* The real function behind a hook, or NULL if no loaded library defines it
+ * (for functions the shim calls on its own account, such as the GemmEx a
+ * lowered Sgemm becomes: missing means do not lower). */
+void *amp_real_optional(enum amp_hook_id hook);
+
+/* A function of the real libraries that is not hooked (cublasGetMathMode),
+ * found the same way; NULL if none defines it. */
+void *amp_resolve_name(const char *name);
+
 static inline void *amp_real(enum amp_hook_id hook)
 {
     void *p = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);

@@ -29,8 +29,12 @@ static const struct list_file {
     {"cuda_float32.txt", 1, CAT_FP32},   {"cuda_promote.txt", 1, CAT_PROMOTE},
 };
 
-static const char *const kinds[] = {"gemm", "gemv", "ger",  "dot",  "nrm2",  "asum",
-                                    "symm", "syrk", "syr2k", "trmm", "trsm", "lapack"};
+static const char *const kinds[] = {"gemm",         "gemv",          "ger",
+                                    "dot",          "nrm2",          "asum",
+                                    "symm",         "syrk",          "syr2k",
+                                    "trmm",         "trsm",          "lapack",
+                                    "cublas_sgemm", "cublas_gemmex", "cublas_sgemm_strided",
+                                    "cublas_gemmex_strided"};
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];
@@ -39,6 +43,7 @@ static int n_ops;
 static struct routine {
     char name[NAME_MAX_LEN], kind[NAME_MAX_LEN];
     int op, op_beta;
+    int cuda_ints; /* 0 for a CPU routine; 32 or 64 for a CUDA entry point */
 } routines[MAX_ROUTINES];
 static int n_routines;
 
@@ -124,18 +129,21 @@ static void read_op_list(const char *dir, const struct list_file *lf)
     fclose(f);
 }
 
-static void read_bindings(const char *dir)
+/* bindings.txt: routine kind op op_beta; bindings_cuda.txt adds ints. */
+static void read_bindings(const char *dir, const char *file, int cuda)
 {
     char path[4096], line[512];
-    snprintf(path, sizeof path, "%s/bindings.txt", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
     FILE *f = open_or_die(path, "r");
+    int want = cuda ? 5 : 4;
     for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
-        char *field[4];
-        int n = split_fields(line, field, 4);
+        char *field[5];
+        int n = split_fields(line, field, 5);
         if (n == 0)
             continue;
-        if (n != 4)
-            die("%s:%d: expected: routine kind op op_beta", path, lineno);
+        if (n != want)
+            die("%s:%d: expected: %s", path, lineno,
+                cuda ? "symbol kind op op_beta ints" : "routine kind op op_beta");
         if (n_routines == MAX_ROUTINES)
             die("too many routines");
         struct routine *r = &routines[n_routines];
@@ -147,8 +155,14 @@ static void read_bindings(const char *dir)
         int known = 0;
         for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
             known |= strcmp(kinds[k], field[1]) == 0;
-        if (!known)
+        if (!known || (strncmp(field[1], "cublas", 6) == 0) != cuda)
             die("%s:%d: unknown kind '%s'", path, lineno, field[1]);
+        r->cuda_ints = 0;
+        if (cuda) {
+            r->cuda_ints = atoi(field[4]);
+            if (strcmp(field[4], "32") != 0 && strcmp(field[4], "64") != 0)
+                die("%s:%d: ints must be 32 or 64, not '%s'", path, lineno, field[4]);
+        }
         r->op = find_op(field[2]);
         if (r->op < 0)
             die("%s:%d: op '%s' appears in no op list", path, lineno, field[2]);
@@ -189,9 +203,9 @@ static void write_header(const char *path)
         fprintf(f, " \\\n    X(%s)", ops[i]);
     /* One list per library family (shim/<family>.c expands its own), and the
      * whole list as their concatenation. */
-    static const char *const families[] = {"BLAS", "LAPACK"};
+    static const char *const families[] = {"BLAS", "LAPACK", "CUBLAS"};
     int n_hooks = 0;
-    for (int fam = 0; fam < 2; fam++) {
+    for (int fam = 0; fam < 3; fam++) {
         fprintf(f, "\n\n/* X(symbol, routine, KIND, FORM, INTS, op, op_beta) for the %s family.\n"
                    " * FORM is CBLAS or F77; INTS is LP (the forwarded-to library's own integer\n"
                    " * width, probed) or I64 (always 64-bit: the suffixed names). */\n"
@@ -200,10 +214,17 @@ static void write_header(const char *path)
         for (int r = 0; r < n_routines; r++) {
             const struct routine *rt = &routines[r];
             int lapack = strcmp(rt->kind, "lapack") == 0;
-            if (lapack != fam)
+            if ((rt->cuda_ints ? 2 : lapack) != fam)
                 continue;
             char kind[NAME_MAX_LEN];
             upper(kind, rt->kind);
+            if (rt->cuda_ints) {
+                /* One entry point, named in full; FORM CUBLAS, INTS I32/I64. */
+                fprintf(f, " \\\n    X(%s, %s, %s, CUBLAS, I%d, %s, %s)", rt->name, rt->name, kind,
+                        rt->cuda_ints, ops[rt->op], ops[rt->op_beta]);
+                n_hooks++;
+                continue;
+            }
             for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
                 if (lapack && !forms[i].lapack_too)
                     continue;
@@ -215,7 +236,8 @@ static void write_header(const char *path)
             }
         }
     }
-    fprintf(f, "\n\n#define AMPSHIM_HOOK_LIST(X) AMPSHIM_HOOK_LIST_BLAS(X) AMPSHIM_HOOK_LIST_LAPACK(X)");
+    fprintf(f, "\n\n#define AMPSHIM_HOOK_LIST(X) AMPSHIM_HOOK_LIST_BLAS(X) AMPSHIM_HOOK_LIST_LAPACK(X) "
+               "AMPSHIM_HOOK_LIST_CUBLAS(X)");
     fprintf(f, "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n",
             n_ops, n_hooks);
     fprintf(f, "\n#endif\n");
@@ -285,7 +307,8 @@ int main(int argc, char **argv)
         die("usage: ampshim-gen DATA_DIR OUT_HEADER OUT_TABLES_C MAN_TEMPLATE OUT_MAN");
     for (size_t i = 0; i < sizeof list_files / sizeof *list_files; i++)
         read_op_list(argv[1], &list_files[i]);
-    read_bindings(argv[1]);
+    read_bindings(argv[1], "bindings.txt", 0);
+    read_bindings(argv[1], "bindings_cuda.txt", 1);
     write_header(argv[2]);
     write_tables(argv[3]);
     write_man(argv[4], argv[5]);

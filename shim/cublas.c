@@ -1,0 +1,220 @@
+/* The exported cuBLAS entry points, expanded from AMPSHIM_HOOK_LIST_CUBLAS.
+ * A lowered fp32 GEMM is handed to cuBLAS itself with a fast compute type
+ * (CUBLAS_COMPUTE_32F_FAST_16F / _FAST_16BF / _FAST_TF32) on the program's
+ * own fp32 buffers: no copies, no kernels of ours, no synchronisation; the
+ * tensor cores round the inputs. The caller's stated intent wins: explicit
+ * non-fp32 data or compute types, CUBLAS_COMPUTE_32F_PEDANTIC, a handle in
+ * CUBLAS_PEDANTIC_MATH or with CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION,
+ * and NVIDIA_TF32_OVERRIDE=0 (never tf32) leave the call unchanged. Every
+ * CUDA symbol is found at run time; a program without cuBLAS never calls
+ * these hooks. */
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "shim/cublas_abi.h"
+#include "shim/resolve.h"
+
+#define AMP_EXPORT __attribute__((visibility("default")))
+#define AMP_UNPAREN(...) __VA_ARGS__
+
+typedef int (*amp_handle_query)(void *handle, int *value);
+
+/* cublasGetMathMode / cublasGetPointerMode_v2 of the library the hooks
+ * forward to (not hooked themselves). */
+static amp_handle_query handle_query(const char *name, amp_handle_query _Atomic *cache)
+{
+    amp_handle_query q = atomic_load_explicit(cache, memory_order_relaxed);
+    if (!q) {
+        q = (amp_handle_query)amp_resolve_name(name);
+        atomic_store_explicit(cache, q, memory_order_relaxed);
+    }
+    return q;
+}
+
+static int handle_value(const char *name, amp_handle_query _Atomic *cache, void *handle, int *value)
+{
+    amp_handle_query q = handle_query(name, cache);
+    return q && q(handle, value) == AMP_CUBLAS_STATUS_SUCCESS;
+}
+
+/* The thread's CUDA dtype: a region's if one is open, else the process's. */
+static enum amp_lowp_dtype cuda_dtype(const struct amp_thread *t)
+{
+    for (uint32_t i = t->region_depth; i-- > 0;)
+        if (t->regions[i] & 0x80)
+            return (enum amp_lowp_dtype)(t->regions[i] & 0x7f);
+    return (enum amp_lowp_dtype)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CUDA]);
+}
+
+/* Decides a call whose operands are all fp32 and counts it: returns the fast
+ * compute type to run it with, or 0 to run it as the program made it. beta
+ * is read only when the policy depends on it and it is a host pointer. */
+static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, const float *beta)
+{
+    static amp_handle_query _Atomic math_mode, pointer_mode;
+    if (t->fp32_depth) {
+        amp_count(t, hook, AMP_CTL_FP32, 1);
+        return 0;
+    }
+    if (!t->selected || (t->caller_filter && !amp_caller_selected(amp_tls_caller))) {
+        amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+        return 0;
+    }
+    const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
+    int accumulates = 1; /* beta unknown (device pointer): assume it accumulates */
+    int mode;
+    if (amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
+        accumulates = 0;
+    else if (beta && handle_value("cublasGetPointerMode_v2", &pointer_mode, handle, &mode) &&
+             mode == AMP_CUBLAS_POINTER_MODE_HOST)
+        accumulates = *beta != 0.0f;
+    uint8_t category = amp_live_load(&cat[accumulates]);
+    if (category != AMP_CAT_LOWER) {
+        amp_count(t, hook, category == AMP_CAT_FP32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);
+        return 0;
+    }
+    if (handle_value("cublasGetMathMode", &math_mode, handle, &mode) &&
+        ((mode & 0xf) == AMP_CUBLAS_PEDANTIC_MATH ||
+         (mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) {
+        amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+        return 0;
+    }
+    int compute = 0;
+    switch (cuda_dtype(t)) {
+    case AMP_DTYPE_FP16:
+        compute = AMP_CUBLAS_COMPUTE_32F_FAST_16F;
+        break;
+    case AMP_DTYPE_BF16:
+        compute = AMP_CUBLAS_COMPUTE_32F_FAST_16BF;
+        break;
+    case AMP_DTYPE_TF32:
+        compute = amp_rt.cfg.cuda_tf32_allowed ? AMP_CUBLAS_COMPUTE_32F_FAST_TF32 : 0;
+        break;
+    default:
+        break;
+    }
+    amp_count(t, hook, compute ? AMP_CTL_LOWERED : AMP_CTL_PASSTHROUGH, 1);
+    return compute;
+}
+
+static void note_caller(void *return_address)
+{
+    if (amp_unlikely(amp_rt.cfg.callers[0]))
+        amp_tls_caller = return_address;
+}
+
+#define AMP_INT_I32 int
+#define AMP_INT_I64 int64_t
+#define AMP_GEMMEX_I32 AMP_HOOK_cublasGemmEx
+#define AMP_GEMMEX_I64 AMP_HOOK_cublasGemmEx_64
+#define AMP_STRIDEDEX_I32 AMP_HOOK_cublasGemmStridedBatchedEx
+#define AMP_STRIDEDEX_I64 AMP_HOOK_cublasGemmStridedBatchedEx_64
+
+/* cublasSgemm_v2: lowered as cublasGemmEx on the same fp32 buffers. */
+#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM(sym, ints)                                                  \
+    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
+                       AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda,   \
+                       const float *B, AMP_INT_##ints ldb, const float *beta, float *C,            \
+                       AMP_INT_##ints ldc)                                                         \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const float *, const float *, AMP_INT_##ints, const float *,             \
+                          AMP_INT_##ints, const float *, float *, AMP_INT_##ints);                 \
+        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
+                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        ex lowered = t ? (ex)amp_real_optional(AMP_GEMMEX_##ints) : NULL;                          \
+        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, beta) : 0;                            \
+        if (compute)                                                                               \
+            return lowered(h, ta, tb, m, n, k, alpha, A, AMP_CUDA_R_32F, lda, B, AMP_CUDA_R_32F,   \
+                           ldb, beta, C, AMP_CUDA_R_32F, ldc, compute, AMP_CUBLAS_GEMM_DEFAULT);   \
+        return real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                      \
+    }
+
+/* cublasGemmEx: lowered only when every type is fp32 and the compute type is
+ * plain CUBLAS_COMPUTE_32F; anything the caller chose stays. */
+#define AMP_DEFINE_CUBLAS_CUBLAS_GEMMEX(sym, ints)                                                 \
+    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
+                       AMP_INT_##ints k, const void *alpha, const void *A, int at,                 \
+                       AMP_INT_##ints lda, const void *B, int bt, AMP_INT_##ints ldb,              \
+                       const void *beta, void *C, int ct, AMP_INT_##ints ldc, int compute,         \
+                       int algo)                                                                   \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
+                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        if (t && at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F &&           \
+            compute == AMP_CUBLAS_COMPUTE_32F) {                                                   \
+            int fast = decide(t, AMP_HOOK_##sym, h, (const float *)beta);                          \
+            if (fast)                                                                              \
+                compute = fast;                                                                    \
+        } else if (t) {                                                                            \
+            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
+        }                                                                                          \
+        return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute,  \
+                    algo);                                                                         \
+    }
+
+#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM_STRIDED(sym, ints)                                          \
+    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
+                       AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda,   \
+                       long long sa, const float *B, AMP_INT_##ints ldb, long long sb,             \
+                       const float *beta, float *C, AMP_INT_##ints ldc, long long sc,              \
+                       AMP_INT_##ints batch)                                                       \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const float *, const float *, AMP_INT_##ints, long long, const float *,  \
+                          AMP_INT_##ints, long long, const float *, float *, AMP_INT_##ints,       \
+                          long long, AMP_INT_##ints);                                              \
+        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const void *, const void *, int, AMP_INT_##ints, long long,              \
+                          const void *, int, AMP_INT_##ints, long long, const void *, void *, int, \
+                          AMP_INT_##ints, long long, AMP_INT_##ints, int, int);                    \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        ex lowered = t ? (ex)amp_real_optional(AMP_STRIDEDEX_##ints) : NULL;                       \
+        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, beta) : 0;                            \
+        if (compute)                                                                               \
+            return lowered(h, ta, tb, m, n, k, alpha, A, AMP_CUDA_R_32F, lda, sa, B,               \
+                           AMP_CUDA_R_32F, ldb, sb, beta, C, AMP_CUDA_R_32F, ldc, sc, batch,       \
+                           compute, AMP_CUBLAS_GEMM_DEFAULT);                                      \
+        return real(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);   \
+    }
+
+#define AMP_DEFINE_CUBLAS_CUBLAS_GEMMEX_STRIDED(sym, ints)                                         \
+    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
+                       AMP_INT_##ints k, const void *alpha, const void *A, int at,                 \
+                       AMP_INT_##ints lda, long long sa, const void *B, int bt,                    \
+                       AMP_INT_##ints ldb, long long sb, const void *beta, void *C, int ct,        \
+                       AMP_INT_##ints ldc, long long sc, AMP_INT_##ints batch, int compute,        \
+                       int algo)                                                                   \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const void *, const void *, int, AMP_INT_##ints, long long,              \
+                          const void *, int, AMP_INT_##ints, long long, const void *, void *, int, \
+                          AMP_INT_##ints, long long, AMP_INT_##ints, int, int);                    \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        if (t && at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F &&           \
+            compute == AMP_CUBLAS_COMPUTE_32F) {                                                   \
+            int fast = decide(t, AMP_HOOK_##sym, h, (const float *)beta);                          \
+            if (fast)                                                                              \
+                compute = fast;                                                                    \
+        } else if (t) {                                                                            \
+            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
+        }                                                                                          \
+        return real(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc,   \
+                    sc, batch, compute, algo);                                                     \
+    }
+
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_##form##_##kind(sym, ints)
+AMPSHIM_HOOK_LIST_CUBLAS(AMP_X_HOOK)
+#undef AMP_X_HOOK

@@ -1,0 +1,21 @@
+/* The few cuBLAS ABI values the hooks need, so libampshim.so builds and runs
+ * without the CUDA headers or libraries. tests/fakes/fake_cublas.c, compiled
+ * against the real cublas_api.h, checks each against the header. */
+#ifndef AMPSHIM_CUBLAS_ABI_H
+#define AMPSHIM_CUBLAS_ABI_H
+
+enum {
+    AMP_CUBLAS_STATUS_SUCCESS = 0,
+    AMP_CUDA_R_32F = 0, /* cudaDataType */
+    AMP_CUBLAS_COMPUTE_32F = 68,
+    AMP_CUBLAS_COMPUTE_32F_PEDANTIC = 69,
+    AMP_CUBLAS_COMPUTE_32F_FAST_16F = 74,
+    AMP_CUBLAS_COMPUTE_32F_FAST_16BF = 75,
+    AMP_CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
+    AMP_CUBLAS_PEDANTIC_MATH = 2,
+    AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16,
+    AMP_CUBLAS_POINTER_MODE_HOST = 0,
+    AMP_CUBLAS_GEMM_DEFAULT = -1,
+};
+
+#endif

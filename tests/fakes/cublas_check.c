@@ -1,0 +1,135 @@
+/* An ordinary cuBLAS program (compiled against the real cublas_v2.h, linked
+ * to libcublas.so.13: here the test-only fake) run under the shim. It checks
+ * what reached the library and the result: a lowered call must arrive as the
+ * Ex form with the expected fast compute type, on the program's own buffers,
+ * and its result must equal the library's own answer for that compute type
+ * (asked directly through a dlopen handle, which the shim cannot intercept);
+ * every call the caller pinned down (types, pedantic compute or math mode)
+ * must arrive unchanged.
+ * usage: cublas_check EXPECTED (74, 75 or 77: the fast compute type the
+ * policy should give; none: nothing is lowered) */
+#include <cublas_v2.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/check.h"
+
+struct fake_cublas_record {
+    char function[48];
+    int atype, btype, ctype, compute;
+    long calls;
+};
+const struct fake_cublas_record *fake_cublas_last_call(void);
+
+enum { M = 19, N = 13, K = 23 };
+static float A[K * M * 2], B[K * N * 2];
+static void *lib;
+
+typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const void *, const void *, cudaDataType, int,
+                                    const void *, cudaDataType, int, const void *, void *,
+                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+
+/* The library's own answer for a compute type, bypassing the shim. */
+static void reference(cublasHandle_t h, int compute, float beta, float *C)
+{
+    gemmex_fn real = (gemmex_fn)dlsym(lib, "cublasGemmEx");
+    float alpha = 1.25f;
+    real(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, CUDA_R_32F, M, B, CUDA_R_32F, K, &beta, C,
+         CUDA_R_32F, M, (cublasComputeType_t)compute, CUBLAS_GEMM_DEFAULT);
+}
+
+static void fill(float *C)
+{
+    for (int i = 0; i < M * N; i++)
+        C[i] = 0.5f + (float)i / 7.0f;
+}
+
+static const struct fake_cublas_record *last(void)
+{
+    return fake_cublas_last_call();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    int expect = strcmp(argv[1], "none") == 0 ? 0 : atoi(argv[1]);
+    lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
+    CHECK(lib != NULL, "libcublas.so.13 is loaded");
+    for (int i = 0; i < K * M * 2; i++)
+        A[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;
+    for (int i = 0; i < K * N * 2; i++)
+        B[i] = (float)((i * 6271) % 991) / 211.0f - 2.3f;
+    cublasHandle_t h;
+    cublasCreate(&h);
+    float alpha = 1.25f, zero = 0.0f, half = 0.5f;
+    float got[M * N], want[M * N], plain[M * N];
+    reference(h, CUBLAS_COMPUTE_32F, 0.0f, plain);
+
+    /* cublasSgemm: lowered to GemmEx with the fast compute type. */
+    for (int accumulate = 0; accumulate < 2; accumulate++) {
+        float *beta = accumulate ? &half : &zero;
+        fill(got);
+        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, M, B, K, beta, got, M);
+        CHECK(strcmp(last()->function, expect ? "cublasGemmEx" : "cublasSgemm_v2") == 0 &&
+                  (!expect || last()->compute == expect),
+              "Sgemm (beta %g) reached %s with compute %d, expected %d", *beta, last()->function,
+              last()->compute, expect);
+        fill(want);
+        reference(h, expect ? expect : CUBLAS_COMPUTE_32F, *beta, want);
+        CHECK(memcmp(got, want, sizeof got) == 0, "Sgemm (beta %g): result of compute %d", *beta,
+              expect);
+    }
+    if (expect)
+        CHECK(memcmp(got, plain, sizeof got) != 0, "a lowered result differs from plain fp32");
+
+    /* The 64-bit entry point. */
+    int64_t m = M, n = N, k = K;
+    cublasSgemm_v2_64(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, A, m, B, k, &zero, got, m);
+    CHECK(strcmp(last()->function, expect ? "cublasGemmEx_64" : "cublasSgemm_v2_64") == 0,
+          "Sgemm_v2_64 reached %s", last()->function);
+
+    /* Strided batches. */
+    float batched[M * N * 2];
+    cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, M, K * M, B, K,
+                              K * N, &zero, batched, M, M * N, 2);
+    CHECK(strcmp(last()->function,
+                 expect ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched") == 0 &&
+              (!expect || last()->compute == expect),
+          "SgemmStridedBatched reached %s with compute %d", last()->function, last()->compute);
+
+    /* GemmEx with plain fp32 compute follows the policy... */
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, CUDA_R_32F, M, B, CUDA_R_32F, K,
+                 &zero, got, CUDA_R_32F, M, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    CHECK(last()->compute == (expect ? expect : CUBLAS_COMPUTE_32F),
+          "GemmEx(COMPUTE_32F) reached compute %d", last()->compute);
+
+    /* ... but whatever the caller pinned down arrives unchanged. */
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, CUDA_R_32F, M, B, CUDA_R_32F, K,
+                 &zero, got, CUDA_R_32F, M, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
+    CHECK(last()->compute == CUBLAS_COMPUTE_32F_PEDANTIC, "COMPUTE_32F_PEDANTIC kept (%d)",
+          last()->compute);
+    _Float16 ah[K * M];
+    for (int i = 0; i < K * M; i++)
+        ah[i] = (_Float16)A[i];
+    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, ah, CUDA_R_16F, M, B, CUDA_R_32F, K,
+                 &zero, got, CUDA_R_32F, M, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    CHECK(last()->atype == CUDA_R_16F && last()->compute == CUBLAS_COMPUTE_32F,
+          "explicit fp16 inputs kept (atype %d, compute %d)", last()->atype, last()->compute);
+    cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, M, B, K, &zero, got, M);
+    CHECK(strcmp(last()->function, "cublasSgemm_v2") == 0, "CUBLAS_PEDANTIC_MATH: Sgemm kept (%s)",
+          last()->function);
+    cublasSetMathMode(h, CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, M, B, K, &zero, got, M);
+    CHECK(strcmp(last()->function, "cublasSgemm_v2") == 0,
+          "DISALLOW_REDUCED_PRECISION_REDUCTION: Sgemm kept (%s)", last()->function);
+    cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+    cublasDestroy(h);
+    printf("cublas_check %s: %d passed, %d failed\n", argv[1], checks - failures, (int)failures);
+    return failures ? 1 : 0;
+}
