@@ -27,6 +27,7 @@ static const struct list_file {
     {"cpu_bfloat16.txt", 0, CAT_LOWER},  {"cpu_float32.txt", 0, CAT_FP32},
     {"cpu_promote.txt", 0, CAT_PROMOTE}, {"cuda_float16.txt", 1, CAT_LOWER},
     {"cuda_float32.txt", 1, CAT_FP32},   {"cuda_promote.txt", 1, CAT_PROMOTE},
+    {"cuda_float32_linalg.txt", 1, CAT_FP32},
 };
 
 static const char *const kinds[] = {"gemm",         "gemv",          "ger",
@@ -34,7 +35,7 @@ static const char *const kinds[] = {"gemm",         "gemv",          "ger",
                                     "symm",         "syrk",          "syr2k",
                                     "trmm",         "trsm",          "lapack",
                                     "cublas_sgemm", "cublas_gemmex", "cublas_sgemm_strided",
-                                    "cublas_gemmex_strided"};
+                                    "cublas_gemmex_strided", "cusolver"};
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];
@@ -155,7 +156,7 @@ static void read_bindings(const char *dir, const char *file, int cuda)
         int known = 0;
         for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
             known |= strcmp(kinds[k], field[1]) == 0;
-        if (!known || (strncmp(field[1], "cublas", 6) == 0) != cuda)
+        if (!known || (strncmp(field[1], "cu", 2) == 0) != cuda)
             die("%s:%d: unknown kind '%s'", path, lineno, field[1]);
         r->cuda_ints = 0;
         if (cuda) {
@@ -203,9 +204,9 @@ static void write_header(const char *path)
         fprintf(f, " \\\n    X(%s)", ops[i]);
     /* One list per library family (shim/<family>.c expands its own), and the
      * whole list as their concatenation. */
-    static const char *const families[] = {"BLAS", "LAPACK", "CUBLAS"};
+    static const char *const families[] = {"BLAS", "LAPACK", "CUBLAS", "CUSOLVER"};
     int n_hooks = 0;
-    for (int fam = 0; fam < 3; fam++) {
+    for (int fam = 0; fam < 4; fam++) {
         fprintf(f, "\n\n/* X(symbol, routine, KIND, FORM, INTS, op, op_beta) for the %s family.\n"
                    " * FORM is CBLAS or F77; INTS is LP (the forwarded-to library's own integer\n"
                    " * width, probed) or I64 (always 64-bit: the suffixed names). */\n"
@@ -214,14 +215,15 @@ static void write_header(const char *path)
         for (int r = 0; r < n_routines; r++) {
             const struct routine *rt = &routines[r];
             int lapack = strcmp(rt->kind, "lapack") == 0;
-            if ((rt->cuda_ints ? 2 : lapack) != fam)
+            int cusolver = strcmp(rt->kind, "cusolver") == 0;
+            if ((cusolver ? 3 : rt->cuda_ints ? 2 : lapack) != fam)
                 continue;
             char kind[NAME_MAX_LEN];
             upper(kind, rt->kind);
             if (rt->cuda_ints) {
-                /* One entry point, named in full; FORM CUBLAS, INTS I32/I64. */
-                fprintf(f, " \\\n    X(%s, %s, %s, CUBLAS, I%d, %s, %s)", rt->name, rt->name, kind,
-                        rt->cuda_ints, ops[rt->op], ops[rt->op_beta]);
+                /* One entry point, named in full; FORM is the family, INTS I32/I64. */
+                fprintf(f, " \\\n    X(%s, %s, %s, %s, I%d, %s, %s)", rt->name, rt->name, kind,
+                        families[fam], rt->cuda_ints, ops[rt->op], ops[rt->op_beta]);
                 n_hooks++;
                 continue;
             }
@@ -237,7 +239,7 @@ static void write_header(const char *path)
         }
     }
     fprintf(f, "\n\n#define AMPSHIM_HOOK_LIST(X) AMPSHIM_HOOK_LIST_BLAS(X) AMPSHIM_HOOK_LIST_LAPACK(X) "
-               "AMPSHIM_HOOK_LIST_CUBLAS(X)");
+               "AMPSHIM_HOOK_LIST_CUBLAS(X) AMPSHIM_HOOK_LIST_CUSOLVER(X)");
     fprintf(f, "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n",
             n_ops, n_hooks);
     fprintf(f, "\n#endif\n");
