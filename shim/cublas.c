@@ -215,6 +215,96 @@ static void note_caller(void *return_address)
                     sc, batch, compute, algo);                                                     \
     }
 
+/* cublasSgemmEx: all-fp32 types become GemmEx with the fast compute type. */
+#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMMEX(sym, ints)                                                \
+    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
+                       AMP_INT_##ints k, const float *alpha, const void *A, int at,                \
+                       AMP_INT_##ints lda, const void *B, int bt, AMP_INT_##ints ldb,              \
+                       const float *beta, void *C, int ct, AMP_INT_##ints ldc)                     \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const float *, const void *, int, AMP_INT_##ints, const void *, int,     \
+                          AMP_INT_##ints, const float *, void *, int, AMP_INT_##ints);             \
+        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
+                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        int fp32 = at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F;           \
+        ex lowered = t && fp32 ? (ex)amp_real_optional(AMP_GEMMEX_##ints) : NULL;                  \
+        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, beta) : 0;                            \
+        if (compute)                                                                               \
+            return lowered(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc,    \
+                           compute, AMP_CUBLAS_GEMM_DEFAULT);                                      \
+        if (t && !fp32)                                                                            \
+            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
+        return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc);          \
+    }
+
+/* cublasSgemv: y = alpha op(A) x + beta y is a GEMM with one column when x
+ * and y have unit stride; other strides, or arguments cuBLAS would reject,
+ * reach it unchanged so it reports its own errors. */
+#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMV(sym, ints)                                                  \
+    AMP_EXPORT int sym(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                     \
+                       const float *alpha, const float *A, AMP_INT_##ints lda, const float *x,    \
+                       AMP_INT_##ints incx, const float *beta, float *y, AMP_INT_##ints incy)      \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
+                          const float *, AMP_INT_##ints, const float *, AMP_INT_##ints,            \
+                          const float *, float *, AMP_INT_##ints);                                 \
+        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
+                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
+        int shaped = incx == 1 && incy == 1 && m >= 0 && n >= 0 && trans >= 0 && trans <= 2 &&     \
+                     lda >= (m > 1 ? m : 1);                                                       \
+        ex lowered = t && shaped ? (ex)amp_real_optional(AMP_GEMMEX_##ints) : NULL;                \
+        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, beta) : 0;                            \
+        if (compute)                                                                               \
+            return lowered(h, trans, 0, rows, 1, inner, alpha, A, AMP_CUDA_R_32F, lda, x,          \
+                           AMP_CUDA_R_32F, inner > 1 ? inner : 1, beta, y, AMP_CUDA_R_32F,         \
+                           rows > 1 ? rows : 1, compute, AMP_CUBLAS_GEMM_DEFAULT);                 \
+        if (t && !lowered)                                                                         \
+            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
+        return real(h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);                        \
+    }
+
+/* cublasSger: A += alpha x y^T is a GEMM with inner dimension 1 (beta 1)
+ * when x and y have unit stride and scalars are host pointers. */
+#define AMP_DEFINE_CUBLAS_CUBLAS_SGER(sym, ints)                                                   \
+    AMP_EXPORT int sym(void *h, AMP_INT_##ints m, AMP_INT_##ints n, const float *alpha,            \
+                       const float *x, AMP_INT_##ints incx, const float *y, AMP_INT_##ints incy,   \
+                       float *A, AMP_INT_##ints lda)                                               \
+    {                                                                                              \
+        typedef int (*fn)(void *, AMP_INT_##ints, AMP_INT_##ints, const float *, const float *,    \
+                          AMP_INT_##ints, const float *, AMP_INT_##ints, float *, AMP_INT_##ints); \
+        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
+                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
+        static amp_handle_query _Atomic pointer_mode;                                              \
+        static const float one = 1.0f;                                                             \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        int mode = -1;                                                                             \
+        int shaped = incx == 1 && incy == 1 && m >= 0 && n >= 0 && lda >= (m > 1 ? m : 1) &&       \
+                     handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&           \
+                     mode == AMP_CUBLAS_POINTER_MODE_HOST;                                         \
+        ex lowered = t && shaped ? (ex)amp_real_optional(AMP_GEMMEX_##ints) : NULL;                \
+        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, NULL) : 0;                            \
+        if (compute)                                                                               \
+            return lowered(h, 0, 1, m, n, 1, alpha, x, AMP_CUDA_R_32F, m > 1 ? m : 1, y,           \
+                           AMP_CUDA_R_32F, n > 1 ? n : 1, &one, A, AMP_CUDA_R_32F, lda, compute,   \
+                           AMP_CUBLAS_GEMM_DEFAULT);                                               \
+        if (t && !lowered)                                                                         \
+            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
+        return real(h, m, n, alpha, x, incx, y, incy, A, lda);                                     \
+    }
+
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_##form##_##kind(sym, ints)
 AMPSHIM_HOOK_LIST_CUBLAS(AMP_X_HOOK)
 #undef AMP_X_HOOK

@@ -35,7 +35,8 @@ static const char *const kinds[] = {"gemm",         "gemv",          "ger",
                                     "symm",         "syrk",          "syr2k",
                                     "trmm",         "trsm",          "lapack",
                                     "cublas_sgemm", "cublas_gemmex", "cublas_sgemm_strided",
-                                    "cublas_gemmex_strided", "cusolver"};
+                                    "cublas_gemmex_strided", "cublas_sgemmex", "cublas_sgemv",
+                                    "cublas_sger", "cusolver"};
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];

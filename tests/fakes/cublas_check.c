@@ -120,6 +120,43 @@ int main(int argc, char **argv)
                  &zero, got, CUDA_R_32F, M, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     CHECK(last()->atype == CUDA_R_16F && last()->compute == CUBLAS_COMPUTE_32F,
           "explicit fp16 inputs kept (atype %d, compute %d)", last()->atype, last()->compute);
+    /* gemv with unit strides is lowered as a one-column GEMM; other strides stay. */
+    float x[K], y[M], yref[M];
+    for (int i = 0; i < K; i++)
+        x[i] = B[i];
+    for (int i = 0; i < M; i++)
+        y[i] = yref[i] = 0.25f * (float)i;
+    cublasSgemv(h, CUBLAS_OP_N, M, K, &alpha, A, M, x, 1, &half, y, 1);
+    CHECK(strcmp(last()->function, expect ? "cublasGemmEx" : "cublasSgemv_v2") == 0 &&
+              (!expect || last()->compute == expect),
+          "Sgemv reached %s with compute %d", last()->function, last()->compute);
+    if (expect) {
+        ((gemmex_fn)dlsym(lib, "cublasGemmEx"))(h, CUBLAS_OP_N, CUBLAS_OP_N, M, 1, K, &alpha, A,
+                                                 CUDA_R_32F, M, x, CUDA_R_32F, K, &half, yref,
+                                                 CUDA_R_32F, M, (cublasComputeType_t)expect,
+                                                 CUBLAS_GEMM_DEFAULT);
+        CHECK(memcmp(y, yref, sizeof y) == 0, "Sgemv result of compute %d", expect);
+    }
+    cublasSgemv(h, CUBLAS_OP_T, K, M, &alpha, A, K, B, 2, &zero, y, 1);
+    CHECK(strcmp(last()->function, "cublasSgemv_v2") == 0, "Sgemv with incx 2 kept (%s)",
+          last()->function);
+
+    /* ger with unit strides is a rank-1 GEMM with beta 1. */
+    cublasSger(h, M, N, &alpha, A, 1, B, 1, got, M);
+    CHECK(strcmp(last()->function, expect ? "cublasGemmEx" : "cublasSger_v2") == 0 &&
+              (!expect || last()->compute == expect),
+          "Sger reached %s with compute %d", last()->function, last()->compute);
+
+    /* SgemmEx with fp32 types follows the policy; fp16 inputs stay. */
+    cublasSgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, CUDA_R_32F, M, B, CUDA_R_32F, K,
+                  &zero, got, CUDA_R_32F, M);
+    CHECK(strcmp(last()->function, expect ? "cublasGemmEx" : "cublasSgemmEx") == 0,
+          "SgemmEx reached %s", last()->function);
+    cublasSgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, ah, CUDA_R_16F, M, B, CUDA_R_32F, K,
+                  &zero, got, CUDA_R_32F, M);
+    CHECK(strcmp(last()->function, "cublasSgemmEx") == 0, "SgemmEx with fp16 inputs kept (%s)",
+          last()->function);
+
     cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
     cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, M, B, K, &zero, got, M);
     CHECK(strcmp(last()->function, "cublasSgemm_v2") == 0, "CUBLAS_PEDANTIC_MATH: Sgemm kept (%s)",

@@ -206,3 +206,54 @@ FAKE_SGEMM_STRIDED(cublasSgemmStridedBatched_64, int64_t)
     }
 FAKE_GEMMEX_STRIDED(cublasGemmStridedBatchedEx, int)
 FAKE_GEMMEX_STRIDED(cublasGemmStridedBatchedEx_64, int64_t)
+
+#define FAKE_SGEMMEX(name, INT)                                                                    \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
+                             INT n, INT k, const float *alpha, const void *A, cudaDataType at,     \
+                             INT lda, const void *B, cudaDataType bt, INT ldb, const float *beta,  \
+                             void *C, cudaDataType ct, INT ldc)                                    \
+    {                                                                                              \
+        (void)h;                                                                                   \
+        record(#name, at, bt, ct, CUBLAS_COMPUTE_32F);                                             \
+        if (ct != CUDA_R_32F || (at != CUDA_R_32F && at != CUDA_R_16F) ||                          \
+            (bt != CUDA_R_32F && bt != CUDA_R_16F))                                                \
+            return CUBLAS_STATUS_NOT_SUPPORTED;                                                    \
+        gemm(ta, tb, m, n, k, *alpha, A, at, lda, B, bt, ldb, *beta, C, ldc, CUBLAS_COMPUTE_32F);  \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_SGEMMEX(cublasSgemmEx, int)
+FAKE_SGEMMEX(cublasSgemmEx_64, int64_t)
+
+/* y = alpha op(A) x + beta y, any strides. */
+#define FAKE_SGEMV(name, INT)                                                                      \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
+                             const float *alpha, const float *A, INT lda, const float *x,          \
+                             INT incx, const float *beta, float *y, INT incy)                      \
+    {                                                                                              \
+        (void)h;                                                                                   \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
+        INT rows = trans == CUBLAS_OP_N ? m : n, inner = trans == CUBLAS_OP_N ? n : m;             \
+        for (INT i = 0; i < rows; i++) {                                                           \
+            float sum = 0.0f;                                                                      \
+            for (INT p = 0; p < inner; p++)                                                        \
+                sum += (trans == CUBLAS_OP_N ? A[i + p * lda] : A[p + i * lda]) * x[p * incx];     \
+            y[i * incy] = *alpha * sum + (*beta != 0.0f ? *beta * y[i * incy] : 0.0f);             \
+        }                                                                                          \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_SGEMV(cublasSgemv_v2, int)
+FAKE_SGEMV(cublasSgemv_v2_64, int64_t)
+
+#define FAKE_SGER(name, INT)                                                                       \
+    FAKE cublasStatus_t name(cublasHandle_t h, INT m, INT n, const float *alpha, const float *x,   \
+                             INT incx, const float *y, INT incy, float *A, INT lda)                \
+    {                                                                                              \
+        (void)h;                                                                                   \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
+        for (INT j = 0; j < n; j++)                                                                \
+            for (INT i = 0; i < m; i++)                                                            \
+                A[i + j * lda] += *alpha * x[i * incx] * y[j * incy];                              \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_SGER(cublasSger_v2, int)
+FAKE_SGER(cublasSger_v2_64, int64_t)
