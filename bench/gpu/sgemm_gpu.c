@@ -1,0 +1,93 @@
+/* cublasSgemm on a real GPU at 4096^3 and 8192^3, side by side in one run:
+ * plain fp32 (the real function, through a dlopen handle), under ampshim in
+ * fp16, bf16 and tf32 (switched with ampshim_ctl), and native cublasGemmEx
+ * on fp16 data (the goal: ampshim's lowered sgemm at >= 90% of it). TFLOP/s
+ * from CUDA events, median of 9. Run under LD_PRELOAD=libampshim.so; exits
+ * 77 without a GPU. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef cublasStatus_t (*sgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                   int, const float *, const float *, int, const float *, int,
+                                   const float *, float *, int);
+
+static int cmp(const void *x, const void *y)
+{
+    float a = *(const float *)x, b = *(const float *)y;
+    return a < b ? -1 : a > b;
+}
+
+int main(void)
+{
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        printf("sgemm_gpu: no CUDA device; skipped\n");
+        return 77;
+    }
+    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
+        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT, "ampshim_ctl");
+    sgemm_fn direct = (sgemm_fn)dlsym(dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD), "cublasSgemm_v2");
+    if (!ctl || !direct) {
+        fprintf(stderr, "sgemm_gpu: run under LD_PRELOAD=libampshim.so\n");
+        return 1;
+    }
+    struct cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    cublasHandle_t h;
+    cublasCreate(&h);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    printf("%s: cublasSgemm, TFLOP/s (median of 9)\n", prop.name);
+    printf("%-8s %10s %12s %12s %12s %16s %10s\n", "n", "fp32", "ampshim fp16", "ampshim bf16",
+           "ampshim tf32", "GemmEx fp16 data", "fp16/native");
+    static const int sizes[] = {4096, 8192};
+    for (int s = 0; s < 2; s++) {
+        int n = sizes[s];
+        size_t count = (size_t)n * n;
+        float *a, *b, *c;
+        uint16_t *ah, *bh; /* fp16 data, zeroed: only its speed matters */
+        cudaMalloc((void **)&a, count * 4);
+        cudaMalloc((void **)&b, count * 4);
+        cudaMalloc((void **)&c, count * 4);
+        cudaMalloc((void **)&ah, count * 2);
+        cudaMalloc((void **)&bh, count * 2);
+        cudaMemset(a, 0, count * 4);
+        cudaMemset(b, 0, count * 4);
+        cudaMemset(ah, 0, count * 2);
+        cudaMemset(bh, 0, count * 2);
+        float one = 1.0f, zero = 0.0f, tflops[5];
+        for (int mode = 0; mode < 5; mode++) {
+            static const char *const dtypes[] = {NULL, "fp16", "bf16", "tf32", NULL};
+            if (dtypes[mode])
+                ctl("opt.cuda_dtype", NULL, NULL, dtypes[mode], 4);
+            float ms[9];
+            for (int r = -2; r < 9; r++) {
+                cudaEventRecord(e0, 0);
+                if (mode == 0)
+                    direct(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+                else if (mode < 4)
+                    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+                else
+                    cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, ah, CUDA_R_16F, n, bh,
+                                 CUDA_R_16F, n, &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT);
+                cudaEventRecord(e1, 0);
+                cudaEventSynchronize(e1);
+                if (r >= 0)
+                    cudaEventElapsedTime(&ms[r], e0, e1);
+            }
+            qsort(ms, 9, sizeof *ms, cmp);
+            tflops[mode] = (float)(2.0 * n * n * (double)n / (ms[4] * 1e-3) / 1e12);
+        }
+        printf("%-8d %10.1f %12.1f %12.1f %12.1f %16.1f %9.0f%%\n", n, tflops[0], tflops[1],
+               tflops[2], tflops[3], tflops[4], 100.0 * tflops[1] / tflops[4]);
+        cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(ah), cudaFree(bh);
+    }
+    return 0;
+}
