@@ -97,6 +97,23 @@ static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, con
     return compute;
 }
 
+/* The compute type an Ex call runs with: lowered only when every data type
+ * is fp32 and the compute type is plain CUBLAS_COMPUTE_32F; whatever else the
+ * caller chose stays (and the call counts as passthrough). */
+static int ex_compute(struct amp_thread *t, enum amp_hook_id hook, void *handle, int at, int bt,
+                      int ct, int compute, const void *beta)
+{
+    if (!t)
+        return compute;
+    if (at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F &&
+        compute == AMP_CUBLAS_COMPUTE_32F) {
+        int fast = decide(t, hook, handle, (const float *)beta);
+        return fast ? fast : compute;
+    }
+    amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+    return compute;
+}
+
 static void note_caller(void *return_address)
 {
     if (amp_unlikely(amp_rt.cfg.callers[0]))
@@ -148,15 +165,7 @@ static void note_caller(void *return_address)
                           AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         note_caller(__builtin_return_address(0));                                                  \
-        struct amp_thread *t = amp_thread_enter();                                                 \
-        if (t && at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F &&           \
-            compute == AMP_CUBLAS_COMPUTE_32F) {                                                   \
-            int fast = decide(t, AMP_HOOK_##sym, h, (const float *)beta);                          \
-            if (fast)                                                                              \
-                compute = fast;                                                                    \
-        } else if (t) {                                                                            \
-            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
-        }                                                                                          \
+        compute = ex_compute(amp_thread_enter(), AMP_HOOK_##sym, h, at, bt, ct, compute, beta);    \
         return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute,  \
                     algo);                                                                         \
     }
@@ -202,15 +211,7 @@ static void note_caller(void *return_address)
                           AMP_INT_##ints, long long, AMP_INT_##ints, int, int);                    \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         note_caller(__builtin_return_address(0));                                                  \
-        struct amp_thread *t = amp_thread_enter();                                                 \
-        if (t && at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F &&           \
-            compute == AMP_CUBLAS_COMPUTE_32F) {                                                   \
-            int fast = decide(t, AMP_HOOK_##sym, h, (const float *)beta);                          \
-            if (fast)                                                                              \
-                compute = fast;                                                                    \
-        } else if (t) {                                                                            \
-            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
-        }                                                                                          \
+        compute = ex_compute(amp_thread_enter(), AMP_HOOK_##sym, h, at, bt, ct, compute, beta);    \
         return real(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc,   \
                     sc, batch, compute, algo);                                                     \
     }
