@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "shim/cublas_abi.h"
+#include "shim/cuda_policy.h"
 #include "shim/resolve.h"
 
 #define AMP_EXPORT __attribute__((visibility("default")))
@@ -46,37 +47,22 @@ static enum amp_lowp_dtype cuda_dtype(const struct amp_thread *t)
     return (enum amp_lowp_dtype)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CUDA]);
 }
 
-/* Decides a call whose operands are all fp32 and counts it: returns the fast
- * compute type to run it with, or 0 to run it as the program made it. beta
- * is read only when the policy depends on it and it is a host pointer. */
-static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, const float *beta)
+/* The fast compute type for a lowered fp32 GEMM on this thread, or 0 to run
+ * the call as made; *outcome says how to count it. Shared with cuBLASLt,
+ * which has no cuBLAS handle to ask about math or pointer modes. */
+int amp_cuda_fast_compute(struct amp_thread *t, enum amp_hook_id hook, int accumulates,
+                          enum amp_ctl_counter *outcome)
 {
-    static amp_handle_query _Atomic math_mode, pointer_mode;
+    *outcome = AMP_CTL_PASSTHROUGH;
     if (t->fp32_depth) {
-        amp_count(t, hook, AMP_CTL_FP32, 1);
+        *outcome = AMP_CTL_FP32;
         return 0;
     }
-    if (!t->selected || (t->caller_filter && !amp_caller_selected(amp_tls_caller))) {
-        amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+    if (!t->selected || (t->caller_filter && !amp_caller_selected(amp_tls_caller)))
         return 0;
-    }
-    const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
-    int accumulates = 1; /* beta unknown (device pointer): assume it accumulates */
-    int mode;
-    if (amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
-        accumulates = 0;
-    else if (beta && handle_value("cublasGetPointerMode_v2", &pointer_mode, handle, &mode) &&
-             mode == AMP_CUBLAS_POINTER_MODE_HOST)
-        accumulates = *beta != 0.0f;
-    uint8_t category = amp_live_load(&cat[accumulates]);
+    uint8_t category = amp_live_load(&amp_rt.category[AMP_DEVICE_CUDA][hook][accumulates != 0]);
     if (category != AMP_CAT_LOWER) {
-        amp_count(t, hook, category == AMP_CAT_FP32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);
-        return 0;
-    }
-    if (handle_value("cublasGetMathMode", &math_mode, handle, &mode) &&
-        ((mode & 0xf) == AMP_CUBLAS_PEDANTIC_MATH ||
-         (mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) {
-        amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+        *outcome = category == AMP_CAT_FP32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH;
         return 0;
     }
     int compute = 0;
@@ -93,7 +79,36 @@ static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, con
     default:
         break;
     }
-    amp_count(t, hook, compute ? AMP_CTL_LOWERED : AMP_CTL_PASSTHROUGH, 1);
+    if (compute)
+        *outcome = AMP_CTL_LOWERED;
+    return compute;
+}
+
+/* Decides a cuBLAS call whose operands are all fp32 and counts it: returns
+ * the fast compute type to run it with, or 0 to run it as the program made
+ * it. beta is read only when the policy depends on it and it is a host
+ * pointer; a handle in pedantic or no-reduced-precision math mode keeps its
+ * calls. */
+static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, const float *beta)
+{
+    static amp_handle_query _Atomic math_mode, pointer_mode;
+    const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
+    int accumulates = 1; /* beta unknown (device pointer): assume it accumulates */
+    int mode;
+    if (amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
+        accumulates = 0;
+    else if (beta && handle_value("cublasGetPointerMode_v2", &pointer_mode, handle, &mode) &&
+             mode == AMP_CUBLAS_POINTER_MODE_HOST)
+        accumulates = *beta != 0.0f;
+    enum amp_ctl_counter outcome;
+    int compute = amp_cuda_fast_compute(t, hook, accumulates, &outcome);
+    if (compute && handle_value("cublasGetMathMode", &math_mode, handle, &mode) &&
+        ((mode & 0xf) == AMP_CUBLAS_PEDANTIC_MATH ||
+         (mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) {
+        compute = 0;
+        outcome = AMP_CTL_PASSTHROUGH;
+    }
+    amp_count(t, hook, outcome, 1);
     return compute;
 }
 

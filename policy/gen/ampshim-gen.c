@@ -36,7 +36,7 @@ static const char *const kinds[] = {"gemm",         "gemv",          "ger",
                                     "trmm",         "trsm",          "lapack",
                                     "cublas_sgemm", "cublas_gemmex", "cublas_sgemm_strided",
                                     "cublas_gemmex_strided", "cublas_sgemmex", "cublas_sgemv",
-                                    "cublas_sger", "cusolver"};
+                                    "cublas_sger", "cusolver", "cublaslt_matmul"};
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];
@@ -205,9 +205,9 @@ static void write_header(const char *path)
         fprintf(f, " \\\n    X(%s)", ops[i]);
     /* One list per library family (shim/<family>.c expands its own), and the
      * whole list as their concatenation. */
-    static const char *const families[] = {"BLAS", "LAPACK", "CUBLAS", "CUSOLVER"};
+    static const char *const families[] = {"BLAS", "LAPACK", "CUBLAS", "CUSOLVER", "CUBLASLT"};
     int n_hooks = 0;
-    for (int fam = 0; fam < 4; fam++) {
+    for (int fam = 0; fam < 5; fam++) {
         fprintf(f, "\n\n/* X(symbol, routine, KIND, FORM, INTS, op, op_beta) for the %s family.\n"
                    " * FORM is CBLAS or F77; INTS is LP (the forwarded-to library's own integer\n"
                    " * width, probed) or I64 (always 64-bit: the suffixed names). */\n"
@@ -217,7 +217,8 @@ static void write_header(const char *path)
             const struct routine *rt = &routines[r];
             int lapack = strcmp(rt->kind, "lapack") == 0;
             int cusolver = strcmp(rt->kind, "cusolver") == 0;
-            if ((cusolver ? 3 : rt->cuda_ints ? 2 : lapack) != fam)
+            int cublaslt = strncmp(rt->kind, "cublaslt", 8) == 0;
+            if ((cublaslt ? 4 : cusolver ? 3 : rt->cuda_ints ? 2 : lapack) != fam)
                 continue;
             char kind[NAME_MAX_LEN];
             upper(kind, rt->kind);
@@ -240,7 +241,7 @@ static void write_header(const char *path)
         }
     }
     fprintf(f, "\n\n#define AMPSHIM_HOOK_LIST(X) AMPSHIM_HOOK_LIST_BLAS(X) AMPSHIM_HOOK_LIST_LAPACK(X) "
-               "AMPSHIM_HOOK_LIST_CUBLAS(X) AMPSHIM_HOOK_LIST_CUSOLVER(X)");
+               "AMPSHIM_HOOK_LIST_CUBLAS(X) AMPSHIM_HOOK_LIST_CUSOLVER(X) AMPSHIM_HOOK_LIST_CUBLASLT(X)");
     fprintf(f, "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n",
             n_ops, n_hooks);
     fprintf(f, "\n#endif\n");
