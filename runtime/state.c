@@ -139,11 +139,18 @@ static struct amp_ctl_block *create_shared_block(void)
                 strerror(errno));
         return NULL;
     }
+    /* Reserve every page now: a sparse tmpfs file whose pages are first
+     * touched on the program's hot path would raise SIGBUS there if /dev/shm
+     * filled up meanwhile (containers give it 64 MiB, which data loaders
+     * fill). No room means no shared block, never a crash. */
     struct amp_ctl_block *b = MAP_FAILED;
-    if (fchmod(fd, 0600) == 0 && ftruncate(fd, (off_t)sizeof *b) == 0)
+    int err = fchmod(fd, 0600) != 0 ? errno : posix_fallocate(fd, 0, (off_t)sizeof *b);
+    if (err == 0)
         b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (b == MAP_FAILED) {
+        amp_log(AMP_LOG_INFO, "no control block (%s: %s); ampctl cannot see this process", name,
+                strerror(err ? err : errno));
         shm_unlink(name);
         return NULL;
     }
