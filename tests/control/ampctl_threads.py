@@ -67,9 +67,17 @@ def window(seconds=0.4):
     return {n: tuple(after[n][i] - before[n][i] for i in range(1, 5)) for n in after}
 
 
+def settled():
+    """Waits until every thread has made two calls since now: the first call
+    after a change applies it, so from then on calls show it."""
+    start = {n: sum(t[1:]) for n, t in threads().items()}
+    wait_until("every thread calls again",
+               lambda: all(sum(t[1:]) >= start[n] + 2 for n, t in threads().items()))
+
+
 def expect_classes(step, expected):
     """expected: {name: 'B'|'H'|'F'} - each thread's calls all of that class."""
-    time.sleep(0.1)  # every thread makes its next call (and applies the change)
+    settled()
     w = window()
     for name, cls in expected.items():
         d = dict(zip("BHFX", w[name]))
