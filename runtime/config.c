@@ -170,6 +170,44 @@ static int is_all_digits(const char *s, size_t n)
     return n > 0;
 }
 
+/* Copies the next comma-separated entry of *p into entry (at least as big as
+ * the list) and advances *p; returns 0 at the end of the list. */
+static int next_entry(const char **p, char *entry)
+{
+    if (!**p)
+        return 0;
+    size_t len = strcspn(*p, ",");
+    memcpy(entry, *p, len);
+    entry[len] = '\0';
+    *p += len + ((*p)[len] == ',');
+    return 1;
+}
+
+/* A comma-separated list into dst: no empty entries; a non-numeric entry at
+ * most max_name characters (0: no limit). */
+static int parse_list(char *dst, size_t dstlen, const char *v, size_t max_name, char *err,
+                      size_t errlen)
+{
+    if (strlen(v) >= dstlen) {
+        snprintf(err, errlen, "list longer than %zu characters", dstlen - 1);
+        return -1;
+    }
+    char entry[512];
+    for (const char *p = v; next_entry(&p, entry);) {
+        size_t len = strlen(entry);
+        if (len == 0) {
+            snprintf(err, errlen, "empty entry in '%s'", v);
+            return -1;
+        }
+        if (max_name && len > max_name && !is_all_digits(entry, len)) {
+            snprintf(err, errlen, "'%s' is longer than a thread name can be", entry);
+            return -1;
+        }
+    }
+    snprintf(dst, dstlen, "%s", v);
+    return 0;
+}
+
 static int parse_threads(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
     if (strcasecmp(v, "all") == 0) {
@@ -184,44 +222,16 @@ static int parse_threads(struct amp_config *cfg, const char *v, char *err, size_
         cfg->threads = AMP_THREADS_MAIN;
         return 0;
     }
-    if (strlen(v) >= sizeof cfg->threads_list) {
-        snprintf(err, errlen, "list longer than %zu characters", sizeof cfg->threads_list - 1);
+    /* Thread names are at most 15 characters (TASK_COMM_LEN). */
+    if (parse_list(cfg->threads_list, sizeof cfg->threads_list, v, 15, err, errlen) < 0)
         return -1;
-    }
-    for (const char *p = v; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == 0) {
-            snprintf(err, errlen, "empty entry in '%s'", v);
-            return -1;
-        }
-        if (len > 15 && !is_all_digits(p, len)) {
-            /* Thread names are at most 15 characters (TASK_COMM_LEN). */
-            snprintf(err, errlen, "'%.*s' is longer than a thread name can be", (int)len, p);
-            return -1;
-        }
-        p += len + (p[len] == ',');
-    }
-    snprintf(cfg->threads_list, sizeof cfg->threads_list, "%s", v);
     cfg->threads = AMP_THREADS_LIST;
     return 0;
 }
 
 static int parse_callers(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    if (strlen(v) >= sizeof cfg->callers) {
-        snprintf(err, errlen, "list longer than %zu characters", sizeof cfg->callers - 1);
-        return -1;
-    }
-    for (const char *p = v; *p;) {
-        size_t len = strcspn(p, ",");
-        if (len == 0) {
-            snprintf(err, errlen, "empty entry in '%s'", v);
-            return -1;
-        }
-        p += len + (p[len] == ',');
-    }
-    snprintf(cfg->callers, sizeof cfg->callers, "%s", v);
-    return 0;
+    return parse_list(cfg->callers, sizeof cfg->callers, v, 0, err, errlen);
 }
 
 static int parse_report(struct amp_config *cfg, const char *v, char *err, size_t errlen)
@@ -316,11 +326,7 @@ int amp_config_selects_caller(const struct amp_config *cfg, const char *object, 
     const char *base = object ? strrchr(object, '/') : NULL;
     base = base ? base + 1 : object;
     char entry[sizeof cfg->callers];
-    for (const char *p = cfg->callers; *p;) {
-        size_t len = strcspn(p, ",");
-        memcpy(entry, p, len);
-        entry[len] = '\0';
-        p += len + (p[len] == ',');
+    for (const char *p = cfg->callers; next_entry(&p, entry);) {
         if ((base && fnmatch(entry, base, 0) == 0) || (symbol && fnmatch(entry, symbol, 0) == 0))
             return 1;
     }
@@ -340,12 +346,8 @@ int amp_config_selects_thread(const struct amp_config *cfg, long tid, long pid, 
         break;
     }
     char entry[sizeof cfg->threads_list];
-    for (const char *p = cfg->threads_list; *p;) {
-        size_t len = strcspn(p, ",");
-        memcpy(entry, p, len);
-        entry[len] = '\0';
-        p += len + (p[len] == ',');
-        if (is_all_digits(entry, len)) {
+    for (const char *p = cfg->threads_list; next_entry(&p, entry);) {
+        if (is_all_digits(entry, strlen(entry))) {
             if (strtol(entry, NULL, 10) == tid)
                 return 1;
         } else if (strcmp(entry, "main") == 0) {
