@@ -112,21 +112,35 @@ static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, con
     return compute;
 }
 
+/* The function a call is re-issued through to lower it (target: a GemmEx
+ * form), with *compute its fast compute type; or NULL, the call counted,
+ * when it runs as the program made it: not eligible (types, strides), the
+ * library has no target, or the policy says so. */
+static void *lowering(struct amp_thread *t, enum amp_hook_id hook, enum amp_hook_id target,
+                      int eligible, void *handle, const float *beta, int *compute)
+{
+    *compute = 0;
+    if (!t)
+        return NULL;
+    void *ex = eligible ? amp_real_optional(target) : NULL;
+    if (!ex) {
+        amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+        return NULL;
+    }
+    *compute = decide(t, hook, handle, beta);
+    return *compute ? ex : NULL;
+}
+
 /* The compute type an Ex call runs with: lowered only when every data type
  * is fp32 and the compute type is plain CUBLAS_COMPUTE_32F; whatever else the
- * caller chose stays (and the call counts as passthrough). */
+ * caller chose stays. */
 static int ex_compute(struct amp_thread *t, enum amp_hook_id hook, void *handle, int at, int bt,
                       int ct, int compute, const void *beta)
 {
-    if (!t)
-        return compute;
-    if (at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F &&
-        compute == AMP_CUBLAS_COMPUTE_32F) {
-        int fast = decide(t, hook, handle, (const float *)beta);
-        return fast ? fast : compute;
-    }
-    amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
-    return compute;
+    int fast;
+    int eligible = at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F &&
+                   compute == AMP_CUBLAS_COMPUTE_32F;
+    return lowering(t, hook, hook, eligible, handle, (const float *)beta, &fast) ? fast : compute;
 }
 
 static void note_caller(void *return_address)
@@ -142,6 +156,20 @@ static void note_caller(void *return_address)
 #define AMP_STRIDEDEX_I32 AMP_HOOK_cublasGemmStridedBatchedEx
 #define AMP_STRIDEDEX_I64 AMP_HOOK_cublasGemmStridedBatchedEx_64
 
+/* The Ex forms a lowered call is re-issued through, per integer width. */
+#define AMP_DECLARE_EX(ints)                                                                       \
+    typedef int (*amp_gemmex_##ints)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints,             \
+                                     AMP_INT_##ints, const void *, const void *, int,              \
+                                     AMP_INT_##ints, const void *, int, AMP_INT_##ints,            \
+                                     const void *, void *, int, AMP_INT_##ints, int, int);         \
+    typedef int (*amp_stridedex_##ints)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints,          \
+                                        AMP_INT_##ints, const void *, const void *, int,           \
+                                        AMP_INT_##ints, long long, const void *, int,              \
+                                        AMP_INT_##ints, long long, const void *, void *, int,      \
+                                        AMP_INT_##ints, long long, AMP_INT_##ints, int, int);
+AMP_DECLARE_EX(I32)
+AMP_DECLARE_EX(I64)
+
 /* cublasSgemm_v2: lowered as cublasGemmEx on the same fp32 buffers. */
 #define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM(sym, ints)                                                  \
     AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
@@ -152,15 +180,14 @@ static void note_caller(void *return_address)
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const float *, AMP_INT_##ints, const float *,             \
                           AMP_INT_##ints, const float *, float *, AMP_INT_##ints);                 \
-        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
-                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
-                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
-        ex lowered = t ? (ex)amp_real_optional(AMP_GEMMEX_##ints) : NULL;                          \
-        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, beta) : 0;                            \
-        if (compute)                                                                               \
+        int compute;                                                                               \
+        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(t, AMP_HOOK_##sym,                 \
+                                                                AMP_GEMMEX_##ints, 1, h, beta,     \
+                                                                &compute);                         \
+        if (lowered)                                                                               \
             return lowered(h, ta, tb, m, n, k, alpha, A, AMP_CUDA_R_32F, lda, B, AMP_CUDA_R_32F,   \
                            ldb, beta, C, AMP_CUDA_R_32F, ldc, compute, AMP_CUBLAS_GEMM_DEFAULT);   \
         return real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                      \
@@ -196,16 +223,13 @@ static void note_caller(void *return_address)
                           const float *, const float *, AMP_INT_##ints, long long, const float *,  \
                           AMP_INT_##ints, long long, const float *, float *, AMP_INT_##ints,       \
                           long long, AMP_INT_##ints);                                              \
-        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
-                          const void *, const void *, int, AMP_INT_##ints, long long,              \
-                          const void *, int, AMP_INT_##ints, long long, const void *, void *, int, \
-                          AMP_INT_##ints, long long, AMP_INT_##ints, int, int);                    \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
-        ex lowered = t ? (ex)amp_real_optional(AMP_STRIDEDEX_##ints) : NULL;                       \
-        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, beta) : 0;                            \
-        if (compute)                                                                               \
+        int compute;                                                                               \
+        amp_stridedex_##ints lowered = (amp_stridedex_##ints)lowering(                             \
+            t, AMP_HOOK_##sym, AMP_STRIDEDEX_##ints, 1, h, beta, &compute);                        \
+        if (lowered)                                                                               \
             return lowered(h, ta, tb, m, n, k, alpha, A, AMP_CUDA_R_32F, lda, sa, B,               \
                            AMP_CUDA_R_32F, ldb, sb, beta, C, AMP_CUDA_R_32F, ldc, sc, batch,       \
                            compute, AMP_CUBLAS_GEMM_DEFAULT);                                      \
@@ -241,20 +265,17 @@ static void note_caller(void *return_address)
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const void *, int, AMP_INT_##ints, const void *, int,     \
                           AMP_INT_##ints, const float *, void *, int, AMP_INT_##ints);             \
-        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
-                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
-                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
+        int compute;                                                                               \
         int fp32 = at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F;           \
-        ex lowered = t && fp32 ? (ex)amp_real_optional(AMP_GEMMEX_##ints) : NULL;                  \
-        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, beta) : 0;                            \
-        if (compute)                                                                               \
+        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(t, AMP_HOOK_##sym,                 \
+                                                                AMP_GEMMEX_##ints, fp32, h, beta,  \
+                                                                &compute);                         \
+        if (lowered)                                                                               \
             return lowered(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc,    \
                            compute, AMP_CUBLAS_GEMM_DEFAULT);                                      \
-        if (t && !fp32)                                                                            \
-            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
         return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc);          \
     }
 
@@ -269,23 +290,20 @@ static void note_caller(void *return_address)
         typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
                           const float *, AMP_INT_##ints, const float *, AMP_INT_##ints,            \
                           const float *, float *, AMP_INT_##ints);                                 \
-        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
-                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
-                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
         int shaped = incx == 1 && incy == 1 && m >= 0 && n >= 0 && trans >= 0 && trans <= 2 &&     \
                      lda >= (m > 1 ? m : 1);                                                       \
-        ex lowered = t && shaped ? (ex)amp_real_optional(AMP_GEMMEX_##ints) : NULL;                \
-        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, beta) : 0;                            \
-        if (compute)                                                                               \
+        int compute;                                                                               \
+        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(t, AMP_HOOK_##sym,                 \
+                                                                AMP_GEMMEX_##ints, shaped, h,      \
+                                                                beta, &compute);                   \
+        if (lowered)                                                                               \
             return lowered(h, trans, 0, rows, 1, inner, alpha, A, AMP_CUDA_R_32F, lda, x,          \
                            AMP_CUDA_R_32F, inner > 1 ? inner : 1, beta, y, AMP_CUDA_R_32F,         \
                            rows > 1 ? rows : 1, compute, AMP_CUBLAS_GEMM_DEFAULT);                 \
-        if (t && !lowered)                                                                         \
-            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
         return real(h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);                        \
     }
 
@@ -298,9 +316,6 @@ static void note_caller(void *return_address)
     {                                                                                              \
         typedef int (*fn)(void *, AMP_INT_##ints, AMP_INT_##ints, const float *, const float *,    \
                           AMP_INT_##ints, const float *, AMP_INT_##ints, float *, AMP_INT_##ints); \
-        typedef int (*ex)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
-                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
-                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
         static amp_handle_query _Atomic pointer_mode;                                              \
         static const float one = 1.0f;                                                             \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
@@ -310,14 +325,14 @@ static void note_caller(void *return_address)
         int shaped = incx == 1 && incy == 1 && m >= 0 && n >= 0 && lda >= (m > 1 ? m : 1) &&       \
                      handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&           \
                      mode == AMP_CUBLAS_POINTER_MODE_HOST;                                         \
-        ex lowered = t && shaped ? (ex)amp_real_optional(AMP_GEMMEX_##ints) : NULL;                \
-        int compute = lowered ? decide(t, AMP_HOOK_##sym, h, NULL) : 0;                            \
-        if (compute)                                                                               \
+        int compute;                                                                               \
+        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(t, AMP_HOOK_##sym,                 \
+                                                                AMP_GEMMEX_##ints, shaped, h,      \
+                                                                NULL, &compute);                   \
+        if (lowered)                                                                               \
             return lowered(h, 0, 1, m, n, 1, alpha, x, AMP_CUDA_R_32F, m > 1 ? m : 1, y,           \
                            AMP_CUDA_R_32F, n > 1 ? n : 1, &one, A, AMP_CUDA_R_32F, lda, compute,   \
                            AMP_CUBLAS_GEMM_DEFAULT);                                               \
-        if (t && !lowered)                                                                         \
-            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
         return real(h, m, n, alpha, x, incx, y, incy, A, lda);                                     \
     }
 
