@@ -12,38 +12,45 @@
 
 int amp_report_write(FILE *out)
 {
+    /* Gather first: the symbol column is as wide as the longest name shown,
+     * and the CUDA dtype is named only when CUDA calls are reported. */
+    uint64_t c[AMP_HOOK_COUNT][4];
     uint64_t totals[4] = {0};
-    int rows = 0;
+    int rows = 0, width = 18, cuda = 0;
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-        uint64_t c[4];
-        amp_counters_total((enum amp_hook_id)h, c);
-        uint64_t calls = c[0] + c[1] + c[2];
+        amp_counters_total((enum amp_hook_id)h, c[h]);
+        if (c[h][0] + c[h][1] + c[h][2] == 0)
+            continue;
+        rows++;
+        int len = (int)strlen(amp_hook_names[h]);
+        width = len > width ? len : width;
+        cuda |= amp_hook_device[h] == AMP_DEVICE_CUDA;
+        for (int i = 0; i < 4; i++)
+            totals[i] += c[h][i];
+    }
+    if (!rows)
+        return 0;
+    const struct amp_config *cfg = &amp_rt.cfg;
+    fprintf(out, "ampshim report, pid %ld (%s): cpu dtype %s%s%s, output %s\n", (long)getpid(),
+            program_invocation_short_name, amp_dtype_names[cfg->dtype[AMP_DEVICE_CPU]],
+            cuda ? ", cuda dtype " : "", cuda ? amp_dtype_names[cfg->dtype[AMP_DEVICE_CUDA]] : "",
+            cfg->output_round ? "round" : "keep");
+    fprintf(out, "%-*s %-18s %-11s %10s %10s %10s %12s %14s\n", width, "symbol", "op", "policy",
+            "calls", "lowered", "fp32", "passthrough", "converted");
+    for (int h = 0; h < AMP_HOOK_COUNT; h++) {
+        uint64_t calls = c[h][0] + c[h][1] + c[h][2];
         if (calls == 0)
             continue;
-        if (rows++ == 0) {
-            const struct amp_config *cfg = &amp_rt.cfg;
-            fprintf(out,
-                    "ampshim report, pid %ld (%s): cpu dtype %s, output %s\n"
-                    "%-18s %-18s %-11s %10s %10s %10s %12s %14s\n",
-                    (long)getpid(), program_invocation_short_name,
-                    amp_dtype_names[cfg->dtype[AMP_DEVICE_CPU]], cfg->output_round ? "round" : "keep",
-                    "symbol", "op", "policy", "calls", "lowered", "fp32", "passthrough",
-                    "converted");
-        }
-        uint8_t op = amp_hook_op[h][0];
-        fprintf(out, "%-18s %-18s %-11s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64
+        uint8_t category = amp_live_load(&amp_rt.category[amp_hook_device[h]][h][0]);
+        fprintf(out, "%-*s %-18s %-11s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64
                      " %14" PRIu64 "\n",
-                amp_hook_names[h], amp_op_names[op],
-                amp_category_names[amp_live_load(&amp_rt.category[amp_hook_device[h]][h][0])], calls, c[0], c[1],
-                c[2], c[3]);
-        for (int i = 0; i < 4; i++)
-            totals[i] += c[i];
+                width, amp_hook_names[h], amp_op_names[amp_hook_op[h][0]],
+                amp_category_names[category], calls, c[h][0], c[h][1], c[h][2], c[h][3]);
     }
-    if (rows)
-        fprintf(out, "%-18s %-18s %-11s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64
-                     " %14" PRIu64 "\n",
-                "total", "", "", totals[0] + totals[1] + totals[2], totals[0], totals[1],
-                totals[2], totals[3]);
+    fprintf(out, "%-*s %-18s %-11s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64
+                 " %14" PRIu64 "\n",
+            width, "total", "", "", totals[0] + totals[1] + totals[2], totals[0], totals[1],
+            totals[2], totals[3]);
     return rows;
 }
 
