@@ -124,6 +124,23 @@ static inline void amp_count(struct amp_thread *t, enum amp_hook_id hook, enum a
     amp_counter_add(&t->counters[hook][which], n);
 }
 
+/* A call whose category may make it an fp32 region (LAPACK, cuSOLVER): opens
+ * the region when the category is fp32 (or one is open already) and returns
+ * whether it did; amp_fp32_region_leave closes it and counts the call. */
+static inline int amp_fp32_region_enter(struct amp_thread *t, enum amp_hook_id hook)
+{
+    int fp32 = t->fp32_depth ||
+               amp_live_load(&amp_rt.category[amp_hook_device[hook]][hook][0]) == AMP_CAT_FP32;
+    t->fp32_depth += (uint32_t)fp32;
+    return fp32;
+}
+
+static inline void amp_fp32_region_leave(struct amp_thread *t, enum amp_hook_id hook, int fp32)
+{
+    t->fp32_depth -= (uint32_t)fp32;
+    amp_count(t, hook, fp32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);
+}
+
 /* Sums of every thread's counters, live and exited, for one hook. */
 void amp_counters_total(enum amp_hook_id hook, uint64_t out[4]);
 

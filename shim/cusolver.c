@@ -19,13 +19,9 @@ typedef int (*amp_cusolver_fn)(AMP_WORD_TYPES);
         struct amp_thread *t = amp_thread_enter();                                                 \
         if (!t)                                                                                    \
             return real(AMP_WORD_ARGS);                                                            \
-        int fp32 = t->fp32_depth ||                                                                \
-                   amp_live_load(&amp_rt.category[AMP_DEVICE_CUDA][AMP_HOOK_##sym][0]) ==          \
-                       AMP_CAT_FP32;                                                               \
-        t->fp32_depth += fp32;                                                                     \
+        int fp32 = amp_fp32_region_enter(t, AMP_HOOK_##sym);                                       \
         int status = real(AMP_WORD_ARGS);                                                          \
-        t->fp32_depth -= fp32;                                                                     \
-        amp_count(t, AMP_HOOK_##sym, fp32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);               \
+        amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
         return status;                                                                             \
     }
 

@@ -15,15 +15,6 @@
 
 typedef void (*amp_f77_subroutine)(AMP_WORD_TYPES);
 
-/* fp32 opens a region; any other category leaves the BLAS calls inside to
- * their own policy (LAPACK itself cannot be lowered). */
-static inline enum amp_outcome lapack_outcome(enum amp_hook_id hook, const struct amp_thread *t)
-{
-    return t->fp32_depth || amp_live_load(&amp_rt.category[AMP_DEVICE_CPU][hook][0]) == AMP_CAT_FP32
-               ? AMP_OUTCOME_FP32
-               : AMP_OUTCOME_PASSTHROUGH;
-}
-
 #define AMP_DEFINE_F77_LAPACK(sym)                                                                 \
     AMP_EXPORT void sym(AMP_WORD_PARAMS)                                     \
     {                                                                                              \
@@ -33,12 +24,11 @@ static inline enum amp_outcome lapack_outcome(enum amp_hook_id hook, const struc
             real(AMP_WORD_ARGS);                                             \
             return;                                                                                \
         }                                                                                          \
-        enum amp_outcome outcome = lapack_outcome(AMP_HOOK_##sym, t);                              \
-        t->fp32_depth += outcome == AMP_OUTCOME_FP32;                                              \
-        real(AMP_WORD_ARGS);                                                 \
-        t->fp32_depth -= outcome == AMP_OUTCOME_FP32;                                              \
-        amp_count(t, AMP_HOOK_##sym,                                                               \
-                  outcome == AMP_OUTCOME_FP32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);            \
+        /* fp32 opens a region; any other category leaves the BLAS calls    \
+         * inside to their own policy (LAPACK itself cannot be lowered). */ \
+        int fp32 = amp_fp32_region_enter(t, AMP_HOOK_##sym);                                       \
+        real(AMP_WORD_ARGS);                                                                       \
+        amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
     }
 
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_F77_LAPACK(sym)
