@@ -14,6 +14,4 @@ void amp_log_set_stream(FILE *stream);
 enum amp_log_level amp_log_level_get(void);
 void amp_log(enum amp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define amp_log_enabled(level) (amp_log_level_get() >= (level))
-
 #endif
