@@ -80,28 +80,37 @@ AVX2 static inline __m256i to_bf16_lanes_finite(__m256 x)
                              16);
 }
 
+/* 16 bf16 values: widen by interleaving with zero (the bf16 lands in the
+ * top of each fp32 lane: elements 0-3|8-11 and 4-7|12-15), multiply, round
+ * back; packus undoes that order, so no cross-lane permute is needed. */
+AVX2 static inline __m256i bf16_times(__m256i x, __m256 f, int finite)
+{
+    const __m256i zero = _mm256_setzero_si256();
+    __m256 lo = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, x)), f);
+    __m256 hi = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, x)), f);
+    /* A finite input times a finite nonzero factor is never NaN, so finite
+     * chunks skip the NaN-quietening blend. */
+    return finite ? _mm256_packus_epi32(to_bf16_lanes_finite(lo), to_bf16_lanes_finite(hi))
+                  : _mm256_packus_epi32(to_bf16_lanes(lo), to_bf16_lanes(hi));
+}
+
 AVX2 static int avx2_bf16(uint16_t *data, size_t n, float factor)
 {
     const __m256 f = _mm256_set1_ps(factor);
-    const __m256i zero = _mm256_setzero_si256(), exponent = _mm256_set1_epi16(0x7f80);
-    __m256i seen = zero;
+    const __m256i exponent = _mm256_set1_epi16(0x7f80);
+    __m256i seen = _mm256_setzero_si256();
     size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
+    /* Two vectors a step: one finite test for both. */
+    for (; i + 32 <= n; i += 32) {
         __m256i x = _mm256_loadu_si256((const __m256i *)(data + i));
+        __m256i y = _mm256_loadu_si256((const __m256i *)(data + i + 16));
         /* Inf/NaN straight on the 16-bit lanes. */
-        __m256i bad = _mm256_cmpeq_epi16(_mm256_and_si256(x, exponent), exponent);
+        __m256i bad = _mm256_or_si256(_mm256_cmpeq_epi16(_mm256_and_si256(x, exponent), exponent),
+                                      _mm256_cmpeq_epi16(_mm256_and_si256(y, exponent), exponent));
         seen = _mm256_or_si256(seen, bad);
-        /* Interleaving with zero puts each bf16 in the top half of an fp32
-         * lane (elements 0-3|8-11 and 4-7|12-15); packus undoes exactly that
-         * order, so no cross-lane permute is needed. */
-        __m256 lo = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, x)), f);
-        __m256 hi = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, x)), f);
-        /* A finite input times a finite nonzero factor is never NaN, so
-         * chunks without Inf/NaN inputs skip the NaN-quietening blend. */
-        __m256i packed = _mm256_testz_si256(bad, bad)
-                             ? _mm256_packus_epi32(to_bf16_lanes_finite(lo), to_bf16_lanes_finite(hi))
-                             : _mm256_packus_epi32(to_bf16_lanes(lo), to_bf16_lanes(hi));
-        _mm256_storeu_si256((__m256i *)(data + i), packed);
+        int finite = _mm256_testz_si256(bad, bad);
+        _mm256_storeu_si256((__m256i *)(data + i), bf16_times(x, f, finite));
+        _mm256_storeu_si256((__m256i *)(data + i + 16), bf16_times(y, f, finite));
     }
     int nonfinite = !_mm256_testz_si256(seen, seen);
     return amp_unscale_scalar.bf16(data + i, n - i, factor) | nonfinite;
