@@ -11,21 +11,22 @@
 #include <string.h>
 #include <strings.h>
 
+/* The index of s in the NULL-terminated words (any case), or -1. */
 static int match_word(const char *s, const char *const *words)
 {
     for (int i = 0; words[i]; i++)
         if (strcasecmp(s, words[i]) == 0)
-            return 1;
-    return 0;
+            return i;
+    return -1;
 }
 
 int amp_parse_bool(const char *s, int *out)
 {
     static const char *const yes[] = {"1", "true", "yes", "on", NULL};
     static const char *const no[] = {"0", "false", "no", "off", NULL};
-    if (match_word(s, yes))
+    if (match_word(s, yes) >= 0)
         *out = 1;
-    else if (match_word(s, no))
+    else if (match_word(s, no) >= 0)
         *out = 0;
     else
         return -1;
@@ -151,14 +152,13 @@ static int parse_policy_file(struct amp_config *cfg, const char *v, char *err, s
 
 static int parse_output(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    if (strcasecmp(v, "keep") == 0)
-        cfg->output_round = 0;
-    else if (strcasecmp(v, "round") == 0)
-        cfg->output_round = 1;
-    else {
+    static const char *const modes[] = {"keep", "round", NULL};
+    int i = match_word(v, modes);
+    if (i < 0) {
         snprintf(err, errlen, "'%s' is not keep or round", v);
         return -1;
     }
+    cfg->output_round = i;
     return 0;
 }
 
@@ -210,16 +210,11 @@ static int parse_list(char *dst, size_t dstlen, const char *v, size_t max_name, 
 
 static int parse_threads(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    if (strcasecmp(v, "all") == 0) {
-        cfg->threads = AMP_THREADS_ALL;
-        return 0;
-    }
-    if (strcasecmp(v, "none") == 0) {
-        cfg->threads = AMP_THREADS_NONE;
-        return 0;
-    }
-    if (strcasecmp(v, "main") == 0) {
-        cfg->threads = AMP_THREADS_MAIN;
+    /* In the order of enum amp_threads_mode. */
+    static const char *const modes[] = {"all", "none", "main", NULL};
+    int i = match_word(v, modes);
+    if (i >= 0) {
+        cfg->threads = (enum amp_threads_mode)i;
         return 0;
     }
     /* Thread names are at most 15 characters (TASK_COMM_LEN). */
@@ -236,9 +231,9 @@ static int parse_callers(struct amp_config *cfg, const char *v, char *err, size_
 
 static int parse_report(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    int on;
-    if (amp_parse_bool(v, &on) == 0 || strcasecmp(v, "stderr") == 0) {
-        cfg->report = strcasecmp(v, "stderr") == 0 || on ? AMP_REPORT_STDERR : AMP_REPORT_OFF;
+    int on = strcasecmp(v, "stderr") == 0;
+    if (on || amp_parse_bool(v, &on) == 0) {
+        cfg->report = on ? AMP_REPORT_STDERR : AMP_REPORT_OFF;
         return 0;
     }
     if (strlen(v) >= sizeof cfg->report_path) {
@@ -252,13 +247,14 @@ static int parse_report(struct amp_config *cfg, const char *v, char *err, size_t
 
 static int parse_log(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    static const char *const levels[] = {"off", "error", "warn", "info", "debug"};
-    for (int i = 0; i < 5; i++)
-        if (strcasecmp(v, levels[i]) == 0) {
-            cfg->log_level = (enum amp_log_level)i;
-            amp_log_set_level(cfg->log_level);
-            return 0;
-        }
+    /* In the order of enum amp_log_level. */
+    static const char *const levels[] = {"off", "error", "warn", "info", "debug", NULL};
+    int i = match_word(v, levels);
+    if (i >= 0) {
+        cfg->log_level = (enum amp_log_level)i;
+        amp_log_set_level(cfg->log_level);
+        return 0;
+    }
     snprintf(err, errlen, "'%s' is not off, error, warn, info or debug", v);
     return -1;
 }
