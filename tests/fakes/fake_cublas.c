@@ -118,6 +118,13 @@ static float input(const void *p, int64_t i, int type, int compute)
     }
 }
 
+/* The type mixes this fake multiplies: fp32 or fp16 inputs into fp32. */
+static int fake_types_supported(int at, int bt, int ct)
+{
+    return ct == CUDA_R_32F && (at == CUDA_R_32F || at == CUDA_R_16F) &&
+           (bt == CUDA_R_32F || bt == CUDA_R_16F);
+}
+
 /* Column-major C = alpha op(A) op(B) + beta C, fp32 accumulation. */
 static void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const void *A,
                  int at, int64_t lda, const void *B, int bt, int64_t ldb, float beta, float *C,
@@ -159,8 +166,7 @@ FAKE_SGEMM(cublasSgemm_v2_64, int64_t)
         (void)h;                                                                                   \
         (void)algo;                                                                                \
         record(#name, at, bt, ct, compute);                                                        \
-        if (ct != CUDA_R_32F || (at != CUDA_R_32F && at != CUDA_R_16F) ||                          \
-            (bt != CUDA_R_32F && bt != CUDA_R_16F))                                                \
+        if (!fake_types_supported(at, bt, ct))                                                     \
             return CUBLAS_STATUS_NOT_SUPPORTED;                                                    \
         gemm(ta, tb, m, n, k, *(const float *)alpha, A, at, lda, B, bt, ldb,                       \
              *(const float *)beta, C, ldc, compute);                                               \
@@ -215,8 +221,7 @@ FAKE_GEMMEX_STRIDED(cublasGemmStridedBatchedEx_64, int64_t)
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, at, bt, ct, CUBLAS_COMPUTE_32F);                                             \
-        if (ct != CUDA_R_32F || (at != CUDA_R_32F && at != CUDA_R_16F) ||                          \
-            (bt != CUDA_R_32F && bt != CUDA_R_16F))                                                \
+        if (!fake_types_supported(at, bt, ct))                                                     \
             return CUBLAS_STATUS_NOT_SUPPORTED;                                                    \
         gemm(ta, tb, m, n, k, *alpha, A, at, lda, B, bt, ldb, *beta, C, ldc, CUBLAS_COMPUTE_32F);  \
         return CUBLAS_STATUS_SUCCESS;                                                              \
