@@ -36,6 +36,7 @@ const uint8_t amp_hook_op[AMP_HOOK_COUNT][2] = {
 #define AMP_FORM_DEVICE_CUBLAS AMP_DEVICE_CUDA
 #define AMP_FORM_DEVICE_CUSOLVER AMP_DEVICE_CUDA
 #define AMP_FORM_DEVICE_CUBLASLT AMP_DEVICE_CUDA
+#define AMP_FORM_DEVICE_CUDNN AMP_DEVICE_CUDA
 const uint8_t amp_hook_device[AMP_HOOK_COUNT] = {
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_FORM_DEVICE_##form,
     AMPSHIM_HOOK_LIST(AMP_X_HOOK)

@@ -38,52 +38,6 @@ static int handle_value(const char *name, amp_handle_query _Atomic *cache, void 
     return q && q(handle, value) == AMP_CUBLAS_STATUS_SUCCESS;
 }
 
-/* The thread's CUDA dtype: a region's if one is open, else the process's. */
-static enum amp_lowp_dtype cuda_dtype(const struct amp_thread *t)
-{
-    for (uint32_t i = t->region_depth; i-- > 0;)
-        if (t->regions[i] & 0x80)
-            return (enum amp_lowp_dtype)(t->regions[i] & 0x7f);
-    return (enum amp_lowp_dtype)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CUDA]);
-}
-
-/* The fast compute type for a lowered fp32 GEMM on this thread, or 0 to run
- * the call as made; *outcome says how to count it. Shared with cuBLASLt,
- * which has no cuBLAS handle to ask about math or pointer modes. */
-int amp_cuda_fast_compute(struct amp_thread *t, enum amp_hook_id hook, int accumulates,
-                          enum amp_ctl_counter *outcome)
-{
-    *outcome = AMP_CTL_PASSTHROUGH;
-    if (t->fp32_depth) {
-        *outcome = AMP_CTL_FP32;
-        return 0;
-    }
-    if (!t->selected || (t->caller_filter && !amp_caller_selected(amp_tls_caller)))
-        return 0;
-    uint8_t category = amp_live_load(&amp_rt.category[AMP_DEVICE_CUDA][hook][accumulates != 0]);
-    if (category != AMP_CAT_LOWER) {
-        *outcome = category == AMP_CAT_FP32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH;
-        return 0;
-    }
-    int compute = 0;
-    switch (cuda_dtype(t)) {
-    case AMP_DTYPE_FP16:
-        compute = AMP_CUBLAS_COMPUTE_32F_FAST_16F;
-        break;
-    case AMP_DTYPE_BF16:
-        compute = AMP_CUBLAS_COMPUTE_32F_FAST_16BF;
-        break;
-    case AMP_DTYPE_TF32:
-        compute = amp_rt.cfg.cuda_tf32_allowed ? AMP_CUBLAS_COMPUTE_32F_FAST_TF32 : 0;
-        break;
-    default:
-        break;
-    }
-    if (compute)
-        *outcome = AMP_CTL_LOWERED;
-    return compute;
-}
-
 /* Decides a cuBLAS call whose operands are all fp32 and counts it: returns
  * the fast compute type to run it with, or 0 to run it as the program made
  * it. beta is read only when the policy depends on it and it is a host

@@ -27,7 +27,7 @@ static const struct list_file {
     {"cpu_bfloat16.txt", 0, CAT_LOWER},  {"cpu_float32.txt", 0, CAT_FP32},
     {"cpu_promote.txt", 0, CAT_PROMOTE}, {"cuda_float16.txt", 1, CAT_LOWER},
     {"cuda_float32.txt", 1, CAT_FP32},   {"cuda_promote.txt", 1, CAT_PROMOTE},
-    {"cuda_float32_linalg.txt", 1, CAT_FP32},
+    {"cuda_float32_linalg.txt", 1, CAT_FP32}, {"cuda_float32_cudnn.txt", 1, CAT_FP32},
 };
 
 static const char *const kinds[] = {"gemm",         "gemv",          "ger",
@@ -36,7 +36,11 @@ static const char *const kinds[] = {"gemm",         "gemv",          "ger",
                                     "trmm",         "trsm",          "lapack",
                                     "cublas_sgemm", "cublas_gemmex", "cublas_sgemm_strided",
                                     "cublas_gemmex_strided", "cublas_sgemmex", "cublas_sgemv",
-                                    "cublas_sger", "cusolver", "cublaslt_matmul"};
+                                    "cublas_sger", "cusolver", "cublaslt_matmul",
+                                    "cudnn_conv_fwd", "cudnn_conv_bwd_data",
+                                    "cudnn_conv_bwd_filter", "cudnn_conv_bias_act",
+                                    "cudnn_softmax_fwd", "cudnn_softmax_bwd", "cudnn_reduce",
+                                    "cudnn_norm_fwd_inference", "cudnn_region"};
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];
@@ -205,9 +209,10 @@ static void write_header(const char *path)
         fprintf(f, " \\\n    X(%s)", ops[i]);
     /* One list per library family (shim/<family>.c expands its own), and the
      * whole list as their concatenation. */
-    static const char *const families[] = {"BLAS", "LAPACK", "CUBLAS", "CUSOLVER", "CUBLASLT"};
+    static const char *const families[] = {"BLAS",     "LAPACK",   "CUBLAS",
+                                            "CUSOLVER", "CUBLASLT", "CUDNN"};
     int n_hooks = 0;
-    for (int fam = 0; fam < 5; fam++) {
+    for (int fam = 0; fam < 6; fam++) {
         fprintf(f, "\n\n/* X(symbol, routine, KIND, FORM, INTS, op, op_beta) for the %s family.\n"
                    " * FORM is CBLAS or F77; INTS is LP (the forwarded-to library's own integer\n"
                    " * width, probed) or I64 (always 64-bit: the suffixed names). */\n"
@@ -218,7 +223,8 @@ static void write_header(const char *path)
             int lapack = strcmp(rt->kind, "lapack") == 0;
             int cusolver = strcmp(rt->kind, "cusolver") == 0;
             int cublaslt = strncmp(rt->kind, "cublaslt", 8) == 0;
-            if ((cublaslt ? 4 : cusolver ? 3 : rt->cuda_ints ? 2 : lapack) != fam)
+            int cudnn = strncmp(rt->kind, "cudnn", 5) == 0;
+            if ((cudnn ? 5 : cublaslt ? 4 : cusolver ? 3 : rt->cuda_ints ? 2 : lapack) != fam)
                 continue;
             char kind[NAME_MAX_LEN];
             upper(kind, rt->kind);
@@ -241,7 +247,8 @@ static void write_header(const char *path)
         }
     }
     fprintf(f, "\n\n#define AMPSHIM_HOOK_LIST(X) AMPSHIM_HOOK_LIST_BLAS(X) AMPSHIM_HOOK_LIST_LAPACK(X) "
-               "AMPSHIM_HOOK_LIST_CUBLAS(X) AMPSHIM_HOOK_LIST_CUSOLVER(X) AMPSHIM_HOOK_LIST_CUBLASLT(X)");
+               "AMPSHIM_HOOK_LIST_CUBLAS(X) AMPSHIM_HOOK_LIST_CUSOLVER(X) AMPSHIM_HOOK_LIST_CUBLASLT(X) "
+               "AMPSHIM_HOOK_LIST_CUDNN(X)");
     fprintf(f, "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n",
             n_ops, n_hooks);
     fprintf(f, "\n#endif\n");

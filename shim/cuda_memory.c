@@ -1,0 +1,62 @@
+/* Device scratch for the CUDA hooks that convert tensors (the cuDNN bf16 and
+ * fp32 paths): stream-ordered allocations from the CUDA runtime's pool
+ * (cudaMallocAsync / cudaFreeAsync on the call's own stream), taken for one
+ * call and given back at its end, so the shim holds no device memory between
+ * calls and never synchronises. The runtime is found among the loaded
+ * objects first (a program linked to libcudart.so.13); a program with the
+ * static runtime gets libcudart.so.13 opened here. Without either, or
+ * when an allocation fails, the hook runs the call as the program made it. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+
+#include "runtime/log.h"
+#include "shim/cuda_scratch.h"
+#include "shim/resolve.h"
+
+typedef int (*malloc_async_fn)(void **, size_t, void *);
+typedef int (*free_async_fn)(void *, void *);
+
+static malloc_async_fn malloc_async;
+static free_async_fn free_async;
+static _Atomic int state; /* 0 unknown, 1 ready, 2 unavailable */
+
+static void *runtime_symbol(void **lib, const char *name)
+{
+    void *p = amp_resolve_name(name);
+    if (!p) {
+        if (!*lib)
+            *lib = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
+        p = *lib ? dlsym(*lib, name) : NULL;
+    }
+    return p;
+}
+
+static int ready(void)
+{
+    int s = atomic_load_explicit(&state, memory_order_acquire);
+    if (s == 0) {
+        void *lib = NULL;
+        malloc_async = (malloc_async_fn)runtime_symbol(&lib, "cudaMallocAsync");
+        free_async = (free_async_fn)runtime_symbol(&lib, "cudaFreeAsync");
+        s = malloc_async && free_async ? 1 : 2;
+        if (s == 2)
+            amp_log(AMP_LOG_INFO, "no CUDA runtime with cudaMallocAsync found; cuDNN calls that "
+                                  "need conversion run as made");
+        atomic_store_explicit(&state, s, memory_order_release);
+    }
+    return s == 1;
+}
+
+void *amp_cuda_alloc(size_t bytes, void *stream)
+{
+    void *p = NULL;
+    if (!bytes || !ready() || malloc_async(&p, bytes, stream) != 0)
+        return NULL;
+    return p;
+}
+
+void amp_cuda_free(void *p, void *stream)
+{
+    if (p)
+        free_async(p, stream);
+}

@@ -1,0 +1,430 @@
+/* An ordinary cuDNN program (compiled against the real cudnn.h, linked to
+ * libcudnn.so.9 and libcudart.so.13: here the test-only fakes) run under the
+ * shim. It checks what reached the library (math type, data types, compute
+ * type, workspace) and that each result equals the library's own answer for
+ * that configuration, asked directly through a dlopen handle the shim cannot
+ * intercept; that descriptors come back as the program set them; and that
+ * every scratch allocation is given back.
+ * usage: cudnn_check CONV LIST
+ *   CONV: fp16, bf16 or tf32 (how fp32 convolutions must reach cuDNN), or
+ *         none (unchanged);
+ *   LIST: fp32 (half softmax / reduction / normalisation computed in fp32)
+ *         or asis (unchanged). */
+#include <cudnn.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/check.h"
+
+struct fake_cudnn_record {
+    char function[48];
+    int math, type[3], compute;
+    size_t workspace;
+    long calls;
+};
+const struct fake_cudnn_record *fake_cudnn_last_call(void);
+long fake_cudart_outstanding(void);
+long fake_cudart_allocations(void);
+
+static const struct fake_cudnn_record *last(void)
+{
+    return fake_cudnn_last_call();
+}
+
+static void *lib;
+#define REAL(name) ((__typeof__(&name))dlsym(lib, #name))
+
+static uint64_t stat(const char *symbol, const char *counter)
+{
+    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
+        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
+                                                                             "ampshim_ctl");
+    char name[128];
+    uint64_t v = 0;
+    size_t len = sizeof v;
+    snprintf(name, sizeof name, "stats.%s.%s", symbol, counter);
+    return ctl && ctl(name, &v, &len, NULL, 0) == 0 ? v : UINT64_MAX;
+}
+
+static cudnnTensorDescriptor_t tensor(cudnnDataType_t type, int n, int c, int h, int w)
+{
+    cudnnTensorDescriptor_t d;
+    cudnnCreateTensorDescriptor(&d);
+    cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, type, n, c, h, w);
+    return d;
+}
+
+static void fill(float *p, int n, int seed)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (float)(((i + seed) * 7919) % 1013) / 317.0f - 1.6f;
+}
+
+static void fill_half(_Float16 *p, int n, int seed)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (_Float16)((float)(((i + seed) * 6271) % 991) / 97.0f - 4.1f);
+}
+
+/* x [2,3,7,6], w [4,3,3,2], pad 1, stride 1: y [2,4,7,7]. */
+enum { XN = 2 * 3 * 7 * 6, WN = 4 * 3 * 3 * 2, YN = 2 * 4 * 7 * 7 };
+static float x[XN], w[WN], y[YN];
+static cudnnTensorDescriptor_t xd, yd;
+static cudnnFilterDescriptor_t wd;
+static cudnnConvolutionDescriptor_t conv;
+
+typedef cudnnStatus_t (*conv_fn)(cudnnHandle_t, const void *, const void *, const void *,
+                                 const void *, const void *, const void *, int, void *, size_t,
+                                 const void *, const void *, void *);
+
+/* The three convolution calls with the same shape: in1, in2 -> out. */
+struct conv_case {
+    const char *name;
+    const void *d1, *p1, *d2, *p2, *dout;
+    void *out;
+    int n_out;
+};
+
+/* The library's answer, asked directly, for the configuration the shim
+ * should have produced. bf16 is done the way the shim must: convert, run on
+ * bf16 descriptors, blend back. */
+static void reference(cudnnHandle_t h, const struct conv_case *c, const char *mode, float *out)
+{
+    float alpha = 1.5f, beta = 0.5f, one = 1.0f, zero = 0.0f;
+    conv_fn fn = (conv_fn)dlsym(lib, c->name);
+    static char ws[256];
+    cudnnConvolutionDescriptor_t cd;
+    cudnnCreateConvolutionDescriptor(&cd);
+    cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                    CUDNN_DATA_FLOAT);
+    cudnnSetConvolutionMathType(cd, strcmp(mode, "fp16") == 0 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+                                                              : CUDNN_DEFAULT_MATH);
+    fill(out, c->n_out, 99);
+    if (strcmp(mode, "bf16") != 0) {
+        fn(h, &alpha, c->d1, c->p1, c->d2, c->p2, cd, 0, ws, sizeof ws, &beta, c->dout, out);
+    } else {
+        /* bf16 copies of the operands in their own layouts; a filter is
+         * converted through a tensor alias of its memory */
+        cudnnTensorDescriptor_t xb = tensor(CUDNN_DATA_BFLOAT16, 2, 3, 7, 6),
+                                yb = tensor(CUDNN_DATA_BFLOAT16, 2, 4, 7, 7),
+                                wt = tensor(CUDNN_DATA_FLOAT, 4, 3, 3, 2),
+                                wtb = tensor(CUDNN_DATA_BFLOAT16, 4, 3, 3, 2);
+        cudnnFilterDescriptor_t wb;
+        cudnnCreateFilterDescriptor(&wb);
+        cudnnSetFilter4dDescriptor(wb, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NCHW, 4, 3, 3, 2);
+        const void *descs[3] = {c->d1, c->d2, c->dout}, *ptrs[2] = {c->p1, c->p2};
+        const void *call[3];
+        cudnnTensorDescriptor_t from[3], to[3];
+        void *mem[3];
+        for (int i = 0; i < 3; i++) {
+            int filter = descs[i] == (const void *)wd;
+            call[i] = filter ? (const void *)wb : descs[i] == (const void *)xd ? xb : yb;
+            from[i] = filter ? wt : (cudnnTensorDescriptor_t)descs[i];
+            to[i] = filter ? wtb : (cudnnTensorDescriptor_t)call[i];
+            mem[i] = calloc(YN, 2);
+            if (i < 2)
+                REAL(cudnnTransformTensor)(h, &one, from[i], ptrs[i], &zero, to[i], mem[i]);
+        }
+        fn(h, &one, call[0], mem[0], call[1], mem[1], cd, 0, ws, sizeof ws, &zero, call[2], mem[2]);
+        REAL(cudnnTransformTensor)(h, &alpha, to[2], mem[2], &beta, from[2], out);
+        for (int i = 0; i < 3; i++)
+            free(mem[i]);
+        cudnnDestroyFilterDescriptor(wb);
+        cudnnDestroyTensorDescriptor(xb);
+        cudnnDestroyTensorDescriptor(yb);
+        cudnnDestroyTensorDescriptor(wt);
+        cudnnDestroyTensorDescriptor(wtb);
+    }
+    cudnnDestroyConvolutionDescriptor(cd);
+}
+
+static void check_conv(cudnnHandle_t h, const char *mode)
+{
+    float dx[XN], dw[WN], dy[YN];
+    fill(dy, YN, 5);
+    struct conv_case cases[3] = {
+        {"cudnnConvolutionForward", xd, x, wd, w, yd, y, YN},
+        {"cudnnConvolutionBackwardData", wd, w, yd, dy, xd, dx, XN},
+        {"cudnnConvolutionBackwardFilter", xd, x, yd, dy, wd, dw, WN},
+    };
+    float alpha = 1.5f, beta = 0.5f;
+    int expect_math = strcmp(mode, "fp16") == 0 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+                                                : CUDNN_DEFAULT_MATH;
+    int expect_type = strcmp(mode, "bf16") == 0 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    for (int k = 0; k < 3; k++) {
+        const struct conv_case *c = &cases[k];
+        float *want = malloc(sizeof(float) * (size_t)c->n_out);
+        conv_fn fn = (conv_fn)dlsym(RTLD_DEFAULT, c->name); /* the shim's, if preloaded */
+        fill(c->out, c->n_out, 99);
+        cudnnStatus_t st = fn(h, &alpha, c->d1, c->p1, c->d2, c->p2, conv, 0, NULL, 0, &beta,
+                              c->dout, c->out);
+        CHECK(st == CUDNN_STATUS_SUCCESS, "%s: status %d", c->name, st);
+        CHECK(strcmp(last()->function, c->name) == 0 && last()->math == expect_math &&
+                  last()->type[0] == expect_type && last()->type[1] == expect_type &&
+                  last()->type[2] == expect_type,
+              "%s (%s) reached %s with math %d, types %d/%d/%d", c->name, mode, last()->function,
+              last()->math, last()->type[0], last()->type[1], last()->type[2]);
+        reference(h, c, mode, want);
+        CHECK(memcmp(c->out, want, sizeof(float) * (size_t)c->n_out) == 0,
+              "%s: the result is the library's %s answer", c->name, mode);
+        cudnnMathType_t m = 99;
+        cudnnGetConvolutionMathType(conv, &m);
+        CHECK(m == CUDNN_DEFAULT_MATH, "%s: the math type is the program's again (%d)", c->name, m);
+        free(want);
+    }
+
+    /* What the program set itself stays. */
+    static const cudnnMathType_t own[] = {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION};
+    static char ws[256];
+    for (int i = 0; i < 2; i++) {
+        cudnnSetConvolutionMathType(conv, own[i]);
+        cudnnConvolutionForward(h, &alpha, xd, x, wd, w, conv, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, ws,
+                                sizeof ws, &beta, yd, y);
+        CHECK(last()->math == (int)own[i] && last()->type[0] == CUDNN_DATA_FLOAT,
+              "a program's own math type %d reached cuDNN as %d, type %d", own[i], last()->math,
+              last()->type[0]);
+    }
+    cudnnSetConvolutionMathType(conv, CUDNN_DEFAULT_MATH);
+
+    /* Half data, as the program declared it, stays. */
+    cudnnTensorDescriptor_t xh = tensor(CUDNN_DATA_HALF, 2, 3, 7, 6),
+                            yh = tensor(CUDNN_DATA_HALF, 2, 4, 7, 7);
+    cudnnFilterDescriptor_t wh;
+    cudnnCreateFilterDescriptor(&wh);
+    cudnnSetFilter4dDescriptor(wh, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, 4, 3, 3, 2);
+    static _Float16 xs[XN], wss[WN], ys[YN];
+    fill_half(xs, XN, 1);
+    fill_half(wss, WN, 2);
+    cudnnConvolutionForward(h, &alpha, xh, xs, wh, wss, conv, 0, NULL, 0, &beta, yh, ys);
+    CHECK(last()->type[0] == CUDNN_DATA_HALF && last()->math == CUDNN_DEFAULT_MATH,
+          "half convolution reached cuDNN unchanged (type %d, math %d)", last()->type[0],
+          last()->math);
+
+    /* The fused form: fp16 through the math type; bf16 and tf32 as made. */
+    cudnnActivationDescriptor_t act;
+    cudnnCreateActivationDescriptor(&act);
+    cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0);
+    cudnnTensorDescriptor_t bias_d = tensor(CUDNN_DATA_FLOAT, 1, 4, 1, 1);
+    float bias[4] = {0.5f, -0.25f, 0.125f, 1.0f}, z[YN], zero = 0.0f;
+    fill(z, YN, 3);
+    cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+        h, &alpha, xd, x, wd, w, conv, 0, NULL, 0, &zero, yd, z, bias_d, bias, act, yd, y);
+    CHECK(st == CUDNN_STATUS_SUCCESS &&
+              last()->math == (strcmp(mode, "fp16") == 0 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+                                                         : CUDNN_DEFAULT_MATH) &&
+              last()->type[0] == CUDNN_DATA_FLOAT,
+          "BiasActivationForward (%s): status %d, math %d, type %d", mode, st, last()->math,
+          last()->type[0]);
+    cudnnDestroyActivationDescriptor(act);
+    cudnnDestroyTensorDescriptor(bias_d);
+    cudnnDestroyTensorDescriptor(xh);
+    cudnnDestroyTensorDescriptor(yh);
+    cudnnDestroyFilterDescriptor(wh);
+}
+
+/* Softmax, forward and backward, on half tensors: computed in fp32 (the
+ * library sees fp32 descriptors; the result is the fp32 computation's,
+ * blended into the half output) or as made. */
+static void check_softmax(cudnnHandle_t h, int fp32)
+{
+    enum { SN = 2 * 6 * 3 * 1 };
+    cudnnTensorDescriptor_t dh = tensor(CUDNN_DATA_HALF, 2, 6, 3, 1),
+                            df = tensor(CUDNN_DATA_FLOAT, 2, 6, 3, 1);
+    static _Float16 xs[SN], got[SN], want[SN], asis[SN], dys[SN];
+    static float xf[SN], yf[SN], dyf[SN];
+    float alpha = 1.0f, beta = 0.0f, one = 1.0f, zero = 0.0f;
+    fill_half(xs, SN, 7);
+    fill_half(dys, SN, 8);
+    cudnnStatus_t st = cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                                           &alpha, dh, xs, &beta, dh, got);
+    CHECK(st == CUDNN_STATUS_SUCCESS && strcmp(last()->function, "cudnnSoftmaxForward") == 0 &&
+              last()->type[0] == (fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF),
+          "half softmax reached cuDNN with type %d (status %d)", last()->type[0], st);
+    /* the two answers: fp32 computation rounded once, and half arithmetic */
+    REAL(cudnnTransformTensor)(h, &one, dh, xs, &zero, df, xf);
+    REAL(cudnnSoftmaxForward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, df, xf,
+                              &zero, df, yf);
+    REAL(cudnnTransformTensor)(h, &alpha, df, yf, &beta, dh, want);
+    REAL(cudnnSoftmaxForward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, dh,
+                              xs, &beta, dh, asis);
+    CHECK(memcmp(want, asis, sizeof want) != 0, "fp32 and half softmax differ on this input");
+    CHECK(memcmp(got, fp32 ? want : asis, sizeof got) == 0, "half softmax result is the %s one",
+          fp32 ? "fp32" : "half");
+
+    /* backward: dx from y (the fp32 answer) and dy */
+    static _Float16 dx[SN], dxw[SN], dxa[SN];
+    st = cudnnSoftmaxBackward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, dh,
+                              want, dh, dys, &beta, dh, dx);
+    CHECK(st == CUDNN_STATUS_SUCCESS &&
+              last()->type[0] == (fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF),
+          "half softmax backward reached cuDNN with type %d", last()->type[0]);
+    REAL(cudnnTransformTensor)(h, &one, dh, dys, &zero, df, dyf);
+    REAL(cudnnTransformTensor)(h, &one, dh, want, &zero, df, xf);
+    REAL(cudnnSoftmaxBackward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, df,
+                               xf, df, dyf, &zero, df, yf);
+    REAL(cudnnTransformTensor)(h, &alpha, df, yf, &beta, dh, dxw);
+    REAL(cudnnSoftmaxBackward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, dh,
+                               want, dh, dys, &beta, dh, dxa);
+    CHECK(memcmp(dx, fp32 ? dxw : dxa, sizeof dx) == 0, "half softmax backward is the %s one",
+          fp32 ? "fp32" : "half");
+
+    /* fp32 tensors: unchanged, whatever the mode */
+    cudnnSoftmaxForward(h, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, df, xf, &zero, df,
+                        yf);
+    CHECK(last()->type[0] == CUDNN_DATA_FLOAT, "fp32 softmax reached cuDNN as fp32");
+    cudnnDestroyTensorDescriptor(dh);
+    cudnnDestroyTensorDescriptor(df);
+}
+
+/* A sum of half data with a half compute type: the library is asked for an
+ * fp32 compute type (and gets the workspace it wants); the descriptor comes
+ * back as the program set it. */
+static void check_reduce(cudnnHandle_t h, int fp32)
+{
+    enum { AN = 1 * 4 * 16 * 16 };
+    cudnnTensorDescriptor_t ad = tensor(CUDNN_DATA_HALF, 1, 4, 16, 16),
+                            cd = tensor(CUDNN_DATA_HALF, 1, 4, 1, 1);
+    cudnnReduceTensorDescriptor_t rd, rf;
+    cudnnCreateReduceTensorDescriptor(&rd);
+    cudnnCreateReduceTensorDescriptor(&rf);
+    cudnnSetReduceTensorDescriptor(rd, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_HALF,
+                                   CUDNN_NOT_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_NO_INDICES,
+                                   CUDNN_32BIT_INDICES);
+    cudnnSetReduceTensorDescriptor(rf, CUDNN_REDUCE_TENSOR_ADD, CUDNN_DATA_FLOAT,
+                                   CUDNN_NOT_PROPAGATE_NAN, CUDNN_REDUCE_TENSOR_NO_INDICES,
+                                   CUDNN_32BIT_INDICES);
+    static _Float16 a[AN], c[4], want[4], asis[4];
+    static char ws[64];
+    float one = 1.0f, zero = 0.0f;
+    fill_half(a, AN, 11);
+    cudnnStatus_t st = cudnnReduceTensor(h, rd, NULL, 0, NULL, 0, &one, ad, a, &zero, cd, c);
+    CHECK(st == CUDNN_STATUS_SUCCESS &&
+              last()->compute == (fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF) &&
+              last()->workspace == (fp32 ? 64u : 0u),
+          "half sum reached cuDNN with compute type %d, workspace %zu (status %d)",
+          last()->compute, last()->workspace, st);
+    REAL(cudnnReduceTensor)(h, rf, NULL, 0, ws, sizeof ws, &one, ad, a, &zero, cd, want);
+    REAL(cudnnReduceTensor)(h, rd, NULL, 0, NULL, 0, &one, ad, a, &zero, cd, asis);
+    CHECK(memcmp(want, asis, sizeof want) != 0, "fp32 and half sums differ on this input");
+    CHECK(memcmp(c, fp32 ? want : asis, sizeof c) == 0, "half sum is the %s one",
+          fp32 ? "fp32" : "half");
+    cudnnReduceTensorOp_t op;
+    cudnnDataType_t comp = 99;
+    cudnnNanPropagation_t nan;
+    cudnnReduceTensorIndices_t ind;
+    cudnnIndicesType_t it;
+    cudnnGetReduceTensorDescriptor(rd, &op, &comp, &nan, &ind, &it);
+    CHECK(comp == CUDNN_DATA_HALF, "the reduce descriptor is the program's again (%d)", comp);
+    cudnnDestroyReduceTensorDescriptor(rd);
+    cudnnDestroyReduceTensorDescriptor(rf);
+    cudnnDestroyTensorDescriptor(ad);
+    cudnnDestroyTensorDescriptor(cd);
+}
+
+/* Inference normalisation of a half tensor (fp32 scale, bias, mean, var). */
+static void check_norm(cudnnHandle_t h, int fp32)
+{
+    enum { NN = 2 * 3 * 4 * 5, PN = 3 * 4 * 5 };
+    cudnnTensorDescriptor_t xh = tensor(CUDNN_DATA_HALF, 2, 3, 4, 5),
+                            xf = tensor(CUDNN_DATA_FLOAT, 2, 3, 4, 5),
+                            pd = tensor(CUDNN_DATA_FLOAT, 1, 3, 4, 5);
+    static _Float16 x16[NN], got[NN], want[NN], asis[NN];
+    static float x32[NN], y32[NN], scale[PN], bias[PN], mean[PN], var[PN];
+    float alpha = 1.0f, beta = 0.0f, one = 1.0f, zero = 0.0f;
+    fill_half(x16, NN, 13);
+    fill(scale, PN, 1);
+    fill(bias, PN, 2);
+    fill(mean, PN, 3);
+    for (int i = 0; i < PN; i++)
+        var[i] = 0.5f + (float)i / 9.0f;
+    cudnnStatus_t st = cudnnNormalizationForwardInference(
+        h, CUDNN_NORM_PER_ACTIVATION, CUDNN_NORM_OPS_NORM, CUDNN_NORM_ALGO_STANDARD, &alpha, &beta,
+        xh, x16, pd, scale, bias, pd, mean, var, NULL, NULL, NULL, xh, got, 1e-5, 1);
+    CHECK(st == CUDNN_STATUS_SUCCESS &&
+              last()->type[0] == (fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF),
+          "half normalisation reached cuDNN with type %d (status %d)", last()->type[0], st);
+    REAL(cudnnTransformTensor)(h, &one, xh, x16, &zero, xf, x32);
+    REAL(cudnnNormalizationForwardInference)(h, CUDNN_NORM_PER_ACTIVATION, CUDNN_NORM_OPS_NORM,
+                                             CUDNN_NORM_ALGO_STANDARD, &one, &zero, xf, x32, pd,
+                                             scale, bias, pd, mean, var, NULL, NULL, NULL, xf, y32,
+                                             1e-5, 1);
+    REAL(cudnnTransformTensor)(h, &alpha, xf, y32, &beta, xh, want);
+    REAL(cudnnNormalizationForwardInference)(h, CUDNN_NORM_PER_ACTIVATION, CUDNN_NORM_OPS_NORM,
+                                             CUDNN_NORM_ALGO_STANDARD, &alpha, &beta, xh, x16, pd,
+                                             scale, bias, pd, mean, var, NULL, NULL, NULL, xh, asis,
+                                             1e-5, 1);
+    CHECK(memcmp(want, asis, sizeof want) != 0, "fp32 and half normalisation differ here");
+    CHECK(memcmp(got, fp32 ? want : asis, sizeof got) == 0, "half normalisation is the %s one",
+          fp32 ? "fp32" : "half");
+    cudnnDestroyTensorDescriptor(xh);
+    cudnnDestroyTensorDescriptor(xf);
+    cudnnDestroyTensorDescriptor(pd);
+}
+
+/* CTC loss: forwarded word for word inside an fp32 region. T=3, N=1, A=3,
+ * label "1": every path is one of 1--, -1-, --1, 11-, -11, 111, 1-- ... */
+static void check_ctc(cudnnHandle_t h)
+{
+    cudnnTensorDescriptor_t pd;
+    int dims[3] = {3, 1, 3}, strides[3] = {3, 3, 1};
+    cudnnCreateTensorDescriptor(&pd);
+    cudnnSetTensorNdDescriptor(pd, CUDNN_DATA_FLOAT, 3, dims, strides);
+    cudnnCTCLossDescriptor_t ctc;
+    cudnnCreateCTCLossDescriptor(&ctc);
+    cudnnSetCTCLossDescriptor(ctc, CUDNN_DATA_FLOAT);
+    float probs[9] = {0.5f, 0.3f, 0.2f, 0.25f, 0.5f, 0.25f, 0.6f, 0.3f, 0.1f}, cost = 0.0f;
+    int labels[1] = {1}, label_len[1] = {1}, input_len[1] = {3};
+    uint64_t before = stat("cudnnCTCLoss", "fp32");
+    cudnnStatus_t st = cudnnCTCLoss(h, pd, probs, labels, label_len, input_len, &cost, pd, NULL,
+                                    CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, ctc, NULL, 0);
+    /* P = sum over the alignments of "1" with blanks (b=p[t][0], one=p[t][1]) */
+    double b[3] = {0.5, 0.25, 0.6}, o[3] = {0.3, 0.5, 0.3};
+    double p = o[0] * b[1] * b[2] + b[0] * o[1] * b[2] + b[0] * b[1] * o[2] + o[0] * o[1] * b[2] +
+               b[0] * o[1] * o[2] + o[0] * o[1] * o[2];
+    CHECK(st == CUDNN_STATUS_SUCCESS && cost > (float)(-__builtin_log(p)) - 1e-5f &&
+              cost < (float)(-__builtin_log(p)) + 1e-5f,
+          "CTC cost %g, expected %g (status %d)", cost, -__builtin_log(p), st);
+    if (before != UINT64_MAX)
+        CHECK(stat("cudnnCTCLoss", "fp32") == before + 1, "cudnnCTCLoss counted as fp32");
+    cudnnDestroyCTCLossDescriptor(ctc);
+    cudnnDestroyTensorDescriptor(pd);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3)
+        return 2;
+    const char *mode = argv[1];
+    int fp32 = strcmp(argv[2], "fp32") == 0;
+    lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+    CHECK(lib != NULL, "libcudnn.so.9 is loaded");
+    cudnnHandle_t h;
+    cudnnCreate(&h);
+    cudnnSetStream(h, (cudaStream_t)(uintptr_t)0x5eed);
+    fill(x, XN, 1);
+    fill(w, WN, 2);
+    xd = tensor(CUDNN_DATA_FLOAT, 2, 3, 7, 6);
+    yd = tensor(CUDNN_DATA_FLOAT, 2, 4, 7, 7);
+    cudnnCreateFilterDescriptor(&wd);
+    cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, 3, 3, 2);
+    cudnnCreateConvolutionDescriptor(&conv);
+    cudnnSetConvolution2dDescriptor(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                    CUDNN_DATA_FLOAT);
+    check_conv(h, mode);
+    check_softmax(h, fp32);
+    check_reduce(h, fp32);
+    check_norm(h, fp32);
+    check_ctc(h);
+    CHECK(fake_cudart_outstanding() == 0, "every scratch allocation was given back (%ld left)",
+          fake_cudart_outstanding());
+    int converts = strcmp(mode, "bf16") == 0 || fp32;
+    CHECK(converts ? fake_cudart_allocations() > 0 : fake_cudart_allocations() == 0,
+          "%ld scratch allocations", fake_cudart_allocations());
+    cudnnDestroy(h);
+    printf("cudnn_check %s %s: %d passed, %d failed\n", mode, argv[2], checks - failures,
+           (int)failures);
+    return failures ? 1 : 0;
+}
