@@ -13,6 +13,7 @@
 
 #include "shim/cublas_abi.h"
 #include "shim/cuda_policy.h"
+#include "shim/forward_words.h"
 #include "shim/resolve.h"
 
 #define AMP_EXPORT __attribute__((visibility("default")))
@@ -109,6 +110,8 @@ static void note_caller(void *return_address)
 #define AMP_GEMMEX_I64 AMP_HOOK_cublasGemmEx_64
 #define AMP_STRIDEDEX_I32 AMP_HOOK_cublasGemmStridedBatchedEx
 #define AMP_STRIDEDEX_I64 AMP_HOOK_cublasGemmStridedBatchedEx_64
+#define AMP_BATCHEDEX_I32 AMP_HOOK_cublasGemmBatchedEx
+#define AMP_BATCHEDEX_I64 AMP_HOOK_cublasGemmBatchedEx_64
 
 /* The Ex forms a lowered call is re-issued through, per integer width. */
 #define AMP_DECLARE_EX(ints)                                                                       \
@@ -120,7 +123,12 @@ static void note_caller(void *return_address)
                                         AMP_INT_##ints, const void *, const void *, int,           \
                                         AMP_INT_##ints, long long, const void *, int,              \
                                         AMP_INT_##ints, long long, const void *, void *, int,      \
-                                        AMP_INT_##ints, long long, AMP_INT_##ints, int, int);
+                                        AMP_INT_##ints, long long, AMP_INT_##ints, int, int);        \
+    typedef int (*amp_batchedex_##ints)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints,          \
+                                        AMP_INT_##ints, const void *, const void *const *, int,    \
+                                        AMP_INT_##ints, const void *const *, int, AMP_INT_##ints,  \
+                                        const void *, void *const *, int, AMP_INT_##ints,          \
+                                        AMP_INT_##ints, int, int);
 AMP_DECLARE_EX(I32)
 AMP_DECLARE_EX(I64)
 
@@ -233,6 +241,12 @@ AMP_DECLARE_EX(I64)
         return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc);          \
     }
 
+/* Whether a gemv's arguments are ones cuBLAS accepts and its vectors have
+ * unit stride: only those become GEMMs with one column. */
+#define AMP_GEMV_SHAPED(trans, m, n, lda, incx, incy)                                              \
+    (incx == 1 && incy == 1 && m >= 0 && n >= 0 && trans >= 0 && trans <= 2 &&                     \
+     lda >= (m > 1 ? m : 1))
+
 /* cublasSgemv: y = alpha op(A) x + beta y is a GEMM with one column when x
  * and y have unit stride; other strides, or arguments cuBLAS would reject,
  * reach it unchanged so it reports its own errors. */
@@ -248,12 +262,10 @@ AMP_DECLARE_EX(I64)
         note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
-        int shaped = incx == 1 && incy == 1 && m >= 0 && n >= 0 && trans >= 0 && trans <= 2 &&     \
-                     lda >= (m > 1 ? m : 1);                                                       \
         int compute;                                                                               \
-        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(t, AMP_HOOK_##sym,                 \
-                                                                AMP_GEMMEX_##ints, shaped, h,      \
-                                                                beta, &compute);                   \
+        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
+            t, AMP_HOOK_##sym, AMP_GEMMEX_##ints, AMP_GEMV_SHAPED(trans, m, n, lda, incx, incy),   \
+            h, beta, &compute);                                                                    \
         if (lowered)                                                                               \
             return lowered(h, trans, 0, rows, 1, inner, alpha, A, AMP_CUDA_R_32F, lda, x,          \
                            AMP_CUDA_R_32F, inner > 1 ? inner : 1, beta, y, AMP_CUDA_R_32F,         \
@@ -289,6 +301,185 @@ AMP_DECLARE_EX(I64)
                            AMP_CUBLAS_GEMM_DEFAULT);                                               \
         return real(h, m, n, alpha, x, incx, y, incy, A, lda);                                     \
     }
+
+/* cublasSgemmBatched: pointer arrays, lowered as cublasGemmBatchedEx. */
+#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM_BATCHED(sym, ints)                                          \
+    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
+                       AMP_INT_##ints k, const float *alpha, const float *const *A,                \
+                       AMP_INT_##ints lda, const float *const *B, AMP_INT_##ints ldb,              \
+                       const float *beta, float *const *C, AMP_INT_##ints ldc,                     \
+                       AMP_INT_##ints batch)                                                       \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
+                          const float *, const float *const *, AMP_INT_##ints,                     \
+                          const float *const *, AMP_INT_##ints, const float *, float *const *,     \
+                          AMP_INT_##ints, AMP_INT_##ints);                                         \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        int compute;                                                                               \
+        amp_batchedex_##ints lowered = (amp_batchedex_##ints)lowering(                             \
+            t, AMP_HOOK_##sym, AMP_BATCHEDEX_##ints, 1, h, beta, &compute);                        \
+        if (lowered)                                                                               \
+            return lowered(h, ta, tb, m, n, k, alpha, (const void *const *)A, AMP_CUDA_R_32F, lda, \
+                           (const void *const *)B, AMP_CUDA_R_32F, ldb, beta,                      \
+                           (void *const *)C, AMP_CUDA_R_32F, ldc, batch, compute,                  \
+                           AMP_CUBLAS_GEMM_DEFAULT);                                               \
+        return real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, batch);               \
+    }
+
+#define AMP_DEFINE_CUBLAS_CUBLAS_GEMMEX_BATCHED(sym, ints)                                         \
+    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
+                       AMP_INT_##ints k, const void *alpha, const void *const *A, int at,          \
+                       AMP_INT_##ints lda, const void *const *B, int bt, AMP_INT_##ints ldb,       \
+                       const void *beta, void *const *C, int ct, AMP_INT_##ints ldc,               \
+                       AMP_INT_##ints batch, int compute, int algo)                                \
+    {                                                                                              \
+        amp_batchedex_##ints real = (amp_batchedex_##ints)amp_real(AMP_HOOK_##sym);                \
+        note_caller(__builtin_return_address(0));                                                  \
+        compute = ex_compute(amp_thread_enter(), AMP_HOOK_##sym, h, at, bt, ct, compute, beta);    \
+        return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, batch,    \
+                    compute, algo);                                                                \
+    }
+
+/* cublasSgemvBatched: a pointer-array batch of one-column GEMMs. */
+#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMV_BATCHED(sym, ints)                                          \
+    AMP_EXPORT int sym(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                     \
+                       const float *alpha, const float *const *A, AMP_INT_##ints lda,              \
+                       const float *const *x, AMP_INT_##ints incx, const float *beta,              \
+                       float *const *y, AMP_INT_##ints incy, AMP_INT_##ints batch)                 \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
+                          const float *const *, AMP_INT_##ints, const float *const *,              \
+                          AMP_INT_##ints, const float *, float *const *, AMP_INT_##ints,           \
+                          AMP_INT_##ints);                                                         \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
+        int compute;                                                                               \
+        amp_batchedex_##ints lowered = (amp_batchedex_##ints)lowering(                             \
+            t, AMP_HOOK_##sym, AMP_BATCHEDEX_##ints, AMP_GEMV_SHAPED(trans, m, n, lda, incx, incy), \
+            h, beta, &compute);                                                                    \
+        if (lowered)                                                                               \
+            return lowered(h, trans, 0, rows, 1, inner, alpha, (const void *const *)A,             \
+                           AMP_CUDA_R_32F, lda, (const void *const *)x, AMP_CUDA_R_32F,            \
+                           inner > 1 ? inner : 1, beta, (void *const *)y, AMP_CUDA_R_32F,          \
+                           rows > 1 ? rows : 1, batch, compute, AMP_CUBLAS_GEMM_DEFAULT);          \
+        return real(h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy, batch);                 \
+    }
+
+/* cublasSgemvStridedBatched: a strided batch of one-column GEMMs. */
+#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMV_STRIDED(sym, ints)                                          \
+    AMP_EXPORT int sym(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                     \
+                       const float *alpha, const float *A, AMP_INT_##ints lda, long long sa,       \
+                       const float *x, AMP_INT_##ints incx, long long sx, const float *beta,       \
+                       float *y, AMP_INT_##ints incy, long long sy, AMP_INT_##ints batch)          \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
+                          const float *, AMP_INT_##ints, long long, const float *,                 \
+                          AMP_INT_##ints, long long, const float *, float *, AMP_INT_##ints,       \
+                          long long, AMP_INT_##ints);                                              \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        note_caller(__builtin_return_address(0));                                                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
+        int compute;                                                                               \
+        amp_stridedex_##ints lowered = (amp_stridedex_##ints)lowering(                             \
+            t, AMP_HOOK_##sym, AMP_STRIDEDEX_##ints,                                               \
+            AMP_GEMV_SHAPED(trans, m, n, lda, incx, incy), h, beta, &compute);                     \
+        if (lowered)                                                                               \
+            return lowered(h, trans, 0, rows, 1, inner, alpha, A, AMP_CUDA_R_32F, lda, sa, x,      \
+                           AMP_CUDA_R_32F, inner > 1 ? inner : 1, sx, beta, y, AMP_CUDA_R_32F,     \
+                           rows > 1 ? rows : 1, sy, batch, compute, AMP_CUBLAS_GEMM_DEFAULT);      \
+        return real(h, trans, m, n, alpha, A, lda, sa, x, incx, sx, beta, y, incy, sy, batch);     \
+    }
+
+/* The level-1 reductions: nothing to lower; counted (fp32 for the norms,
+ * fp32-list ops) and forwarded word for word. */
+typedef int (*amp_cublas_words_fn)(AMP_WORD_TYPES);
+#define AMP_DEFINE_CUBLAS_CUBLAS_LEAF(sym, ints)                                                   \
+    AMP_EXPORT int sym(AMP_WORD_PARAMS)                                                            \
+    {                                                                                              \
+        amp_cublas_words_fn real = (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym);                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        if (t)                                                                                     \
+            amp_count(t, AMP_HOOK_##sym,                                                           \
+                      amp_cuda_wants_fp32(t, AMP_HOOK_##sym) ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, \
+                      1);                                                                          \
+        return real(AMP_WORD_ARGS);                                                                \
+    }
+
+/* A symmetric or triangular level-3 call (word `beta_word` holds beta, or
+ * -1): tf32 by setting CUBLAS_TF32_TENSOR_OP_MATH on the handle for the call
+ * (keeping the program's other mode bits) and restoring the program's mode
+ * after. fp16 and bf16 have no compute-type argument to ask for here and
+ * leave the call as made. The handle is the caller's: a program calling
+ * through one handle from two threads at once would see the mode change. */
+static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr_t *w,
+                  int beta_word)
+{
+    static amp_handle_query _Atomic math_mode, pointer_mode;
+    static _Atomic(int (*)(void *, int)) set_math;
+    struct amp_thread *t = amp_thread_enter();
+    void *h = (void *)w[0];
+#define AMP_CALL_WORDS(i) , w[i]
+#define AMP_REAL_CALL() real(AMP_EXPAND(AMP_WORDS(AMP_CALL_WORDS)))
+    if (!t)
+        return AMP_REAL_CALL();
+    const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
+    int accumulates = 1, mode = -1;
+    if (beta_word < 0 || amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
+        accumulates = 0;
+    else if (w[beta_word] &&
+             handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&
+             mode == AMP_CUBLAS_POINTER_MODE_HOST)
+        accumulates = *(const float *)w[beta_word] != 0.0f;
+    enum amp_ctl_counter outcome;
+    int dtype = amp_cuda_lower_dtype(t, hook, accumulates, &outcome);
+    int (*set)(void *, int) = atomic_load_explicit(&set_math, memory_order_relaxed);
+    if (!set) {
+        set = (int (*)(void *, int))amp_resolve_name("cublasSetMathMode");
+        atomic_store_explicit(&set_math, set, memory_order_relaxed);
+    }
+    int status;
+    if (dtype == AMP_DTYPE_TF32 && set && handle_value("cublasGetMathMode", &math_mode, h, &mode) &&
+        (mode & 0xf) != AMP_CUBLAS_PEDANTIC_MATH &&
+        !(mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) {
+        int tf32 = (mode & ~0xf) | AMP_CUBLAS_TF32_TENSOR_OP_MATH;
+        if (tf32 == mode || set(h, tf32) == AMP_CUBLAS_STATUS_SUCCESS) {
+            status = AMP_REAL_CALL();
+            if (tf32 != mode)
+                set(h, mode);
+        } else {
+            outcome = AMP_CTL_PASSTHROUGH;
+            status = AMP_REAL_CALL();
+        }
+    } else {
+        if (outcome == AMP_CTL_LOWERED)
+            outcome = AMP_CTL_PASSTHROUGH; /* no library path for this dtype */
+        status = AMP_REAL_CALL();
+    }
+#undef AMP_REAL_CALL
+#undef AMP_CALL_WORDS
+    amp_count(t, hook, outcome, 1);
+    return status;
+}
+
+#define AMP_DEFINE_LEVEL3(sym, beta_word)                                                          \
+    AMP_EXPORT int sym(AMP_WORD_PARAMS)                                                            \
+    {                                                                                              \
+        const uintptr_t w[] = {AMP_WORD_ARGS};                                                     \
+        return level3(AMP_HOOK_##sym, (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym), w,           \
+                      beta_word);                                                                  \
+    }
+/* beta is argument 8 of Ssyrk (handle, uplo, trans, n, k, alpha, A, lda,
+ * beta, ...) and 10 of Ssymm (handle, side, uplo, m, n, alpha, A, lda, B,
+ * ldb, beta, ...); trmm and trsm have none. */
+#define AMP_DEFINE_CUBLAS_CUBLAS_SYRK(sym, ints) AMP_DEFINE_LEVEL3(sym, 8)
+#define AMP_DEFINE_CUBLAS_CUBLAS_SYMM(sym, ints) AMP_DEFINE_LEVEL3(sym, 10)
+#define AMP_DEFINE_CUBLAS_CUBLAS_TRMM(sym, ints) AMP_DEFINE_LEVEL3(sym, -1)
+#define AMP_DEFINE_CUBLAS_CUBLAS_TRSM(sym, ints) AMP_DEFINE_LEVEL3(sym, -1)
 
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_##form##_##kind(sym, ints)
 AMPSHIM_HOOK_LIST_CUBLAS(AMP_X_HOOK)

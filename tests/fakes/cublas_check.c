@@ -157,6 +157,104 @@ int main(int argc, char **argv)
     CHECK(strcmp(last()->function, "cublasSgemmEx") == 0, "SgemmEx with fp16 inputs kept (%s)",
           last()->function);
 
+    /* Pointer-array batches go through GemmBatchedEx; batch 0 is A, B. */
+    const float *as[2] = {A, A + K * M}, *bs[2] = {B, B + K * N};
+    float *cs[2] = {batched, batched + M * N};
+    cublasSgemmBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, as, M, bs, K, &zero, cs, M, 2);
+    CHECK(strcmp(last()->function, expect ? "cublasGemmBatchedEx" : "cublasSgemmBatched") == 0 &&
+              (!expect || last()->compute == expect),
+          "SgemmBatched reached %s with compute %d", last()->function, last()->compute);
+    reference(h, expect ? expect : CUBLAS_COMPUTE_32F, 0.0f, want);
+    CHECK(memcmp(batched, want, sizeof want) == 0, "SgemmBatched: result of compute %d", expect);
+    cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, (const void *const *)as,
+                        CUDA_R_32F, M, (const void *const *)bs, CUDA_R_32F, K, &zero,
+                        (void *const *)cs, CUDA_R_32F, M, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    CHECK(last()->compute == (expect ? expect : CUBLAS_COMPUTE_32F),
+          "GemmBatchedEx(COMPUTE_32F) reached compute %d", last()->compute);
+    cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, (const void *const *)as,
+                        CUDA_R_32F, M, (const void *const *)bs, CUDA_R_32F, K, &zero,
+                        (void *const *)cs, CUDA_R_32F, M, 2, CUBLAS_COMPUTE_32F_PEDANTIC,
+                        CUBLAS_GEMM_DEFAULT);
+    CHECK(last()->compute == CUBLAS_COMPUTE_32F_PEDANTIC, "GemmBatchedEx PEDANTIC kept (%d)",
+          last()->compute);
+
+    /* Batched gemv, both forms: unit strides become batched GEMMs. */
+    const float *xs[2] = {x, x}, *ys_in[1];
+    float y2[2 * M];
+    float *yv[2] = {y2, y2 + M};
+    (void)ys_in;
+    cublasSgemvBatched(h, CUBLAS_OP_N, M, K, &alpha, as, M, xs, 1, &zero, yv, 1, 2);
+    CHECK(strcmp(last()->function, expect ? "cublasGemmBatchedEx" : "cublasSgemvBatched") == 0 &&
+              (!expect || last()->compute == expect),
+          "SgemvBatched reached %s with compute %d", last()->function, last()->compute);
+    cublasSgemvBatched(h, CUBLAS_OP_N, M, K, &alpha, as, M, xs, 2, &zero, yv, 1, 2);
+    CHECK(strcmp(last()->function, "cublasSgemvBatched") == 0, "SgemvBatched incx 2 kept (%s)",
+          last()->function);
+    cublasSgemvStridedBatched(h, CUBLAS_OP_T, K, M, &alpha, A, K, K * M, x, 1, 0, &zero, y2, 1, M,
+                              2);
+    CHECK(strcmp(last()->function,
+                 expect ? "cublasGemmStridedBatchedEx" : "cublasSgemvStridedBatched") == 0 &&
+              (!expect || last()->compute == expect),
+          "SgemvStridedBatched reached %s with compute %d", last()->function, last()->compute);
+
+    /* Level-1 reductions are forwarded: the library's own answers. */
+    float r = 0.0f, rr = 0.0f;
+    typedef cublasStatus_t (*red_fn)(cublasHandle_t, int, const float *, int, float *);
+    cublasSnrm2(h, K, A, 3, &r);
+    ((red_fn)dlsym(lib, "cublasSnrm2_v2"))(h, K, A, 3, &rr);
+    CHECK(strcmp(last()->function, "cublasSnrm2_v2") == 0 && r == rr && r > 0.0f,
+          "Snrm2 forwarded (%g, %g)", r, rr);
+    cublasSasum(h, K, A, 1, &r);
+    ((red_fn)dlsym(lib, "cublasSasum_v2"))(h, K, A, 1, &rr);
+    CHECK(strcmp(last()->function, "cublasSasum_v2") == 0 && r == rr, "Sasum forwarded");
+    int64_t k64 = K;
+    cublasSdot_64(h, k64, A, 1, B, 2, &r);
+    rr = 0.0f;
+    for (int i = 0; i < K; i++)
+        rr += A[i] * B[2 * i];
+    CHECK(strcmp(last()->function, "cublasSdot_v2_64") == 0 && r == rr, "Sdot_64 forwarded (%g, %g)",
+          r, rr);
+
+    /* Symmetric and triangular level 3: tf32 through the handle's math mode
+     * for the call, the program's mode after; other dtypes as made. */
+    int tf32 = expect == CUBLAS_COMPUTE_32F_FAST_TF32;
+    int level3_compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    typedef cublasStatus_t (*syrk_fn)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int,
+                                      const float *, const float *, int, const float *, float *,
+                                      int);
+    float s1[M * M], s2[M * M];
+    for (int i = 0; i < M * M; i++)
+        s1[i] = s2[i] = 0.125f * (float)(i % 11);
+    cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, &alpha, A, M, &half, s1, M);
+    CHECK(strcmp(last()->function, "cublasSsyrk_v2") == 0 && last()->compute == level3_compute,
+          "Ssyrk reached %s with compute %d", last()->function, last()->compute);
+    cublasSetMathMode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+    ((syrk_fn)dlsym(lib, "cublasSsyrk_v2"))(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, &alpha, A,
+                                            M, &half, s2, M);
+    cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+    CHECK(memcmp(s1, s2, sizeof s1) == 0, "Ssyrk: the library's answer for compute %d",
+          level3_compute);
+    cublasMath_t mode = 99;
+    cublasGetMathMode(h, &mode);
+    CHECK(mode == CUBLAS_DEFAULT_MATH, "the handle's math mode is the program's again (%d)", mode);
+    cublasSsymm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, M, N, &alpha, A, M, B, M, &zero, got,
+                M);
+    CHECK(last()->compute == level3_compute, "Ssymm reached compute %d", last()->compute);
+    cublasStrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT, M, N,
+                &alpha, A, M, B, M, got, M);
+    CHECK(last()->compute == level3_compute, "Strmm reached compute %d", last()->compute);
+    /* strsm is triangular_solve: unlisted on CUDA, so never changed */
+    cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, M, N,
+                &alpha, A, M, got, M);
+    CHECK(strcmp(last()->function, "cublasStrsm_v2") == 0 && last()->compute == CUBLAS_COMPUTE_32F,
+          "Strsm reached compute %d", last()->compute);
+    cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+    cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, &alpha, A, M, &half, s1, M);
+    CHECK(last()->compute == CUBLAS_COMPUTE_32F, "CUBLAS_PEDANTIC_MATH: Ssyrk kept (%d)",
+          last()->compute);
+    cublasGetMathMode(h, &mode);
+    CHECK(mode == CUBLAS_PEDANTIC_MATH, "a pedantic handle stays pedantic (%d)", mode);
+
     cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
     cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, M, B, K, &zero, got, M);
     CHECK(strcmp(last()->function, "cublasSgemm_v2") == 0, "CUBLAS_PEDANTIC_MATH: Sgemm kept (%s)",

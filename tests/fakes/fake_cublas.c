@@ -6,6 +6,7 @@
  * the inputs to fp16, FAST_16BF to bf16, FAST_TF32 to tf32, and every
  * product is accumulated in fp32 in a fixed order. */
 #include <cublas_v2.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ SAME(CUBLAS_COMPUTE_32F_FAST_16F, AMP_CUBLAS_COMPUTE_32F_FAST_16F);
 SAME(CUBLAS_COMPUTE_32F_FAST_16BF, AMP_CUBLAS_COMPUTE_32F_FAST_16BF);
 SAME(CUBLAS_COMPUTE_32F_FAST_TF32, AMP_CUBLAS_COMPUTE_32F_FAST_TF32);
 SAME(CUBLAS_PEDANTIC_MATH, AMP_CUBLAS_PEDANTIC_MATH);
+SAME(CUBLAS_TF32_TENSOR_OP_MATH, AMP_CUBLAS_TF32_TENSOR_OP_MATH);
 SAME(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION,
      AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
 SAME(CUBLAS_POINTER_MODE_HOST, AMP_CUBLAS_POINTER_MODE_HOST);
@@ -262,3 +264,243 @@ FAKE_SGEMV(cublasSgemv_v2_64, int64_t)
     }
 FAKE_SGER(cublasSger_v2, int)
 FAKE_SGER(cublasSger_v2_64, int64_t)
+
+/* Pointer-array batches. */
+#define FAKE_SGEMM_BATCHED(name, INT)                                                              \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
+                             INT n, INT k, const float *alpha, const float *const A[], INT lda,    \
+                             const float *const B[], INT ldb, const float *beta,                   \
+                             float *const C[], INT ldc, INT batch)                                 \
+    {                                                                                              \
+        (void)h;                                                                                   \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
+        for (INT b = 0; b < batch; b++)                                                            \
+            gemm(ta, tb, m, n, k, *alpha, A[b], CUDA_R_32F, lda, B[b], CUDA_R_32F, ldb, *beta,     \
+                 C[b], ldc, CUBLAS_COMPUTE_32F);                                                   \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_SGEMM_BATCHED(cublasSgemmBatched, int)
+FAKE_SGEMM_BATCHED(cublasSgemmBatched_64, int64_t)
+
+#define FAKE_GEMMEX_BATCHED(name, INT)                                                             \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
+                             INT n, INT k, const void *alpha, const void *const A[],               \
+                             cudaDataType at, INT lda, const void *const B[], cudaDataType bt,     \
+                             INT ldb, const void *beta, void *const C[], cudaDataType ct, INT ldc, \
+                             INT batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)        \
+    {                                                                                              \
+        (void)h;                                                                                   \
+        (void)algo;                                                                                \
+        record(#name, at, bt, ct, compute);                                                        \
+        if (!fake_types_supported(at, bt, ct))                                                     \
+            return CUBLAS_STATUS_NOT_SUPPORTED;                                                    \
+        for (INT b = 0; b < batch; b++)                                                            \
+            gemm(ta, tb, m, n, k, *(const float *)alpha, A[b], at, lda, B[b], bt, ldb,             \
+                 *(const float *)beta, C[b], ldc, compute);                                        \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_GEMMEX_BATCHED(cublasGemmBatchedEx, int)
+FAKE_GEMMEX_BATCHED(cublasGemmBatchedEx_64, int64_t)
+
+/* Batched gemv: the single-vector fake per batch entry (any strides). */
+#define FAKE_SGEMV_BATCHED(name, single, INT)                                                      \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
+                             const float *alpha, const float *const A[], INT lda,                  \
+                             const float *const x[], INT incx, const float *beta,                  \
+                             float *const y[], INT incy, INT batch)                                \
+    {                                                                                              \
+        for (INT b = 0; b < batch; b++)                                                            \
+            single(h, trans, m, n, alpha, A[b], lda, x[b], incx, beta, y[b], incy);                \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_SGEMV_BATCHED(cublasSgemvBatched, cublasSgemv_v2, int)
+FAKE_SGEMV_BATCHED(cublasSgemvBatched_64, cublasSgemv_v2_64, int64_t)
+
+#define FAKE_SGEMV_STRIDED(name, single, INT)                                                      \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
+                             const float *alpha, const float *A, INT lda, long long sa,            \
+                             const float *x, INT incx, long long sx, const float *beta, float *y,  \
+                             INT incy, long long sy, INT batch)                                    \
+    {                                                                                              \
+        for (INT b = 0; b < batch; b++)                                                            \
+            single(h, trans, m, n, alpha, A + b * sa, lda, x + b * sx, incx, beta, y + b * sy,     \
+                   incy);                                                                          \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_SGEMV_STRIDED(cublasSgemvStridedBatched, cublasSgemv_v2, int)
+FAKE_SGEMV_STRIDED(cublasSgemvStridedBatched_64, cublasSgemv_v2_64, int64_t)
+
+/* Level-1 reductions, host pointer mode. */
+#define FAKE_REDUCTION(name, INT, TERM, FINISH)                                                    \
+    FAKE cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx, float *result)     \
+    {                                                                                              \
+        (void)h;                                                                                   \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
+        float acc = 0.0f;                                                                          \
+        for (INT i = 0; i < n; i++)                                                                \
+            acc += TERM(x[i * incx]);                                                              \
+        *result = FINISH(acc);                                                                     \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+#define FAKE_SQUARE(v) ((v) * (v))
+#define FAKE_SAME(v) (v)
+FAKE_REDUCTION(cublasSnrm2_v2, int, FAKE_SQUARE, sqrtf)
+FAKE_REDUCTION(cublasSnrm2_v2_64, int64_t, FAKE_SQUARE, sqrtf)
+FAKE_REDUCTION(cublasSasum_v2, int, fabsf, FAKE_SAME)
+FAKE_REDUCTION(cublasSasum_v2_64, int64_t, fabsf, FAKE_SAME)
+
+#define FAKE_SDOT(name, INT)                                                                       \
+    FAKE cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx, const float *y,    \
+                             INT incy, float *result)                                              \
+    {                                                                                              \
+        (void)h;                                                                                   \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
+        float acc = 0.0f;                                                                          \
+        for (INT i = 0; i < n; i++)                                                                \
+            acc += x[i * incx] * y[i * incy];                                                      \
+        *result = acc;                                                                             \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_SDOT(cublasSdot_v2, int)
+FAKE_SDOT(cublasSdot_v2_64, int64_t)
+
+/* Symmetric and triangular level 3. The handle's math mode decides the
+ * precision, as in cuBLAS: CUBLAS_TF32_TENSOR_OP_MATH rounds the inputs to
+ * tf32 (not under NVIDIA_TF32_OVERRIDE=0); the record's compute type says
+ * which was used. Column-major; A's unused triangle is never read. */
+static int level3_compute(cublasHandle_t h)
+{
+    const char *o = getenv("NVIDIA_TF32_OVERRIDE");
+    return (h->math & 0xf) == CUBLAS_TF32_TENSOR_OP_MATH && !(o && strcmp(o, "0") == 0)
+               ? CUBLAS_COMPUTE_32F_FAST_TF32
+               : CUBLAS_COMPUTE_32F;
+}
+
+/* Element (i, j) of a symmetric A stored in its `uplo` triangle. */
+static float sym_at(const float *A, int64_t lda, int uplo, int64_t i, int64_t j)
+{
+    int lower_stored = uplo == CUBLAS_FILL_MODE_LOWER;
+    if ((i >= j) != lower_stored && i != j) {
+        int64_t t = i;
+        i = j, j = t;
+    }
+    return A[i + j * lda];
+}
+
+/* Element (i, j) of op(A) for a triangular A. */
+static float tri_at(const float *A, int64_t lda, int uplo, int trans, int diag, int64_t i,
+                    int64_t j)
+{
+    if (trans != CUBLAS_OP_N) {
+        int64_t t = i;
+        i = j, j = t;
+    }
+    if (i == j)
+        return diag == CUBLAS_DIAG_UNIT ? 1.0f : A[i + j * lda];
+    if ((i > j) != (uplo == CUBLAS_FILL_MODE_LOWER))
+        return 0.0f;
+    return A[i + j * lda];
+}
+
+#define FAKE_SSYRK(name, INT)                                                                      \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans,     \
+                             INT n, INT k, const float *alpha, const float *A, INT lda,            \
+                             const float *beta, float *C, INT ldc)                                 \
+    {                                                                                              \
+        int compute = level3_compute(h);                                                           \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, compute);                                \
+        for (INT j = 0; j < n; j++)                                                                \
+            for (INT i = uplo == CUBLAS_FILL_MODE_LOWER ? j : 0;                                   \
+                 i < (uplo == CUBLAS_FILL_MODE_LOWER ? n : j + 1); i++) {                          \
+                float sum = 0.0f;                                                                  \
+                for (INT p = 0; p < k; p++) {                                                      \
+                    int64_t ai = trans == CUBLAS_OP_N ? i + p * lda : p + i * lda;                 \
+                    int64_t aj = trans == CUBLAS_OP_N ? j + p * lda : p + j * lda;                 \
+                    sum += input(A, ai, CUDA_R_32F, compute) * input(A, aj, CUDA_R_32F, compute);  \
+                }                                                                                  \
+                C[i + j * ldc] = *alpha * sum + (*beta != 0.0f ? *beta * C[i + j * ldc] : 0.0f);   \
+            }                                                                                      \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_SSYRK(cublasSsyrk_v2, int)
+FAKE_SSYRK(cublasSsyrk_v2_64, int64_t)
+
+#define FAKE_SSYMM(name, INT)                                                                      \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
+                             INT m, INT n, const float *alpha, const float *A, INT lda,            \
+                             const float *B, INT ldb, const float *beta, float *C, INT ldc)        \
+    {                                                                                              \
+        int compute = level3_compute(h);                                                           \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, compute);                                \
+        INT inner = side == CUBLAS_SIDE_LEFT ? m : n;                                              \
+        for (INT j = 0; j < n; j++)                                                                \
+            for (INT i = 0; i < m; i++) {                                                          \
+                float sum = 0.0f;                                                                  \
+                for (INT p = 0; p < inner; p++) {                                                  \
+                    float a = side == CUBLAS_SIDE_LEFT ? sym_at(A, lda, uplo, i, p)                \
+                                                       : sym_at(A, lda, uplo, p, j);               \
+                    float b = side == CUBLAS_SIDE_LEFT ? B[p + j * ldb] : B[i + p * ldb];          \
+                    sum += input(&a, 0, CUDA_R_32F, compute) * input(&b, 0, CUDA_R_32F, compute);  \
+                }                                                                                  \
+                C[i + j * ldc] = *alpha * sum + (*beta != 0.0f ? *beta * C[i + j * ldc] : 0.0f);   \
+            }                                                                                      \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_SSYMM(cublasSsymm_v2, int)
+FAKE_SSYMM(cublasSsymm_v2_64, int64_t)
+
+/* Out of place, as cuBLAS's v2 trmm: C = alpha op(A) B or alpha B op(A). */
+#define FAKE_STRMM(name, INT)                                                                      \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
+                             cublasOperation_t trans, cublasDiagType_t diag, INT m, INT n,         \
+                             const float *alpha, const float *A, INT lda, const float *B, INT ldb, \
+                             float *C, INT ldc)                                                    \
+    {                                                                                              \
+        int compute = level3_compute(h);                                                           \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, compute);                                \
+        INT inner = side == CUBLAS_SIDE_LEFT ? m : n;                                              \
+        for (INT j = 0; j < n; j++)                                                                \
+            for (INT i = 0; i < m; i++) {                                                          \
+                float sum = 0.0f;                                                                  \
+                for (INT p = 0; p < inner; p++) {                                                  \
+                    float a = side == CUBLAS_SIDE_LEFT ? tri_at(A, lda, uplo, trans, diag, i, p)   \
+                                                       : tri_at(A, lda, uplo, trans, diag, p, j);  \
+                    float b = side == CUBLAS_SIDE_LEFT ? B[p + j * ldb] : B[i + p * ldb];          \
+                    sum += input(&a, 0, CUDA_R_32F, compute) * input(&b, 0, CUDA_R_32F, compute);  \
+                }                                                                                  \
+                C[i + j * ldc] = *alpha * sum;                                                     \
+            }                                                                                      \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_STRMM(cublasStrmm_v2, int)
+FAKE_STRMM(cublasStrmm_v2_64, int64_t)
+
+/* op(A) X = alpha B, left side only (this fake refuses the right side). */
+#define FAKE_STRSM(name, INT)                                                                      \
+    FAKE cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
+                             cublasOperation_t trans, cublasDiagType_t diag, INT m, INT n,         \
+                             const float *alpha, const float *A, INT lda, float *B, INT ldb)       \
+    {                                                                                              \
+        int compute = level3_compute(h);                                                           \
+        if (side != CUBLAS_SIDE_LEFT)                                                              \
+            return CUBLAS_STATUS_NOT_SUPPORTED;                                                    \
+        record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, compute);                                \
+        int lower = (uplo == CUBLAS_FILL_MODE_LOWER) == (trans == CUBLAS_OP_N);                    \
+        for (INT j = 0; j < n; j++)                                                                \
+            for (INT s = 0; s < m; s++) {                                                          \
+                INT i = lower ? s : m - 1 - s;                                                     \
+                float v = *alpha * B[i + j * ldb];                                                 \
+                for (INT t = 0; t < s; t++) {                                                      \
+                    INT p = lower ? t : m - 1 - t;                                                 \
+                    float a = tri_at(A, lda, uplo, trans, diag, i, p);                             \
+                    v -= input(&a, 0, CUDA_R_32F, compute) *                                       \
+                         input(&B[p + j * ldb], 0, CUDA_R_32F, compute);                           \
+                }                                                                                  \
+                B[i + j * ldb] = v / tri_at(A, lda, uplo, trans, diag, i, i);                      \
+            }                                                                                      \
+        return CUBLAS_STATUS_SUCCESS;                                                              \
+    }
+FAKE_STRSM(cublasStrsm_v2, int)
+FAKE_STRSM(cublasStrsm_v2_64, int64_t)
