@@ -143,8 +143,12 @@ static void blend(cudnnDataType_t type, void *p, long i, float value, float alph
 
 static int tf32_allowed(void)
 {
-    const char *o = getenv("NVIDIA_TF32_OVERRIDE");
-    return !(o && strcmp(o, "0") == 0);
+    static int allowed = -1;
+    if (allowed < 0) {
+        const char *o = getenv("NVIDIA_TF32_OVERRIDE");
+        allowed = !(o && strcmp(o, "0") == 0);
+    }
+    return allowed;
 }
 
 /* ---- handle and descriptors ---------------------------------------------- */

@@ -1,0 +1,186 @@
+/* What a CUDA hook adds to each call, side by side in one run: the same
+ * call made directly (the library's function through a dlopen handle) and
+ * through the shim, alternating in small batches; the extra cost is the
+ * median of the per-round differences. The libraries are the test-only CPU
+ * fakes (tests/fakes), whose own work on 1-element problems is a few tens
+ * of nanoseconds, so the difference is the hook: its decision and the
+ * descriptor or handle queries it makes. For a lowered call the direct side
+ * is the call the library ends up running (GemmEx with the fast compute
+ * type, the convolution with the converting math type). On a GPU the real getters cost what
+ * cuBLAS's and cuDNN's own do; a kernel launch costs microseconds.
+ * Settings are switched in-process with ampshim_ctl.
+ * Run under LD_PRELOAD=libampshim.so (the benchmark definition does). */
+#include <cublas_v2.h>
+#include <cudnn.h>
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_util.h"
+
+typedef int (*ctl_fn)(const char *, void *, size_t *, const void *, size_t);
+static ctl_fn ctl;
+
+static void set(const char *name, const char *value)
+{
+    if (ctl(name, NULL, NULL, value, strlen(value)) != 0)
+        fprintf(stderr, "cuda_hooks_bench: cannot set %s=%s\n", name, value);
+}
+
+static void set_enabled(int on)
+{
+    if (ctl("opt.enabled", NULL, NULL, &on, sizeof on) != 0)
+        fprintf(stderr, "cuda_hooks_bench: cannot set opt.enabled=%d\n", on);
+}
+
+enum { CALLS = 2000, ROUNDS = 201 };
+
+/* A call made directly (hooked = 0) or through the shim (hooked = 1). */
+typedef void (*call_fn)(int hooked);
+
+static void measure(const char *label, call_fn call)
+{
+    static double direct[ROUNDS], hooked[ROUNDS], diff[ROUNDS];
+    for (int i = 0; i < 2000; i++) {
+        call(0);
+        call(1);
+    }
+    for (int r = 0; r < ROUNDS; r++) {
+        double t0 = now();
+        for (int i = 0; i < CALLS; i++)
+            call(0);
+        double t1 = now();
+        for (int i = 0; i < CALLS; i++)
+            call(1);
+        double t2 = now();
+        direct[r] = (t1 - t0) / CALLS * 1e9;
+        hooked[r] = (t2 - t1) / CALLS * 1e9;
+        diff[r] = hooked[r] - direct[r];
+    }
+    printf("| %-58s | %9.1f | %9.1f | %+9.1f |\n", label, median(direct, ROUNDS),
+           median(hooked, ROUNDS), median(diff, ROUNDS));
+}
+
+static void *cublas_lib, *cudnn_lib;
+static cublasHandle_t blas;
+static cudnnHandle_t dnn;
+static float a[4], b[4], c[4], one = 1.0f, zero = 0.0f;
+
+static void sgemm(int hooked)
+{
+    static __typeof__(&cublasSgemm_v2) direct;
+    if (!direct)
+        direct = (__typeof__(&cublasSgemm_v2))dlsym(cublas_lib, "cublasSgemm_v2");
+    (hooked ? cublasSgemm_v2 : direct)(blas, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &one, a, 1, b, 1,
+                                       &zero, c, 1);
+}
+
+/* Lowered: the direct side is the call the library ends up running. */
+static void sgemm_lowered(int hooked)
+{
+    static __typeof__(&cublasGemmEx) direct;
+    if (!direct)
+        direct = (__typeof__(&cublasGemmEx))dlsym(cublas_lib, "cublasGemmEx");
+    if (hooked)
+        cublasSgemm_v2(blas, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &one, a, 1, b, 1, &zero, c, 1);
+    else
+        direct(blas, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &one, a, CUDA_R_32F, 1, b, CUDA_R_32F, 1,
+               &zero, c, CUDA_R_32F, 1, CUBLAS_COMPUTE_32F_FAST_16F, CUBLAS_GEMM_DEFAULT);
+}
+
+static cudnnTensorDescriptor_t t1, t1h;
+static cudnnFilterDescriptor_t f1;
+static cudnnConvolutionDescriptor_t conv, conv16;
+static _Float16 h1[1], h2[1];
+
+static void softmax(int hooked)
+{
+    static __typeof__(&cudnnSoftmaxForward) direct;
+    if (!direct)
+        direct = (__typeof__(&cudnnSoftmaxForward))dlsym(cudnn_lib, "cudnnSoftmaxForward");
+    (hooked ? cudnnSoftmaxForward : direct)(dnn, CUDNN_SOFTMAX_ACCURATE,
+                                            CUDNN_SOFTMAX_MODE_CHANNEL, &one, t1, a, &zero, t1, c);
+}
+
+static void softmax_half(int hooked)
+{
+    static __typeof__(&cudnnSoftmaxForward) direct;
+    if (!direct)
+        direct = (__typeof__(&cudnnSoftmaxForward))dlsym(cudnn_lib, "cudnnSoftmaxForward");
+    (hooked ? cudnnSoftmaxForward : direct)(dnn, CUDNN_SOFTMAX_ACCURATE,
+                                            CUDNN_SOFTMAX_MODE_CHANNEL, &one, t1h, h1, &zero, t1h,
+                                            h2);
+}
+
+static void convolution(int hooked)
+{
+    static __typeof__(&cudnnConvolutionForward) direct;
+    static char ws[256];
+    if (!direct)
+        direct = (__typeof__(&cudnnConvolutionForward))dlsym(cudnn_lib, "cudnnConvolutionForward");
+    (hooked ? cudnnConvolutionForward : direct)(dnn, &one, t1, a, f1, b, conv, 0, ws, sizeof ws,
+                                                &zero, t1, c);
+}
+
+static void convolution_lowered(int hooked)
+{
+    static __typeof__(&cudnnConvolutionForward) direct;
+    static char ws[256];
+    if (!direct)
+        direct = (__typeof__(&cudnnConvolutionForward))dlsym(cudnn_lib, "cudnnConvolutionForward");
+    (hooked ? cudnnConvolutionForward : direct)(dnn, &one, t1, a, f1, b, hooked ? conv : conv16, 0,
+                                                ws, sizeof ws, &zero, t1, c);
+}
+
+int main(void)
+{
+    cpu_set_t cpu;
+    CPU_ZERO(&cpu);
+    CPU_SET(0, &cpu);
+    sched_setaffinity(0, sizeof cpu, &cpu);
+    ctl = (ctl_fn)dlsym(RTLD_DEFAULT, "ampshim_ctl");
+    cublas_lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
+    cudnn_lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+    if (!ctl || !cublas_lib || !cudnn_lib) {
+        fprintf(stderr, "cuda_hooks_bench: run under LD_PRELOAD=libampshim.so with the fakes\n");
+        return 1;
+    }
+    cublasCreate(&blas);
+    cudnnCreate(&dnn);
+    cudnnCreateTensorDescriptor(&t1);
+    cudnnSetTensor4dDescriptor(t1, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 1, 1);
+    cudnnCreateTensorDescriptor(&t1h);
+    cudnnSetTensor4dDescriptor(t1h, CUDNN_TENSOR_NCHW, CUDNN_DATA_HALF, 1, 1, 1, 1);
+    cudnnCreateFilterDescriptor(&f1);
+    cudnnSetFilter4dDescriptor(f1, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 1, 1, 1, 1);
+    cudnnCreateConvolutionDescriptor(&conv);
+    cudnnSetConvolution2dDescriptor(conv, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                    CUDNN_DATA_FLOAT);
+    cudnnCreateConvolutionDescriptor(&conv16);
+    cudnnSetConvolution2dDescriptor(conv16, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                    CUDNN_DATA_FLOAT);
+    cudnnSetConvolutionMathType(conv16, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+    h1[0] = (_Float16)0.5f;
+    printf("CUDA hook cost per call, against the CPU fakes (ns; median of %d rounds of %d "
+           "calls)\n\n",
+           ROUNDS, CALLS);
+    printf("| %-58s | %9s | %9s | %9s |\n", "call, setting", "direct", "hooked", "extra");
+    printf("|%.60s|%.11s|%.11s|%.11s|\n", "------------------------------------------------------------",
+           "-----------", "-----------", "-----------");
+    set_enabled(0);
+    measure("cublasSgemm 1x1x1, AMPSHIM_ENABLE off", sgemm);
+    set_enabled(1);
+    set("policy.cuda.mm", "passthrough");
+    measure("cublasSgemm 1x1x1, passthrough policy", sgemm);
+    set("policy.cuda.mm", "default");
+    set("opt.cuda_dtype", "fp16");
+    measure("cublasSgemm 1x1x1, lowered (direct: GemmEx FAST_16F)", sgemm_lowered);
+    measure("cudnnSoftmaxForward fp32 1x1x1x1 (fp32 op, unchanged)", softmax);
+    measure("cudnnConvolutionForward 1x1x1x1, fp16 (direct: converting)", convolution_lowered);
+    set("opt.cuda_dtype", "tf32");
+    measure("cudnnConvolutionForward 1x1x1x1, tf32 (as made)", convolution);
+    measure("cudnnSoftmaxForward half 1x1x1x1, in fp32 (3 transforms)", softmax_half);
+    return 0;
+}
