@@ -66,7 +66,12 @@
       void *, void *, int, size_t *)                                                               \
     X(get_reduce, cudnnGetReduceTensorDescriptor, void *, int *, int *, int *, int *, int *)       \
     X(set_reduce, cudnnSetReduceTensorDescriptor, void *, int, int, int, int, int)                 \
-    X(ws_reduce, cudnnGetReductionWorkspaceSize, void *, void *, void *, void *, size_t *)
+    X(ws_reduce, cudnnGetReductionWorkspaceSize, void *, void *, void *, void *, size_t *)        \
+    X(get_rnn, cudnnGetRNNDescriptor_v8, void *, int *, int *, int *, int *, int *, int *, int *,  \
+      int *, int32_t *, int32_t *, int32_t *, int32_t *, void **, uint32_t *)                      \
+    X(set_rnn, cudnnSetRNNDescriptor_v8, void *, int, int, int, int, int, int, int, int, int32_t,  \
+      int32_t, int32_t, int32_t, void *, uint32_t)                                                 \
+    X(ws_rnn, cudnnGetRNNTempSpaceSizes, void *, void *, int, void *, size_t *, size_t *)
 
 struct dnn {
 #define AMP_X_MEMBER(member, name, ...) int (*member)(__VA_ARGS__);
@@ -656,6 +661,85 @@ static void reduce_restore(const struct dnn *f, void *rd, int comp)
                        reduce_restore(f, rd, restore), scope_end(&u.s), status),                   \
                       real(h, rd, indices, indices_bytes, ws, ws_bytes, alpha, ad, A, beta, cd,    \
                            C));                                                                    \
+    }
+
+/* ---- RNNs -------------------------------------------------------------------
+ * cudnnRNNForward in inference mode on fp32 data with fp32 math precision:
+ * fp16 sets CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION on the RNN descriptor for
+ * the call (rewriting the descriptor with cudnnSetRNNDescriptor_v8, then
+ * back), with more workspace if cuDNN then wants it; tf32 runs as made
+ * (default math on fp32 uses TF32 on Ampere and later). Training mode is
+ * never changed: its reserve space must match the backward calls, which
+ * run with the program's descriptor. bf16 has no path (the weight space's
+ * layout is the data type's) and runs as made. */
+struct rnn_config {
+    int algo, cell, bias, dir, input, data, prec, math;
+    int32_t input_size, hidden, proj, layers;
+    void *dropout;
+    uint32_t aux;
+};
+
+static int rnn_get(const struct dnn *f, void *rd, struct rnn_config *c)
+{
+    return f->get_rnn(rd, &c->algo, &c->cell, &c->bias, &c->dir, &c->input, &c->data, &c->prec,
+                      &c->math, &c->input_size, &c->hidden, &c->proj, &c->layers, &c->dropout,
+                      &c->aux) == OK;
+}
+
+static int rnn_set_math(const struct dnn *f, void *rd, const struct rnn_config *c, int math)
+{
+    return f->set_rnn(rd, c->algo, c->cell, c->bias, c->dir, c->input, c->data, c->prec, math,
+                      c->input_size, c->hidden, c->proj, c->layers, c->dropout, c->aux) == OK;
+}
+
+#define AMP_DEFINE_CUDNN_CUDNN_RNN_FWD(sym)                                                        \
+    AMP_EXPORT int sym(void *h, void *rd, int mode, const int32_t *lengths, void *xd,              \
+                       const void *x, void *yd, void *y, void *hd, const void *hx, void *hy,       \
+                       void *cd, const void *cx, void *cy, size_t weight_bytes,                    \
+                       const void *weights, size_t ws_bytes, void *ws, size_t reserve_bytes,       \
+                       void *reserve)                                                              \
+    {                                                                                              \
+        typedef int (*fn)(void *, void *, int, const int32_t *, void *, const void *, void *,      \
+                          void *, void *, const void *, void *, void *, const void *, void *,      \
+                          size_t, const void *, size_t, void *, size_t, void *);                   \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        const struct dnn *f = t ? dnn() : NULL;                                                    \
+        struct rnn_config c;                                                                       \
+        int dtype = -1, status = -1;                                                               \
+        enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;                                        \
+        if (!t)                                                                                    \
+            return real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes,  \
+                        weights, ws_bytes, ws, reserve_bytes, reserve);                            \
+        if (f && mode == AMP_CUDNN_FWD_MODE_INFERENCE && rnn_get(f, rd, &c) &&                     \
+            c.data == AMP_CUDNN_DATA_FLOAT && c.prec == AMP_CUDNN_DATA_FLOAT &&                    \
+            (c.math == AMP_CUDNN_DEFAULT_MATH || c.math == AMP_CUDNN_TENSOR_OP_MATH))              \
+            dtype = amp_cuda_lower_dtype(t, AMP_HOOK_##sym, 0, &outcome);                          \
+        if (dtype == AMP_DTYPE_FP16 &&                                                             \
+            rnn_set_math(f, rd, &c, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) {                  \
+            struct scope s;                                                                        \
+            size_t need = 0, reserve_need = 0;                                                     \
+            void *work = ws;                                                                       \
+            scope_begin(&s, f, h);                                                                 \
+            if (f->ws_rnn(h, rd, mode, xd, &need, &reserve_need) == OK) {                          \
+                if (need > ws_bytes)                                                               \
+                    work = scope_mem(&s, need);                                                    \
+                if (!s.failed)                                                                     \
+                    status = real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,      \
+                                  weight_bytes, weights, need > ws_bytes ? need : ws_bytes, work,  \
+                                  reserve_bytes, reserve);                                         \
+            }                                                                                      \
+            rnn_set_math(f, rd, &c, c.math);                                                       \
+            scope_end(&s);                                                                         \
+        }                                                                                          \
+        if (status != OK) {                                                                        \
+            if (dtype != AMP_DTYPE_TF32 && outcome == AMP_CTL_LOWERED)                             \
+                outcome = AMP_CTL_PASSTHROUGH; /* not lowered after all */                         \
+            status = real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,              \
+                          weight_bytes, weights, ws_bytes, ws, reserve_bytes, reserve);            \
+        }                                                                                          \
+        amp_count(t, AMP_HOOK_##sym, outcome, 1);                                                  \
+        return status;                                                                             \
     }
 
 /* CTC loss: cuDNN takes fp32 probabilities only; the call is an fp32 region

@@ -19,6 +19,8 @@ enum {
     /* cudnnTensorFormat_t */
     AMP_CUDNN_TENSOR_NCHW = 0,
     AMP_CUDNN_TENSOR_NHWC = 1,
+    /* cudnnForwardMode_t */
+    AMP_CUDNN_FWD_MODE_INFERENCE = 0,
 };
 
 #endif

@@ -41,7 +41,7 @@ static const char *const kinds[] = {"gemm",         "gemv",          "ger",
                                     "cublas_syrk", "cublas_symm", "cublas_trmm", "cublas_trsm",
                                     "cusolver", "cublaslt_matmul",
                                     "cudnn_conv_fwd", "cudnn_conv_bwd_data",
-                                    "cudnn_conv_bwd_filter", "cudnn_conv_bias_act",
+                                    "cudnn_conv_bwd_filter", "cudnn_conv_bias_act", "cudnn_rnn_fwd",
                                     "cudnn_softmax_fwd", "cudnn_softmax_bwd", "cudnn_reduce",
                                     "cudnn_norm_fwd_inference", "cudnn_region"};
 

@@ -364,6 +364,72 @@ static void check_norm(cudnnHandle_t h, int fp32)
     cudnnDestroyTensorDescriptor(pd);
 }
 
+/* An RNN in inference mode: fp16 through the descriptor's math type (the
+ * descriptor back as the program set it after); training mode as made. */
+static void check_rnn(cudnnHandle_t h, const char *mode)
+{
+    enum { T = 3, B = 2, I = 4, H = 5 };
+    cudnnRNNDescriptor_t rd;
+    cudnnRNNDataDescriptor_t xd, yd;
+    cudnnTensorDescriptor_t hd = NULL;
+    int lengths[B] = {T, T};
+    cudnnCreateRNNDescriptor(&rd);
+    cudnnSetRNNDescriptor_v8(rd, CUDNN_RNN_ALGO_STANDARD, CUDNN_RNN_TANH, CUDNN_RNN_DOUBLE_BIAS,
+                             CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
+                             CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, I, H, H, 1, NULL, 0);
+    cudnnCreateRNNDataDescriptor(&xd);
+    cudnnCreateRNNDataDescriptor(&yd);
+    cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B,
+                              I, lengths, NULL);
+    cudnnSetRNNDataDescriptor(yd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B,
+                              H, lengths, NULL);
+    size_t wbytes = 0;
+    cudnnGetRNNWeightSpaceSize(h, rd, &wbytes);
+    float *weights = malloc(wbytes), xs[T * B * I], got[T * B * H], want[T * B * H];
+    fill(weights, (int)(wbytes / sizeof(float)), 21);
+    for (size_t i = 0; i < wbytes / sizeof(float); i++)
+        weights[i] *= 0.3f;
+    fill(xs, T * B * I, 22);
+    int fp16 = strcmp(mode, "fp16") == 0;
+    cudnnStatus_t st = cudnnRNNForward(h, rd, CUDNN_FWD_MODE_INFERENCE, NULL, xd, xs, yd, got, hd,
+                                       NULL, NULL, NULL, NULL, NULL, wbytes, weights, 0, NULL, 0,
+                                       NULL);
+    CHECK(st == CUDNN_STATUS_SUCCESS && strcmp(last()->function, "cudnnRNNForward") == 0 &&
+              last()->math == (fp16 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_DEFAULT_MATH),
+          "RNN inference (%s) reached cuDNN with math %d (status %d)", mode, last()->math, st);
+    cudnnRNNAlgo_t algo;
+    cudnnRNNMode_t cell;
+    cudnnRNNBiasMode_t bias;
+    cudnnDirectionMode_t dir;
+    cudnnRNNInputMode_t input;
+    cudnnDataType_t data, prec;
+    cudnnMathType_t math = 99;
+    int32_t is, hs, ps, nl;
+    cudnnDropoutDescriptor_t drop;
+    uint32_t aux;
+    cudnnGetRNNDescriptor_v8(rd, &algo, &cell, &bias, &dir, &input, &data, &prec, &math, &is, &hs,
+                             &ps, &nl, &drop, &aux);
+    CHECK(math == CUDNN_DEFAULT_MATH, "the RNN descriptor is the program's again (math %d)", math);
+    static char ws[512];
+    cudnnSetRNNDescriptor_v8(rd, algo, cell, bias, dir, input, data, prec,
+                             fp16 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_DEFAULT_MATH, is,
+                             hs, ps, nl, drop, aux);
+    REAL(cudnnRNNForward)(h, rd, CUDNN_FWD_MODE_INFERENCE, NULL, xd, xs, yd, want, hd, NULL, NULL,
+                          NULL, NULL, NULL, wbytes, weights, sizeof ws, ws, 0, NULL);
+    CHECK(memcmp(got, want, sizeof got) == 0, "RNN inference: the library's %s answer", mode);
+    cudnnSetRNNDescriptor_v8(rd, algo, cell, bias, dir, input, data, prec, CUDNN_DEFAULT_MATH, is,
+                             hs, ps, nl, drop, aux);
+    static char reserve[1024];
+    st = cudnnRNNForward(h, rd, CUDNN_FWD_MODE_TRAINING, NULL, xd, xs, yd, got, hd, NULL, NULL,
+                         NULL, NULL, NULL, wbytes, weights, 0, NULL, sizeof reserve, reserve);
+    CHECK(st == CUDNN_STATUS_SUCCESS && last()->math == CUDNN_DEFAULT_MATH,
+          "RNN training reached cuDNN as made (math %d, status %d)", last()->math, st);
+    free(weights);
+    cudnnDestroyRNNDataDescriptor(xd);
+    cudnnDestroyRNNDataDescriptor(yd);
+    cudnnDestroyRNNDescriptor(rd);
+}
+
 /* CTC loss: forwarded word for word inside an fp32 region. T=3, N=1, A=3,
  * label "1": every path is one of 1--, -1-, --1, 11-, -11, 111, 1-- ... */
 static void check_ctc(cudnnHandle_t h)
@@ -414,6 +480,7 @@ int main(int argc, char **argv)
     cudnnSetConvolution2dDescriptor(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
                                     CUDNN_DATA_FLOAT);
     check_conv(h, mode);
+    check_rnn(h, mode);
     check_softmax(h, fp32);
     check_reduce(h, fp32);
     check_norm(h, fp32);
