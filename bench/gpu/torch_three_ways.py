@@ -68,11 +68,22 @@ except ImportError:
     sys.exit(77)
 shim = sys.argv[1]
 env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+report = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"torch_three_ways.{os.getpid()}.report")
 runs = {}
 for label, mode, e in (("fp32", "plain", env), ("torch.autocast", "autocast", env),
-                       ("ampshim", "plain", dict(env, LD_PRELOAD=shim))):
+                       ("ampshim", "plain", dict(env, LD_PRELOAD=shim, AMPSHIM_REPORT=report))):
     runs[label] = json.loads(subprocess.run([sys.executable, __file__, "--child", mode], env=e,
                                             check=True, capture_output=True, text=True).stdout)
 print(f"{'op':10} " + " ".join(f"{l + ' ms':>16} {l + ' err':>16}" for l in runs))
 for op in runs["fp32"]:
     print(f"{op:10} " + " ".join(f"{runs[l][op][0]:16.3f} {runs[l][op][1]:16.3e}" for l in runs))
+# Which library calls ampshim saw in its run (its exit report): what it
+# lowered, and what torch did through paths it cannot see (cuDNN's graph
+# API for convolutions, torch's own softmax kernels).
+try:
+    with open(report) as f:
+        print("\nampshim's report for its run:")
+        print(f.read().rstrip())
+    os.unlink(report)
+except OSError:
+    print("\nampshim wrote no report (no hooked call was seen)")
