@@ -179,15 +179,14 @@ int main(int argc, char **argv)
           last()->compute);
 
     /* Batched gemv, both forms: unit strides become batched GEMMs. */
-    const float *xs[2] = {x, x}, *ys_in[1];
+    const float *xs[2] = {x, x}, *wide[2] = {B, B + K}; /* wide: room for incx 2 */
     float y2[2 * M];
     float *yv[2] = {y2, y2 + M};
-    (void)ys_in;
     cublasSgemvBatched(h, CUBLAS_OP_N, M, K, &alpha, as, M, xs, 1, &zero, yv, 1, 2);
     CHECK(strcmp(last()->function, expect ? "cublasGemmBatchedEx" : "cublasSgemvBatched") == 0 &&
               (!expect || last()->compute == expect),
           "SgemvBatched reached %s with compute %d", last()->function, last()->compute);
-    cublasSgemvBatched(h, CUBLAS_OP_N, M, K, &alpha, as, M, xs, 2, &zero, yv, 1, 2);
+    cublasSgemvBatched(h, CUBLAS_OP_N, M, K, &alpha, as, M, wide, 2, &zero, yv, 1, 2);
     CHECK(strcmp(last()->function, "cublasSgemvBatched") == 0, "SgemvBatched incx 2 kept (%s)",
           last()->function);
     cublasSgemvStridedBatched(h, CUBLAS_OP_T, K, M, &alpha, A, K, K * M, x, 1, 0, &zero, y2, 1, M,

@@ -232,6 +232,18 @@ FAKE_SGEMMEX(cublasSgemmEx, int)
 FAKE_SGEMMEX(cublasSgemmEx_64, int64_t)
 
 /* y = alpha op(A) x + beta y, any strides. */
+static void gemv(int trans, int64_t m, int64_t n, float alpha, const float *A, int64_t lda,
+                 const float *x, int64_t incx, float beta, float *y, int64_t incy)
+{
+    int64_t rows = trans == CUBLAS_OP_N ? m : n, inner = trans == CUBLAS_OP_N ? n : m;
+    for (int64_t i = 0; i < rows; i++) {
+        float sum = 0.0f;
+        for (int64_t p = 0; p < inner; p++)
+            sum += (trans == CUBLAS_OP_N ? A[i + p * lda] : A[p + i * lda]) * x[p * incx];
+        y[i * incy] = alpha * sum + (beta != 0.0f ? beta * y[i * incy] : 0.0f);
+    }
+}
+
 #define FAKE_SGEMV(name, INT)                                                                      \
     FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
                              const float *alpha, const float *A, INT lda, const float *x,          \
@@ -239,13 +251,7 @@ FAKE_SGEMMEX(cublasSgemmEx_64, int64_t)
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
-        INT rows = trans == CUBLAS_OP_N ? m : n, inner = trans == CUBLAS_OP_N ? n : m;             \
-        for (INT i = 0; i < rows; i++) {                                                           \
-            float sum = 0.0f;                                                                      \
-            for (INT p = 0; p < inner; p++)                                                        \
-                sum += (trans == CUBLAS_OP_N ? A[i + p * lda] : A[p + i * lda]) * x[p * incx];     \
-            y[i * incy] = *alpha * sum + (*beta != 0.0f ? *beta * y[i * incy] : 0.0f);             \
-        }                                                                                          \
+        gemv(trans, m, n, *alpha, A, lda, x, incx, *beta, y, incy);                                \
         return CUBLAS_STATUS_SUCCESS;                                                              \
     }
 FAKE_SGEMV(cublasSgemv_v2, int)
@@ -303,34 +309,35 @@ FAKE_GEMMEX_BATCHED(cublasGemmBatchedEx, int)
 FAKE_GEMMEX_BATCHED(cublasGemmBatchedEx_64, int64_t)
 
 /* Batched gemv: the single-vector fake per batch entry (any strides). */
-#define FAKE_SGEMV_BATCHED(name, single, INT)                                                      \
+#define FAKE_SGEMV_BATCHED(name, INT)                                                      \
     FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
                              const float *alpha, const float *const A[], INT lda,                  \
                              const float *const x[], INT incx, const float *beta,                  \
                              float *const y[], INT incy, INT batch)                                \
     {                                                                                              \
+        (void)h;                                                                                   \
         for (INT b = 0; b < batch; b++)                                                            \
-            single(h, trans, m, n, alpha, A[b], lda, x[b], incx, beta, y[b], incy);                \
+            gemv(trans, m, n, *alpha, A[b], lda, x[b], incx, *beta, y[b], incy);                   \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
         return CUBLAS_STATUS_SUCCESS;                                                              \
     }
-FAKE_SGEMV_BATCHED(cublasSgemvBatched, cublasSgemv_v2, int)
-FAKE_SGEMV_BATCHED(cublasSgemvBatched_64, cublasSgemv_v2_64, int64_t)
+FAKE_SGEMV_BATCHED(cublasSgemvBatched, int)
+FAKE_SGEMV_BATCHED(cublasSgemvBatched_64, int64_t)
 
-#define FAKE_SGEMV_STRIDED(name, single, INT)                                                      \
+#define FAKE_SGEMV_STRIDED(name, INT)                                                      \
     FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
                              const float *alpha, const float *A, INT lda, long long sa,            \
                              const float *x, INT incx, long long sx, const float *beta, float *y,  \
                              INT incy, long long sy, INT batch)                                    \
     {                                                                                              \
+        (void)h;                                                                                   \
         for (INT b = 0; b < batch; b++)                                                            \
-            single(h, trans, m, n, alpha, A + b * sa, lda, x + b * sx, incx, beta, y + b * sy,     \
-                   incy);                                                                          \
+            gemv(trans, m, n, *alpha, A + b * sa, lda, x + b * sx, incx, *beta, y + b * sy, incy); \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
         return CUBLAS_STATUS_SUCCESS;                                                              \
     }
-FAKE_SGEMV_STRIDED(cublasSgemvStridedBatched, cublasSgemv_v2, int)
-FAKE_SGEMV_STRIDED(cublasSgemvStridedBatched_64, cublasSgemv_v2_64, int64_t)
+FAKE_SGEMV_STRIDED(cublasSgemvStridedBatched, int)
+FAKE_SGEMV_STRIDED(cublasSgemvStridedBatched_64, int64_t)
 
 /* Level-1 reductions, host pointer mode. */
 #define FAKE_REDUCTION(name, INT, TERM, FINISH)                                                    \
