@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/log.h"
 #include "shim/cublas_abi.h"
 #include "shim/cuda_policy.h"
 #include "shim/resolve.h"
@@ -35,6 +36,9 @@ static const struct lt_functions *lt_functions(void)
         f.desc_get = (desc_get_fn)amp_resolve_name("cublasLtMatmulDescGetAttribute");
         f.desc_set = (desc_set_fn)amp_resolve_name("cublasLtMatmulDescSetAttribute");
         f.layout_get = (layout_get_fn)amp_resolve_name("cublasLtMatrixLayoutGetAttribute");
+        if (!f.desc_get || !f.desc_set || !f.layout_get)
+            amp_log(AMP_LOG_INFO, "the loaded cuBLASLt lacks the descriptor attribute functions; "
+                                  "cublasLtMatmul runs as made");
         atomic_store_explicit(&ready, 1, memory_order_release);
     }
     return f.desc_get && f.desc_set && f.layout_get ? &f : NULL;

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/log.h"
 #include "runtime/state.h"
 #include "shim/cuda_policy.h"
 #include "shim/cuda_scratch.h"
@@ -89,8 +90,10 @@ static const struct dnn *dnn(void)
         s = 1;
 #define AMP_X_RESOLVE(member, name, ...)                                                           \
     f.member = (int (*)(__VA_ARGS__))amp_resolve_name(#name);                                      \
-    if (!f.member)                                                                                 \
-        s = 2;
+    if (!f.member && s == 1) {                                                                     \
+        amp_log(AMP_LOG_INFO, "the loaded cuDNN has no %s; cuDNN calls run as made", #name);       \
+        s = 2;                                                                                     \
+    }
         AMP_DNN_FUNCTIONS(AMP_X_RESOLVE)
 #undef AMP_X_RESOLVE
         atomic_store_explicit(&state, s, memory_order_release);

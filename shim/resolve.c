@@ -176,6 +176,10 @@ void *amp_resolve_name(const char *name)
     return p;
 }
 
+/* Optional functions found missing once (the library that defines their
+ * siblings lacks them): not looked for again. */
+static _Atomic uint8_t absent[AMP_HOOK_COUNT];
+
 static void *resolve(enum amp_hook_id hook, int required)
 {
     pthread_mutex_lock(&resolve_lock);
@@ -184,6 +188,11 @@ static void *resolve(enum amp_hook_id hook, int required)
         const char *name = amp_hook_names[hook];
         real = find_real(name);
         if (!real && !required) {
+            if (!atomic_exchange_explicit(&absent[hook], 1, memory_order_relaxed))
+                amp_log(AMP_LOG_INFO,
+                        "%s: no loaded library defines it; calls that would go through it run "
+                        "as made",
+                        name);
             pthread_mutex_unlock(&resolve_lock);
             return NULL;
         }
@@ -219,5 +228,7 @@ void *amp_resolve(enum amp_hook_id hook)
 void *amp_real_optional(enum amp_hook_id hook)
 {
     void *p = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
-    return p ? p : resolve(hook, 0);
+    if (p || atomic_load_explicit(&absent[hook], memory_order_relaxed))
+        return p;
+    return resolve(hook, 0);
 }
