@@ -100,8 +100,8 @@ static void softmax(int hooked)
     static __typeof__(&cudnnSoftmaxForward) direct;
     if (!direct)
         direct = (__typeof__(&cudnnSoftmaxForward))dlsym(cudnn_lib, "cudnnSoftmaxForward");
-    (hooked ? cudnnSoftmaxForward : direct)(dnn, CUDNN_SOFTMAX_ACCURATE,
-                                            CUDNN_SOFTMAX_MODE_CHANNEL, &one, t1, a, &zero, t1, c);
+    (hooked ? cudnnSoftmaxForward : direct)(dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                                            &one, t1, a, &zero, t1, c);
 }
 
 static void softmax_half(int hooked)
@@ -109,9 +109,8 @@ static void softmax_half(int hooked)
     static __typeof__(&cudnnSoftmaxForward) direct;
     if (!direct)
         direct = (__typeof__(&cudnnSoftmaxForward))dlsym(cudnn_lib, "cudnnSoftmaxForward");
-    (hooked ? cudnnSoftmaxForward : direct)(dnn, CUDNN_SOFTMAX_ACCURATE,
-                                            CUDNN_SOFTMAX_MODE_CHANNEL, &one, t1h, h1, &zero, t1h,
-                                            h2);
+    (hooked ? cudnnSoftmaxForward : direct)(dnn, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                                            &one, t1h, h1, &zero, t1h, h2);
 }
 
 static void convolution(int hooked)
@@ -167,14 +166,17 @@ int main(void)
            "calls)\n\n",
            ROUNDS, CALLS);
     printf("| %-58s | %9s | %9s | %9s |\n", "call, setting", "direct", "hooked", "extra");
-    printf("|%.60s|%.11s|%.11s|%.11s|\n", "------------------------------------------------------------",
-           "-----------", "-----------", "-----------");
+    printf("|%.60s|%.11s|%.11s|%.11s|\n",
+           "------------------------------------------------------------", "-----------",
+           "-----------", "-----------");
     set_enabled(0);
     measure("cublasSgemm 1x1x1, AMPSHIM_ENABLE off", sgemm);
     set_enabled(1);
     set("policy.cuda.mm", "passthrough");
-    measure("cublasSgemm 1x1x1, passthrough policy", sgemm);
+    set("policy.cuda.addmm", "passthrough");
+    measure("cublasSgemm 1x1x1, passthrough policy (mm, addmm)", sgemm);
     set("policy.cuda.mm", "default");
+    set("policy.cuda.addmm", "default");
     set("opt.cuda_dtype", "fp16");
     measure("cublasSgemm 1x1x1, lowered (direct: GemmEx FAST_16F)", sgemm_lowered);
     measure("cudnnSoftmaxForward fp32 1x1x1x1 (fp32 op, unchanged)", softmax);

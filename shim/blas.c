@@ -21,16 +21,7 @@
 #include "shim/blas_plan.h"
 #include "shim/resolve.h"
 
-/* The exported name is the C entry itself, or on x86-64 an assembly stub
- * in front of it (shim/entry_x86_64.h) and the C entry is hidden as sym_c. */
-#if defined(__x86_64__) && defined(__ELF__)
-#include "shim/entry_x86_64.h"
-#define AMP_C_ENTRY(sym) __attribute__((used, visibility("hidden"))) sym##_c
-#define AMP_STUB(sym) AMP_ENTRY_STUB(sym);
-#else
-#define AMP_C_ENTRY(sym) __attribute__((visibility("default"))) sym
-#define AMP_STUB(sym)
-#endif
+#include "shim/entry_stub.h"
 
 #define AMP_ILP64_LP(hook) (amp_slot_of[hook]->ilp64)
 #define AMP_ILP64_I64(hook) 1

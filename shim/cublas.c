@@ -13,6 +13,7 @@
 
 #include "shim/cublas_abi.h"
 #include "shim/cuda_policy.h"
+#include "shim/entry_stub.h"
 #include "shim/forward_words.h"
 #include "shim/resolve.h"
 
@@ -123,21 +124,21 @@ static void note_caller(void *return_address)
                                         AMP_INT_##ints, const void *, const void *, int,           \
                                         AMP_INT_##ints, long long, const void *, int,              \
                                         AMP_INT_##ints, long long, const void *, void *, int,      \
-                                        AMP_INT_##ints, long long, AMP_INT_##ints, int, int);        \
-    typedef int (*amp_batchedex_##ints)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints,          \
-                                        AMP_INT_##ints, const void *, const void *const *, int,    \
-                                        AMP_INT_##ints, const void *const *, int, AMP_INT_##ints,  \
-                                        const void *, void *const *, int, AMP_INT_##ints,          \
-                                        AMP_INT_##ints, int, int);
+                                        AMP_INT_##ints, long long, AMP_INT_##ints, int, int);      \
+    typedef int (*amp_batchedex_##ints)(                                                           \
+        void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints, const void *,            \
+        const void *const *, int, AMP_INT_##ints, const void *const *, int, AMP_INT_##ints,        \
+        const void *, void *const *, int, AMP_INT_##ints, AMP_INT_##ints, int, int);
 AMP_DECLARE_EX(I32)
 AMP_DECLARE_EX(I64)
 
 /* cublasSgemm_v2: lowered as cublasGemmEx on the same fp32 buffers. */
 #define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM(sym, ints)                                                  \
-    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
-                       AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda,   \
-                       const float *B, AMP_INT_##ints ldb, const float *beta, float *C,            \
-                       AMP_INT_##ints ldc)                                                         \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
+                         AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda, \
+                         const float *B, AMP_INT_##ints ldb, const float *beta, float *C,          \
+                         AMP_INT_##ints ldc)                                                       \
     {                                                                                              \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const float *, AMP_INT_##ints, const float *,             \
@@ -146,9 +147,8 @@ AMP_DECLARE_EX(I64)
         note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         int compute;                                                                               \
-        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(t, AMP_HOOK_##sym,                 \
-                                                                AMP_GEMMEX_##ints, 1, h, beta,     \
-                                                                &compute);                         \
+        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
+            t, AMP_HOOK_##sym, AMP_GEMMEX_##ints, 1, h, beta, &compute);                           \
         if (lowered)                                                                               \
             return lowered(h, ta, tb, m, n, k, alpha, A, AMP_CUDA_R_32F, lda, B, AMP_CUDA_R_32F,   \
                            ldb, beta, C, AMP_CUDA_R_32F, ldc, compute, AMP_CUBLAS_GEMM_DEFAULT);   \
@@ -158,11 +158,12 @@ AMP_DECLARE_EX(I64)
 /* cublasGemmEx: lowered only when every type is fp32 and the compute type is
  * plain CUBLAS_COMPUTE_32F; anything the caller chose stays. */
 #define AMP_DEFINE_CUBLAS_CUBLAS_GEMMEX(sym, ints)                                                 \
-    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
-                       AMP_INT_##ints k, const void *alpha, const void *A, int at,                 \
-                       AMP_INT_##ints lda, const void *B, int bt, AMP_INT_##ints ldb,              \
-                       const void *beta, void *C, int ct, AMP_INT_##ints ldc, int compute,         \
-                       int algo)                                                                   \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
+                         AMP_INT_##ints k, const void *alpha, const void *A, int at,               \
+                         AMP_INT_##ints lda, const void *B, int bt, AMP_INT_##ints ldb,            \
+                         const void *beta, void *C, int ct, AMP_INT_##ints ldc, int compute,       \
+                         int algo)                                                                 \
     {                                                                                              \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
@@ -175,11 +176,12 @@ AMP_DECLARE_EX(I64)
     }
 
 #define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM_STRIDED(sym, ints)                                          \
-    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
-                       AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda,   \
-                       long long sa, const float *B, AMP_INT_##ints ldb, long long sb,             \
-                       const float *beta, float *C, AMP_INT_##ints ldc, long long sc,              \
-                       AMP_INT_##ints batch)                                                       \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
+                         AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda, \
+                         long long sa, const float *B, AMP_INT_##ints ldb, long long sb,           \
+                         const float *beta, float *C, AMP_INT_##ints ldc, long long sc,            \
+                         AMP_INT_##ints batch)                                                     \
     {                                                                                              \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const float *, AMP_INT_##ints, long long, const float *,  \
@@ -199,12 +201,12 @@ AMP_DECLARE_EX(I64)
     }
 
 #define AMP_DEFINE_CUBLAS_CUBLAS_GEMMEX_STRIDED(sym, ints)                                         \
-    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
-                       AMP_INT_##ints k, const void *alpha, const void *A, int at,                 \
-                       AMP_INT_##ints lda, long long sa, const void *B, int bt,                    \
-                       AMP_INT_##ints ldb, long long sb, const void *beta, void *C, int ct,        \
-                       AMP_INT_##ints ldc, long long sc, AMP_INT_##ints batch, int compute,        \
-                       int algo)                                                                   \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(                                                                          \
+        void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n, AMP_INT_##ints k,             \
+        const void *alpha, const void *A, int at, AMP_INT_##ints lda, long long sa, const void *B, \
+        int bt, AMP_INT_##ints ldb, long long sb, const void *beta, void *C, int ct,               \
+        AMP_INT_##ints ldc, long long sc, AMP_INT_##ints batch, int compute, int algo)             \
     {                                                                                              \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const void *, const void *, int, AMP_INT_##ints, long long,              \
@@ -219,10 +221,11 @@ AMP_DECLARE_EX(I64)
 
 /* cublasSgemmEx: all-fp32 types become GemmEx with the fast compute type. */
 #define AMP_DEFINE_CUBLAS_CUBLAS_SGEMMEX(sym, ints)                                                \
-    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
-                       AMP_INT_##ints k, const float *alpha, const void *A, int at,                \
-                       AMP_INT_##ints lda, const void *B, int bt, AMP_INT_##ints ldb,              \
-                       const float *beta, void *C, int ct, AMP_INT_##ints ldc)                     \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
+                         AMP_INT_##ints k, const float *alpha, const void *A, int at,              \
+                         AMP_INT_##ints lda, const void *B, int bt, AMP_INT_##ints ldb,            \
+                         const float *beta, void *C, int ct, AMP_INT_##ints ldc)                   \
     {                                                                                              \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const void *, int, AMP_INT_##ints, const void *, int,     \
@@ -232,9 +235,8 @@ AMP_DECLARE_EX(I64)
         struct amp_thread *t = amp_thread_enter();                                                 \
         int compute;                                                                               \
         int fp32 = at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F;           \
-        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(t, AMP_HOOK_##sym,                 \
-                                                                AMP_GEMMEX_##ints, fp32, h, beta,  \
-                                                                &compute);                         \
+        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
+            t, AMP_HOOK_##sym, AMP_GEMMEX_##ints, fp32, h, beta, &compute);                        \
         if (lowered)                                                                               \
             return lowered(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc,    \
                            compute, AMP_CUBLAS_GEMM_DEFAULT);                                      \
@@ -251,9 +253,10 @@ AMP_DECLARE_EX(I64)
  * and y have unit stride; other strides, or arguments cuBLAS would reject,
  * reach it unchanged so it reports its own errors. */
 #define AMP_DEFINE_CUBLAS_CUBLAS_SGEMV(sym, ints)                                                  \
-    AMP_EXPORT int sym(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                     \
-                       const float *alpha, const float *A, AMP_INT_##ints lda, const float *x,    \
-                       AMP_INT_##ints incx, const float *beta, float *y, AMP_INT_##ints incy)      \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
+                         const float *alpha, const float *A, AMP_INT_##ints lda, const float *x,   \
+                         AMP_INT_##ints incx, const float *beta, float *y, AMP_INT_##ints incy)    \
     {                                                                                              \
         typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
                           const float *, AMP_INT_##ints, const float *, AMP_INT_##ints,            \
@@ -276,9 +279,10 @@ AMP_DECLARE_EX(I64)
 /* cublasSger: A += alpha x y^T is a GEMM with inner dimension 1 (beta 1)
  * when x and y have unit stride and scalars are host pointers. */
 #define AMP_DEFINE_CUBLAS_CUBLAS_SGER(sym, ints)                                                   \
-    AMP_EXPORT int sym(void *h, AMP_INT_##ints m, AMP_INT_##ints n, const float *alpha,            \
-                       const float *x, AMP_INT_##ints incx, const float *y, AMP_INT_##ints incy,   \
-                       float *A, AMP_INT_##ints lda)                                               \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, AMP_INT_##ints m, AMP_INT_##ints n, const float *alpha,          \
+                         const float *x, AMP_INT_##ints incx, const float *y, AMP_INT_##ints incy, \
+                         float *A, AMP_INT_##ints lda)                                             \
     {                                                                                              \
         typedef int (*fn)(void *, AMP_INT_##ints, AMP_INT_##ints, const float *, const float *,    \
                           AMP_INT_##ints, const float *, AMP_INT_##ints, float *, AMP_INT_##ints); \
@@ -292,9 +296,8 @@ AMP_DECLARE_EX(I64)
                      handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&           \
                      mode == AMP_CUBLAS_POINTER_MODE_HOST;                                         \
         int compute;                                                                               \
-        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(t, AMP_HOOK_##sym,                 \
-                                                                AMP_GEMMEX_##ints, shaped, h,      \
-                                                                NULL, &compute);                   \
+        amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
+            t, AMP_HOOK_##sym, AMP_GEMMEX_##ints, shaped, h, NULL, &compute);                      \
         if (lowered)                                                                               \
             return lowered(h, 0, 1, m, n, 1, alpha, x, AMP_CUDA_R_32F, m > 1 ? m : 1, y,           \
                            AMP_CUDA_R_32F, n > 1 ? n : 1, &one, A, AMP_CUDA_R_32F, lda, compute,   \
@@ -304,11 +307,12 @@ AMP_DECLARE_EX(I64)
 
 /* cublasSgemmBatched: pointer arrays, lowered as cublasGemmBatchedEx. */
 #define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM_BATCHED(sym, ints)                                          \
-    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
-                       AMP_INT_##ints k, const float *alpha, const float *const *A,                \
-                       AMP_INT_##ints lda, const float *const *B, AMP_INT_##ints ldb,              \
-                       const float *beta, float *const *C, AMP_INT_##ints ldc,                     \
-                       AMP_INT_##ints batch)                                                       \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
+                         AMP_INT_##ints k, const float *alpha, const float *const *A,              \
+                         AMP_INT_##ints lda, const float *const *B, AMP_INT_##ints ldb,            \
+                         const float *beta, float *const *C, AMP_INT_##ints ldc,                   \
+                         AMP_INT_##ints batch)                                                     \
     {                                                                                              \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const float *const *, AMP_INT_##ints,                     \
@@ -322,18 +326,18 @@ AMP_DECLARE_EX(I64)
             t, AMP_HOOK_##sym, AMP_BATCHEDEX_##ints, 1, h, beta, &compute);                        \
         if (lowered)                                                                               \
             return lowered(h, ta, tb, m, n, k, alpha, (const void *const *)A, AMP_CUDA_R_32F, lda, \
-                           (const void *const *)B, AMP_CUDA_R_32F, ldb, beta,                      \
-                           (void *const *)C, AMP_CUDA_R_32F, ldc, batch, compute,                  \
-                           AMP_CUBLAS_GEMM_DEFAULT);                                               \
+                           (const void *const *)B, AMP_CUDA_R_32F, ldb, beta, (void *const *)C,    \
+                           AMP_CUDA_R_32F, ldc, batch, compute, AMP_CUBLAS_GEMM_DEFAULT);          \
         return real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, batch);               \
     }
 
 #define AMP_DEFINE_CUBLAS_CUBLAS_GEMMEX_BATCHED(sym, ints)                                         \
-    AMP_EXPORT int sym(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,                 \
-                       AMP_INT_##ints k, const void *alpha, const void *const *A, int at,          \
-                       AMP_INT_##ints lda, const void *const *B, int bt, AMP_INT_##ints ldb,       \
-                       const void *beta, void *const *C, int ct, AMP_INT_##ints ldc,               \
-                       AMP_INT_##ints batch, int compute, int algo)                                \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
+                         AMP_INT_##ints k, const void *alpha, const void *const *A, int at,        \
+                         AMP_INT_##ints lda, const void *const *B, int bt, AMP_INT_##ints ldb,     \
+                         const void *beta, void *const *C, int ct, AMP_INT_##ints ldc,             \
+                         AMP_INT_##ints batch, int compute, int algo)                              \
     {                                                                                              \
         amp_batchedex_##ints real = (amp_batchedex_##ints)amp_real(AMP_HOOK_##sym);                \
         note_caller(__builtin_return_address(0));                                                  \
@@ -344,10 +348,11 @@ AMP_DECLARE_EX(I64)
 
 /* cublasSgemvBatched: a pointer-array batch of one-column GEMMs. */
 #define AMP_DEFINE_CUBLAS_CUBLAS_SGEMV_BATCHED(sym, ints)                                          \
-    AMP_EXPORT int sym(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                     \
-                       const float *alpha, const float *const *A, AMP_INT_##ints lda,              \
-                       const float *const *x, AMP_INT_##ints incx, const float *beta,              \
-                       float *const *y, AMP_INT_##ints incy, AMP_INT_##ints batch)                 \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
+                         const float *alpha, const float *const *A, AMP_INT_##ints lda,            \
+                         const float *const *x, AMP_INT_##ints incx, const float *beta,            \
+                         float *const *y, AMP_INT_##ints incy, AMP_INT_##ints batch)               \
     {                                                                                              \
         typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
                           const float *const *, AMP_INT_##ints, const float *const *,              \
@@ -359,8 +364,8 @@ AMP_DECLARE_EX(I64)
         AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
         int compute;                                                                               \
         amp_batchedex_##ints lowered = (amp_batchedex_##ints)lowering(                             \
-            t, AMP_HOOK_##sym, AMP_BATCHEDEX_##ints, AMP_GEMV_SHAPED(trans, m, n, lda, incx, incy), \
-            h, beta, &compute);                                                                    \
+            t, AMP_HOOK_##sym, AMP_BATCHEDEX_##ints,                                               \
+            AMP_GEMV_SHAPED(trans, m, n, lda, incx, incy), h, beta, &compute);                     \
         if (lowered)                                                                               \
             return lowered(h, trans, 0, rows, 1, inner, alpha, (const void *const *)A,             \
                            AMP_CUDA_R_32F, lda, (const void *const *)x, AMP_CUDA_R_32F,            \
@@ -371,15 +376,16 @@ AMP_DECLARE_EX(I64)
 
 /* cublasSgemvStridedBatched: a strided batch of one-column GEMMs. */
 #define AMP_DEFINE_CUBLAS_CUBLAS_SGEMV_STRIDED(sym, ints)                                          \
-    AMP_EXPORT int sym(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                     \
-                       const float *alpha, const float *A, AMP_INT_##ints lda, long long sa,       \
-                       const float *x, AMP_INT_##ints incx, long long sx, const float *beta,       \
-                       float *y, AMP_INT_##ints incy, long long sy, AMP_INT_##ints batch)          \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
+                         const float *alpha, const float *A, AMP_INT_##ints lda, long long sa,     \
+                         const float *x, AMP_INT_##ints incx, long long sx, const float *beta,     \
+                         float *y, AMP_INT_##ints incy, long long sy, AMP_INT_##ints batch)        \
     {                                                                                              \
         typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
-                          const float *, AMP_INT_##ints, long long, const float *,                 \
-                          AMP_INT_##ints, long long, const float *, float *, AMP_INT_##ints,       \
-                          long long, AMP_INT_##ints);                                              \
+                          const float *, AMP_INT_##ints, long long, const float *, AMP_INT_##ints, \
+                          long long, const float *, float *, AMP_INT_##ints, long long,            \
+                          AMP_INT_##ints);                                                         \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
@@ -399,7 +405,7 @@ AMP_DECLARE_EX(I64)
  * fp32-list ops) and forwarded word for word. */
 typedef int (*amp_cublas_words_fn)(AMP_WORD_TYPES);
 #define AMP_DEFINE_CUBLAS_CUBLAS_LEAF(sym, ints)                                                   \
-    AMP_EXPORT int sym(AMP_WORD_PARAMS)                                                            \
+    AMP_STUB(sym) int AMP_C_ENTRY(sym)(AMP_WORD_PARAMS)                                            \
     {                                                                                              \
         amp_cublas_words_fn real = (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym);                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
@@ -431,8 +437,7 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
     int accumulates = 1, mode = -1;
     if (beta_word < 0 || amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
         accumulates = 0;
-    else if (w[beta_word] &&
-             handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&
+    else if (w[beta_word] && handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&
              mode == AMP_CUBLAS_POINTER_MODE_HOST)
         accumulates = *(const float *)w[beta_word] != 0.0f;
     enum amp_ctl_counter outcome;
@@ -467,10 +472,10 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
 }
 
 #define AMP_DEFINE_LEVEL3(sym, beta_word)                                                          \
-    AMP_EXPORT int sym(AMP_WORD_PARAMS)                                                            \
+    AMP_STUB(sym) int AMP_C_ENTRY(sym)(AMP_WORD_PARAMS)                                            \
     {                                                                                              \
         const uintptr_t w[] = {AMP_WORD_ARGS};                                                     \
-        return level3(AMP_HOOK_##sym, (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym), w,           \
+        return level3(AMP_HOOK_##sym, (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym), w,            \
                       beta_word);                                                                  \
     }
 /* beta is argument 8 of Ssyrk (handle, uplo, trans, n, k, alpha, A, lda,
@@ -481,6 +486,7 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
 #define AMP_DEFINE_CUBLAS_CUBLAS_TRMM(sym, ints) AMP_DEFINE_LEVEL3(sym, -1)
 #define AMP_DEFINE_CUBLAS_CUBLAS_TRSM(sym, ints) AMP_DEFINE_LEVEL3(sym, -1)
 
-#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_##form##_##kind(sym, ints)
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta)                                    \
+    AMP_DEFINE_##form##_##kind(sym, ints)
 AMPSHIM_HOOK_LIST_CUBLAS(AMP_X_HOOK)
 #undef AMP_X_HOOK

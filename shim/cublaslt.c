@@ -14,6 +14,7 @@
 #include "runtime/log.h"
 #include "shim/cublas_abi.h"
 #include "shim/cuda_policy.h"
+#include "shim/entry_stub.h"
 #include "shim/resolve.h"
 
 #define AMP_EXPORT __attribute__((visibility("default")))
@@ -48,8 +49,9 @@ static int layout_is_fp32(const struct lt_functions *f, void *layout)
 {
     uint32_t type = 0xffffffffu;
     size_t written = 0;
-    return layout && f->layout_get(layout, AMP_CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type,
-                                   &written) == AMP_CUBLAS_STATUS_SUCCESS &&
+    return layout &&
+           f->layout_get(layout, AMP_CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type, &written) ==
+               AMP_CUBLAS_STATUS_SUCCESS &&
            type == AMP_CUDA_R_32F;
 }
 
@@ -61,17 +63,18 @@ static int plain_fp32(const struct lt_functions *f, void *desc, void *a, void *b
     return f->desc_get(desc, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &compute, sizeof compute,
                        &written) == AMP_CUBLAS_STATUS_SUCCESS &&
            compute == AMP_CUBLAS_COMPUTE_32F &&
-           f->desc_get(desc, AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE, &scale, sizeof scale,
-                       &written) == AMP_CUBLAS_STATUS_SUCCESS &&
+           f->desc_get(desc, AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE, &scale, sizeof scale, &written) ==
+               AMP_CUBLAS_STATUS_SUCCESS &&
            scale == AMP_CUDA_R_32F && layout_is_fp32(f, a) && layout_is_fp32(f, b) &&
            layout_is_fp32(f, c) && layout_is_fp32(f, d);
 }
 
 #define AMP_DEFINE_CUBLASLT(sym)                                                                   \
-    AMP_EXPORT int sym(void *lt, void *desc, const void *alpha, const void *A, void *a_layout,     \
-                       const void *B, void *b_layout, const void *beta, const void *C,             \
-                       void *c_layout, void *D, void *d_layout, const void *algo, void *workspace, \
-                       size_t workspace_bytes, void *stream)                                       \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *lt, void *desc, const void *alpha, const void *A, void *a_layout,   \
+                         const void *B, void *b_layout, const void *beta, const void *C,           \
+                         void *c_layout, void *D, void *d_layout, const void *algo,                \
+                         void *workspace, size_t workspace_bytes, void *stream)                    \
     {                                                                                              \
         typedef int (*fn)(void *, void *, const void *, const void *, void *, const void *,        \
                           void *, const void *, const void *, void *, void *, void *,              \
@@ -87,8 +90,8 @@ static int plain_fp32(const struct lt_functions *f, void *desc, void *a, void *b
         if (f && plain_fp32(f, desc, a_layout, b_layout, c_layout, d_layout))                      \
             fast = amp_cuda_fast_compute(t, AMP_HOOK_##sym, 1, &outcome);                          \
         int status = -1;                                                                           \
-        if (fast && f->desc_set(desc, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &fast, sizeof fast) ==  \
-                        AMP_CUBLAS_STATUS_SUCCESS) {                                               \
+        if (fast && f->desc_set(desc, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &fast,                \
+                                sizeof fast) == AMP_CUBLAS_STATUS_SUCCESS) {                       \
             status = real(lt, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,         \
                           d_layout, algo, workspace, workspace_bytes, stream);                     \
             f->desc_set(desc, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &plain, sizeof plain);        \

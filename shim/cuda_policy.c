@@ -42,8 +42,9 @@ int amp_cuda_lower_dtype(struct amp_thread *t, enum amp_hook_id hook, int accumu
 
 int amp_cuda_wants_fp32(struct amp_thread *t, enum amp_hook_id hook)
 {
-    return t->fp32_depth || (thread_selected(t) &&
-                             amp_live_load(&amp_rt.category[AMP_DEVICE_CUDA][hook][0]) == AMP_CAT_FP32);
+    return t->fp32_depth ||
+           (thread_selected(t) &&
+            amp_live_load(&amp_rt.category[AMP_DEVICE_CUDA][hook][0]) == AMP_CAT_FP32);
 }
 
 int amp_cuda_fast_compute(struct amp_thread *t, enum amp_hook_id hook, int accumulates,

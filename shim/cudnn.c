@@ -36,6 +36,7 @@
 #include "shim/cuda_policy.h"
 #include "shim/cuda_scratch.h"
 #include "shim/cudnn_abi.h"
+#include "shim/entry_stub.h"
 #include "shim/forward_words.h"
 #include "shim/resolve.h"
 
@@ -67,7 +68,7 @@
       void *, void *, int, size_t *)                                                               \
     X(get_reduce, cudnnGetReduceTensorDescriptor, void *, int *, int *, int *, int *, int *)       \
     X(set_reduce, cudnnSetReduceTensorDescriptor, void *, int, int, int, int, int)                 \
-    X(ws_reduce, cudnnGetReductionWorkspaceSize, void *, void *, void *, void *, size_t *)        \
+    X(ws_reduce, cudnnGetReductionWorkspaceSize, void *, void *, void *, void *, size_t *)         \
     X(get_rnn, cudnnGetRNNDescriptor_v8, void *, int *, int *, int *, int *, int *, int *, int *,  \
       int *, int32_t *, int32_t *, int32_t *, int32_t *, void **, uint32_t *)                      \
     X(set_rnn, cudnnSetRNNDescriptor_v8, void *, int, int, int, int, int, int, int, int, int32_t,  \
@@ -297,7 +298,9 @@ static int conv_workspace(const struct dnn *f, enum conv_kind kind, const struct
                           size_t *bytes)
 {
     int (*query)(void *, void *, void *, void *, void *, int, size_t *) =
-        kind == CONV_FWD ? f->ws_fwd : kind == CONV_BWD_DATA ? f->ws_bwd_data : f->ws_bwd_filter;
+        kind == CONV_FWD        ? f->ws_fwd
+        : kind == CONV_BWD_DATA ? f->ws_bwd_data
+                                : f->ws_bwd_filter;
     return query(a->h, a->d1, a->d2, a->conv, a->dout, a->algo, bytes) == OK;
 }
 
@@ -394,12 +397,13 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
 }
 
 #define AMP_DEFINE_CONV(sym, kind)                                                                 \
-    AMP_EXPORT int sym(void *h, const void *alpha, void *d1, const void *p1, void *d2,             \
-                       const void *p2, void *conv, int algo, void *ws, size_t ws_bytes,            \
-                       const void *beta, void *dout, void *pout)                                   \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, const void *alpha, void *d1, const void *p1, void *d2,           \
+                         const void *p2, void *conv, int algo, void *ws, size_t ws_bytes,          \
+                         const void *beta, void *dout, void *pout)                                 \
     {                                                                                              \
-        struct conv_args a = {h,    alpha, d1, p1, d2, p2, conv, algo, ws, ws_bytes,               \
-                              beta, dout,  pout};                                                  \
+        struct conv_args a = {                                                                     \
+            h, alpha, d1, p1, d2, p2, conv, algo, ws, ws_bytes, beta, dout, pout};                 \
         return conv_hook(kind, AMP_HOOK_##sym, (conv_fn)amp_real(AMP_HOOK_##sym), a);              \
     }
 #define AMP_DEFINE_CUDNN_CUDNN_CONV_FWD(sym) AMP_DEFINE_CONV(sym, CONV_FWD)
@@ -411,14 +415,15 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
  * need bf16 z, bias and output as well) and runs as made, counted as
  * passthrough. */
 #define AMP_DEFINE_CUDNN_CUDNN_CONV_BIAS_ACT(sym)                                                  \
-    AMP_EXPORT int sym(void *h, const void *alpha1, void *xd, const void *x, void *wd,             \
-                       const void *w, void *conv, int algo, void *ws, size_t ws_bytes,             \
-                       const void *alpha2, void *zd, const void *z, void *bd, const void *bias,    \
-                       void *act, void *yd, void *y)                                               \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, const void *alpha1, void *xd, const void *x, void *wd,           \
+                         const void *w, void *conv, int algo, void *ws, size_t ws_bytes,           \
+                         const void *alpha2, void *zd, const void *z, void *bd, const void *bias,  \
+                         void *act, void *yd, void *y)                                             \
     {                                                                                              \
         typedef int (*fn)(void *, const void *, void *, const void *, void *, const void *,        \
-                          void *, int, void *, size_t, const void *, void *, const void *,         \
-                          void *, const void *, void *, void *, void *);                           \
+                          void *, int, void *, size_t, const void *, void *, const void *, void *, \
+                          const void *, void *, void *, void *);                                   \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         struct amp_thread *t = amp_thread_enter();                                                 \
         const struct dnn *f = t ? dnn() : NULL;                                                    \
@@ -499,8 +504,7 @@ static int upcast_begin(struct upcast *u, const struct dnn *f, void *handle, int
     return !u->s.failed;
 }
 
-static int upcast_end(struct upcast *u, int status, const void *alpha, const void *beta,
-                      void *out)
+static int upcast_end(struct upcast *u, int status, const void *alpha, const void *beta, void *out)
 {
     if (status == OK &&
         !scope_blend(&u->s, &u->out, u->ptr[3], AMP_CUDNN_DATA_FLOAT, alpha, beta, out))
@@ -532,8 +536,9 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
     } while (0)
 
 #define AMP_DEFINE_CUDNN_CUDNN_SOFTMAX_FWD(sym)                                                    \
-    AMP_EXPORT int sym(void *h, int algo, int mode, const void *alpha, void *xd, const void *x,    \
-                       const void *beta, void *yd, void *y)                                        \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int algo, int mode, const void *alpha, void *xd, const void *x,  \
+                         const void *beta, void *yd, void *y)                                      \
     {                                                                                              \
         typedef int (*fn)(void *, int, int, const void *, void *, const void *, const void *,      \
                           void *, void *);                                                         \
@@ -555,8 +560,9 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
     }
 
 #define AMP_DEFINE_CUDNN_CUDNN_SOFTMAX_BWD(sym)                                                    \
-    AMP_EXPORT int sym(void *h, int algo, int mode, const void *alpha, void *yd, const void *y,    \
-                       void *dyd, const void *dy, const void *beta, void *dxd, void *dx)           \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int algo, int mode, const void *alpha, void *yd, const void *y,  \
+                         void *dyd, const void *dy, const void *beta, void *dxd, void *dx)         \
     {                                                                                              \
         typedef int (*fn)(void *, int, int, const void *, void *, const void *, void *,            \
                           const void *, const void *, void *, void *);                             \
@@ -580,15 +586,15 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
 /* Layer-norm style inference normalisation: x and z (if any) in fp32, the
  * scale, bias, mean and variance (fp32 already for half data) as they are. */
 #define AMP_DEFINE_CUDNN_CUDNN_NORM_FWD_INFERENCE(sym)                                             \
-    AMP_EXPORT int sym(void *h, int mode, int ops, int algo, const void *alpha, const void *beta,  \
-                       void *xd, const void *x, void *sbd, const void *scale, const void *bias,    \
-                       void *mvd, const void *mean, const void *var, void *zd, const void *z,      \
-                       void *act, void *yd, void *y, double epsilon, int groups)                   \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int mode, int ops, int algo, const void *alpha,                  \
+                         const void *beta, void *xd, const void *x, void *sbd, const void *scale,  \
+                         const void *bias, void *mvd, const void *mean, const void *var, void *zd, \
+                         const void *z, void *act, void *yd, void *y, double epsilon, int groups)  \
     {                                                                                              \
-        typedef int (*fn)(void *, int, int, int, const void *, const void *, void *,               \
-                          const void *, void *, const void *, const void *, void *, const void *,  \
-                          const void *, void *, const void *, void *, void *, void *, double,      \
-                          int);                                                                    \
+        typedef int (*fn)(void *, int, int, int, const void *, const void *, void *, const void *, \
+                          void *, const void *, const void *, void *, const void *, const void *,  \
+                          void *, const void *, void *, void *, void *, double, int);              \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         struct amp_thread *t = amp_thread_enter();                                                 \
         const struct dnn *f = t ? dnn() : NULL;                                                    \
@@ -600,9 +606,8 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
                       upcast_end(&u,                                                               \
                                  upcast_begin(&u, f, h, 2, descs, ptrs, yd)                        \
                                      ? real(h, mode, ops, algo, &one, &zero, u.desc[0], u.ptr[0],  \
-                                            sbd, scale, bias, mvd, mean, var, u.desc[1],           \
-                                            u.ptr[1], act, u.desc[3], (void *)u.ptr[3], epsilon,   \
-                                            groups)                                                \
+                                            sbd, scale, bias, mvd, mean, var, u.desc[1], u.ptr[1], \
+                                            act, u.desc[3], (void *)u.ptr[3], epsilon, groups)     \
                                      : -1,                                                         \
                                  alpha, beta, y),                                                  \
                       real(h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, mvd, mean,    \
@@ -641,9 +646,10 @@ static void reduce_restore(const struct dnn *f, void *rd, int comp)
 }
 
 #define AMP_DEFINE_CUDNN_CUDNN_REDUCE(sym)                                                         \
-    AMP_EXPORT int sym(void *h, void *rd, void *indices, size_t indices_bytes, void *ws,           \
-                       size_t ws_bytes, const void *alpha, void *ad, const void *A,                \
-                       const void *beta, void *cd, void *C)                                        \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, void *rd, void *indices, size_t indices_bytes, void *ws,         \
+                         size_t ws_bytes, const void *alpha, void *ad, const void *A,              \
+                         const void *beta, void *cd, void *C)                                      \
     {                                                                                              \
         typedef int (*fn)(void *, void *, void *, size_t, void *, size_t, const void *, void *,    \
                           const void *, const void *, void *, void *);                             \
@@ -656,14 +662,14 @@ static void reduce_restore(const struct dnn *f, void *rd, int comp)
         size_t ws2_bytes = ws_bytes;                                                               \
         int restore = -1, status;                                                                  \
         int half = f && any_half(f, 2, descs);                                                     \
-        AMP_FP32_CALL(t, AMP_HOOK_##sym, half,                                                     \
-                      (status = reduce_fp32(f, h, rd, ad, cd, &ws2, &ws2_bytes, &u, &restore)      \
-                                    ? real(h, rd, indices, indices_bytes, ws2, ws2_bytes, alpha,   \
-                                           ad, A, beta, cd, C)                                     \
-                                    : -1,                                                          \
-                       reduce_restore(f, rd, restore), scope_end(&u.s), status),                   \
-                      real(h, rd, indices, indices_bytes, ws, ws_bytes, alpha, ad, A, beta, cd,    \
-                           C));                                                                    \
+        AMP_FP32_CALL(                                                                             \
+            t, AMP_HOOK_##sym, half,                                                               \
+            (status = reduce_fp32(f, h, rd, ad, cd, &ws2, &ws2_bytes, &u, &restore)                \
+                          ? real(h, rd, indices, indices_bytes, ws2, ws2_bytes, alpha, ad, A,      \
+                                 beta, cd, C)                                                      \
+                          : -1,                                                                    \
+             reduce_restore(f, rd, restore), scope_end(&u.s), status),                             \
+            real(h, rd, indices, indices_bytes, ws, ws_bytes, alpha, ad, A, beta, cd, C));         \
     }
 
 /* ---- RNNs -------------------------------------------------------------------
@@ -696,11 +702,12 @@ static int rnn_set_math(const struct dnn *f, void *rd, const struct rnn_config *
 }
 
 #define AMP_DEFINE_CUDNN_CUDNN_RNN_FWD(sym)                                                        \
-    AMP_EXPORT int sym(void *h, void *rd, int mode, const int32_t *lengths, void *xd,              \
-                       const void *x, void *yd, void *y, void *hd, const void *hx, void *hy,       \
-                       void *cd, const void *cx, void *cy, size_t weight_bytes,                    \
-                       const void *weights, size_t ws_bytes, void *ws, size_t reserve_bytes,       \
-                       void *reserve)                                                              \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, void *rd, int mode, const int32_t *lengths, void *xd,            \
+                         const void *x, void *yd, void *y, void *hd, const void *hx, void *hy,     \
+                         void *cd, const void *cx, void *cy, size_t weight_bytes,                  \
+                         const void *weights, size_t ws_bytes, void *ws, size_t reserve_bytes,     \
+                         void *reserve)                                                            \
     {                                                                                              \
         typedef int (*fn)(void *, void *, int, const int32_t *, void *, const void *, void *,      \
                           void *, void *, const void *, void *, void *, const void *, void *,      \

@@ -131,10 +131,9 @@ int main(int argc, char **argv)
               (!expect || last()->compute == expect),
           "Sgemv reached %s with compute %d", last()->function, last()->compute);
     if (expect) {
-        ((gemmex_fn)dlsym(lib, "cublasGemmEx"))(h, CUBLAS_OP_N, CUBLAS_OP_N, M, 1, K, &alpha, A,
-                                                 CUDA_R_32F, M, x, CUDA_R_32F, K, &half, yref,
-                                                 CUDA_R_32F, M, (cublasComputeType_t)expect,
-                                                 CUBLAS_GEMM_DEFAULT);
+        ((gemmex_fn)dlsym(lib, "cublasGemmEx"))(
+            h, CUBLAS_OP_N, CUBLAS_OP_N, M, 1, K, &alpha, A, CUDA_R_32F, M, x, CUDA_R_32F, K, &half,
+            yref, CUDA_R_32F, M, (cublasComputeType_t)expect, CUBLAS_GEMM_DEFAULT);
         CHECK(memcmp(y, yref, sizeof y) == 0, "Sgemv result of compute %d", expect);
     }
     cublasSgemv(h, CUBLAS_OP_T, K, M, &alpha, A, K, B, 2, &zero, y, 1);
@@ -168,7 +167,8 @@ int main(int argc, char **argv)
     CHECK(memcmp(batched, want, sizeof want) == 0, "SgemmBatched: result of compute %d", expect);
     cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, (const void *const *)as,
                         CUDA_R_32F, M, (const void *const *)bs, CUDA_R_32F, K, &zero,
-                        (void *const *)cs, CUDA_R_32F, M, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                        (void *const *)cs, CUDA_R_32F, M, 2, CUBLAS_COMPUTE_32F,
+                        CUBLAS_GEMM_DEFAULT);
     CHECK(last()->compute == (expect ? expect : CUBLAS_COMPUTE_32F),
           "GemmBatchedEx(COMPUTE_32F) reached compute %d", last()->compute);
     cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, (const void *const *)as,
@@ -211,8 +211,8 @@ int main(int argc, char **argv)
     rr = 0.0f;
     for (int i = 0; i < K; i++)
         rr += A[i] * B[2 * i];
-    CHECK(strcmp(last()->function, "cublasSdot_v2_64") == 0 && r == rr, "Sdot_64 forwarded (%g, %g)",
-          r, rr);
+    CHECK(strcmp(last()->function, "cublasSdot_v2_64") == 0 && r == rr,
+          "Sdot_64 forwarded (%g, %g)", r, rr);
 
     /* Symmetric and triangular level 3: tf32 through the handle's math mode
      * for the call, the program's mode after; other dtypes as made. */

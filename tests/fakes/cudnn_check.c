@@ -100,8 +100,8 @@ static void reference(cudnnHandle_t h, const struct conv_case *c, const char *mo
     cudnnCreateConvolutionDescriptor(&cd);
     cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
                                     CUDNN_DATA_FLOAT);
-    cudnnSetConvolutionMathType(cd, strcmp(mode, "fp16") == 0 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
-                                                              : CUDNN_DEFAULT_MATH);
+    cudnnSetConvolutionMathType(
+        cd, strcmp(mode, "fp16") == 0 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_DEFAULT_MATH);
     fill(out, c->n_out, 99);
     if (strcmp(mode, "bf16") != 0) {
         fn(h, &alpha, c->d1, c->p1, c->d2, c->p2, cd, 0, ws, sizeof ws, &beta, c->dout, out);
@@ -151,16 +151,16 @@ static void check_conv(cudnnHandle_t h, const char *mode)
         {"cudnnConvolutionBackwardFilter", xd, x, yd, dy, wd, dw, WN},
     };
     float alpha = 1.5f, beta = 0.5f;
-    int expect_math = strcmp(mode, "fp16") == 0 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
-                                                : CUDNN_DEFAULT_MATH;
+    int expect_math =
+        strcmp(mode, "fp16") == 0 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_DEFAULT_MATH;
     int expect_type = strcmp(mode, "bf16") == 0 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
     for (int k = 0; k < 3; k++) {
         const struct conv_case *c = &cases[k];
         float *want = malloc(sizeof(float) * (size_t)c->n_out);
         conv_fn fn = (conv_fn)dlsym(RTLD_DEFAULT, c->name); /* the shim's, if preloaded */
         fill(c->out, c->n_out, 99);
-        cudnnStatus_t st = fn(h, &alpha, c->d1, c->p1, c->d2, c->p2, conv, 0, NULL, 0, &beta,
-                              c->dout, c->out);
+        cudnnStatus_t st =
+            fn(h, &alpha, c->d1, c->p1, c->d2, c->p2, conv, 0, NULL, 0, &beta, c->dout, c->out);
         CHECK(st == CUDNN_STATUS_SUCCESS, "%s: status %d", c->name, st);
         CHECK(strcmp(last()->function, c->name) == 0 && last()->math == expect_math &&
                   last()->type[0] == expect_type && last()->type[1] == expect_type &&
@@ -245,11 +245,11 @@ static void check_softmax(cudnnHandle_t h, int fp32)
           "half softmax reached cuDNN with type %d (status %d)", last()->type[0], st);
     /* the two answers: fp32 computation rounded once, and half arithmetic */
     REAL(cudnnTransformTensor)(h, &one, dh, xs, &zero, df, xf);
-    REAL(cudnnSoftmaxForward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, df, xf,
-                              &zero, df, yf);
+    REAL(cudnnSoftmaxForward)
+    (h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, df, xf, &zero, df, yf);
     REAL(cudnnTransformTensor)(h, &alpha, df, yf, &beta, dh, want);
-    REAL(cudnnSoftmaxForward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, dh,
-                              xs, &beta, dh, asis);
+    REAL(cudnnSoftmaxForward)
+    (h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, dh, xs, &beta, dh, asis);
     CHECK(memcmp(want, asis, sizeof want) != 0, "fp32 and half softmax differ on this input");
     CHECK(memcmp(got, fp32 ? want : asis, sizeof got) == 0, "half softmax result is the %s one",
           fp32 ? "fp32" : "half");
@@ -263,11 +263,12 @@ static void check_softmax(cudnnHandle_t h, int fp32)
           "half softmax backward reached cuDNN with type %d", last()->type[0]);
     REAL(cudnnTransformTensor)(h, &one, dh, dys, &zero, df, dyf);
     REAL(cudnnTransformTensor)(h, &one, dh, want, &zero, df, xf);
-    REAL(cudnnSoftmaxBackward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, df,
-                               xf, df, dyf, &zero, df, yf);
+    REAL(cudnnSoftmaxBackward)
+    (h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, df, xf, df, dyf, &zero, df, yf);
     REAL(cudnnTransformTensor)(h, &alpha, df, yf, &beta, dh, dxw);
-    REAL(cudnnSoftmaxBackward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, dh,
-                               want, dh, dys, &beta, dh, dxa);
+    REAL(cudnnSoftmaxBackward)
+    (h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, dh, want, dh, dys, &beta, dh,
+     dxa);
     CHECK(memcmp(dx, fp32 ? dxw : dxa, sizeof dx) == 0, "half softmax backward is the %s one",
           fp32 ? "fp32" : "half");
 
@@ -304,8 +305,8 @@ static void check_reduce(cudnnHandle_t h, int fp32)
     CHECK(st == CUDNN_STATUS_SUCCESS &&
               last()->compute == (fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF) &&
               last()->workspace == (fp32 ? 64u : 0u),
-          "half sum reached cuDNN with compute type %d, workspace %zu (status %d)",
-          last()->compute, last()->workspace, st);
+          "half sum reached cuDNN with compute type %d, workspace %zu (status %d)", last()->compute,
+          last()->workspace, st);
     REAL(cudnnReduceTensor)(h, rf, NULL, 0, ws, sizeof ws, &one, ad, a, &zero, cd, want);
     REAL(cudnnReduceTensor)(h, rd, NULL, 0, NULL, 0, &one, ad, a, &zero, cd, asis);
     CHECK(memcmp(want, asis, sizeof want) != 0, "fp32 and half sums differ on this input");
@@ -347,15 +348,13 @@ static void check_norm(cudnnHandle_t h, int fp32)
               last()->type[0] == (fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF),
           "half normalisation reached cuDNN with type %d (status %d)", last()->type[0], st);
     REAL(cudnnTransformTensor)(h, &one, xh, x16, &zero, xf, x32);
-    REAL(cudnnNormalizationForwardInference)(h, CUDNN_NORM_PER_ACTIVATION, CUDNN_NORM_OPS_NORM,
-                                             CUDNN_NORM_ALGO_STANDARD, &one, &zero, xf, x32, pd,
-                                             scale, bias, pd, mean, var, NULL, NULL, NULL, xf, y32,
-                                             1e-5, 1);
+    REAL(cudnnNormalizationForwardInference)
+    (h, CUDNN_NORM_PER_ACTIVATION, CUDNN_NORM_OPS_NORM, CUDNN_NORM_ALGO_STANDARD, &one, &zero, xf,
+     x32, pd, scale, bias, pd, mean, var, NULL, NULL, NULL, xf, y32, 1e-5, 1);
     REAL(cudnnTransformTensor)(h, &alpha, xf, y32, &beta, xh, want);
-    REAL(cudnnNormalizationForwardInference)(h, CUDNN_NORM_PER_ACTIVATION, CUDNN_NORM_OPS_NORM,
-                                             CUDNN_NORM_ALGO_STANDARD, &alpha, &beta, xh, x16, pd,
-                                             scale, bias, pd, mean, var, NULL, NULL, NULL, xh, asis,
-                                             1e-5, 1);
+    REAL(cudnnNormalizationForwardInference)
+    (h, CUDNN_NORM_PER_ACTIVATION, CUDNN_NORM_OPS_NORM, CUDNN_NORM_ALGO_STANDARD, &alpha, &beta, xh,
+     x16, pd, scale, bias, pd, mean, var, NULL, NULL, NULL, xh, asis, 1e-5, 1);
     CHECK(memcmp(want, asis, sizeof want) != 0, "fp32 and half normalisation differ here");
     CHECK(memcmp(got, fp32 ? want : asis, sizeof got) == 0, "half normalisation is the %s one",
           fp32 ? "fp32" : "half");
@@ -391,9 +390,9 @@ static void check_rnn(cudnnHandle_t h, const char *mode)
         weights[i] *= 0.3f;
     fill(xs, T * B * I, 22);
     int fp16 = strcmp(mode, "fp16") == 0;
-    cudnnStatus_t st = cudnnRNNForward(h, rd, CUDNN_FWD_MODE_INFERENCE, NULL, xd, xs, yd, got, hd,
-                                       NULL, NULL, NULL, NULL, NULL, wbytes, weights, 0, NULL, 0,
-                                       NULL);
+    cudnnStatus_t st =
+        cudnnRNNForward(h, rd, CUDNN_FWD_MODE_INFERENCE, NULL, xd, xs, yd, got, hd, NULL, NULL,
+                        NULL, NULL, NULL, wbytes, weights, 0, NULL, 0, NULL);
     CHECK(st == CUDNN_STATUS_SUCCESS && strcmp(last()->function, "cudnnRNNForward") == 0 &&
               last()->math == (fp16 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_DEFAULT_MATH),
           "RNN inference (%s) reached cuDNN with math %d (status %d)", mode, last()->math, st);
@@ -414,8 +413,9 @@ static void check_rnn(cudnnHandle_t h, const char *mode)
     cudnnSetRNNDescriptor_v8(rd, algo, cell, bias, dir, input, data, prec,
                              fp16 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_DEFAULT_MATH, is,
                              hs, ps, nl, drop, aux);
-    REAL(cudnnRNNForward)(h, rd, CUDNN_FWD_MODE_INFERENCE, NULL, xd, xs, yd, want, hd, NULL, NULL,
-                          NULL, NULL, NULL, wbytes, weights, sizeof ws, ws, 0, NULL);
+    REAL(cudnnRNNForward)
+    (h, rd, CUDNN_FWD_MODE_INFERENCE, NULL, xd, xs, yd, want, hd, NULL, NULL, NULL, NULL, NULL,
+     wbytes, weights, sizeof ws, ws, 0, NULL);
     CHECK(memcmp(got, want, sizeof got) == 0, "RNN inference: the library's %s answer", mode);
     cudnnSetRNNDescriptor_v8(rd, algo, cell, bias, dir, input, data, prec, CUDNN_DEFAULT_MATH, is,
                              hs, ps, nl, drop, aux);

@@ -170,8 +170,8 @@ FAKE_SGEMM(cublasSgemm_v2_64, int64_t)
         record(#name, at, bt, ct, compute);                                                        \
         if (!fake_types_supported(at, bt, ct))                                                     \
             return CUBLAS_STATUS_NOT_SUPPORTED;                                                    \
-        gemm(ta, tb, m, n, k, *(const float *)alpha, A, at, lda, B, bt, ldb,                       \
-             *(const float *)beta, C, ldc, compute);                                               \
+        gemm(ta, tb, m, n, k, *(const float *)alpha, A, at, lda, B, bt, ldb, *(const float *)beta, \
+             C, ldc, compute);                                                                     \
         return CUBLAS_STATUS_SUCCESS;                                                              \
     }
 FAKE_GEMMEX(cublasGemmEx, int)
@@ -194,22 +194,21 @@ FAKE_SGEMM_STRIDED(cublasSgemmStridedBatched, int)
 FAKE_SGEMM_STRIDED(cublasSgemmStridedBatched_64, int64_t)
 
 #define FAKE_GEMMEX_STRIDED(name, INT)                                                             \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
-                             INT n, INT k, const void *alpha, const void *A, cudaDataType at,      \
-                             INT lda, long long sa, const void *B, cudaDataType bt, INT ldb,       \
-                             long long sb, const void *beta, void *C, cudaDataType ct, INT ldc,    \
-                             long long sc, INT batch, cublasComputeType_t compute,                 \
-                             cublasGemmAlgo_t algo)                                                \
+    FAKE cublasStatus_t name(                                                                      \
+        cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m, INT n, INT k,         \
+        const void *alpha, const void *A, cudaDataType at, INT lda, long long sa, const void *B,   \
+        cudaDataType bt, INT ldb, long long sb, const void *beta, void *C, cudaDataType ct,        \
+        INT ldc, long long sc, INT batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)      \
     {                                                                                              \
         (void)h;                                                                                   \
         (void)algo;                                                                                \
         record(#name, at, bt, ct, compute);                                                        \
-        if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F)                             \
+        if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F)                              \
             return CUBLAS_STATUS_NOT_SUPPORTED;                                                    \
         for (INT b = 0; b < batch; b++)                                                            \
             gemm(ta, tb, m, n, k, *(const float *)alpha, (const float *)A + b * sa, at, lda,       \
-                 (const float *)B + b * sb, bt, ldb, *(const float *)beta,                         \
-                 (float *)C + b * sc, ldc, compute);                                               \
+                 (const float *)B + b * sb, bt, ldb, *(const float *)beta, (float *)C + b * sc,    \
+                 ldc, compute);                                                                    \
         return CUBLAS_STATUS_SUCCESS;                                                              \
     }
 FAKE_GEMMEX_STRIDED(cublasGemmStridedBatchedEx, int)
@@ -275,8 +274,8 @@ FAKE_SGER(cublasSger_v2_64, int64_t)
 #define FAKE_SGEMM_BATCHED(name, INT)                                                              \
     FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
                              INT n, INT k, const float *alpha, const float *const A[], INT lda,    \
-                             const float *const B[], INT ldb, const float *beta,                   \
-                             float *const C[], INT ldc, INT batch)                                 \
+                             const float *const B[], INT ldb, const float *beta, float *const C[], \
+                             INT ldc, INT batch)                                                   \
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
@@ -309,7 +308,7 @@ FAKE_GEMMEX_BATCHED(cublasGemmBatchedEx, int)
 FAKE_GEMMEX_BATCHED(cublasGemmBatchedEx_64, int64_t)
 
 /* Batched gemv: the single-vector fake per batch entry (any strides). */
-#define FAKE_SGEMV_BATCHED(name, INT)                                                      \
+#define FAKE_SGEMV_BATCHED(name, INT)                                                              \
     FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
                              const float *alpha, const float *const A[], INT lda,                  \
                              const float *const x[], INT incx, const float *beta,                  \
@@ -324,7 +323,7 @@ FAKE_GEMMEX_BATCHED(cublasGemmBatchedEx_64, int64_t)
 FAKE_SGEMV_BATCHED(cublasSgemvBatched, int)
 FAKE_SGEMV_BATCHED(cublasSgemvBatched_64, int64_t)
 
-#define FAKE_SGEMV_STRIDED(name, INT)                                                      \
+#define FAKE_SGEMV_STRIDED(name, INT)                                                              \
     FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
                              const float *alpha, const float *A, INT lda, long long sa,            \
                              const float *x, INT incx, long long sx, const float *beta, float *y,  \

@@ -222,8 +222,7 @@ FAKE cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTe
     int nchw[4] = {c * h * w, h * w, w, 1}, nhwc[4] = {h * w * c, 1, w * c, c};
     if (format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC)
         return BAD;
-    return cudnnSetTensorNdDescriptor(d, type, 4, dims,
-                                      format == CUDNN_TENSOR_NCHW ? nchw : nhwc);
+    return cudnnSetTensorNdDescriptor(d, type, 4, dims, format == CUDNN_TENSOR_NCHW ? nchw : nhwc);
 }
 
 FAKE cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t d, int requested,
@@ -331,8 +330,8 @@ FAKE cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t 
 {
     if (pad_h < 0 || pad_w < 0 || u <= 0 || v <= 0 || dil_h <= 0 || dil_w <= 0)
         return BAD;
-    *d = (struct cudnnConvolutionStruct){{pad_h, pad_w}, {u, v}, {dil_h, dil_w}, mode, compute,
-                                         d->math};
+    *d = (struct cudnnConvolutionStruct){{pad_h, pad_w}, {u, v},  {dil_h, dil_w},
+                                         mode,           compute, d->math};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -394,8 +393,7 @@ static size_t conv_workspace(const struct conv_ops *o)
 {
     if (o->x->type == CUDNN_DATA_BFLOAT16)
         return 128;
-    return o->x->type == CUDNN_DATA_FLOAT &&
-                   o->conv->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+    return o->x->type == CUDNN_DATA_FLOAT && o->conv->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
                ? 256
                : 0;
 }
@@ -425,13 +423,15 @@ static cudnnStatus_t conv_run(const char *name, int kind, const struct conv_ops 
         return BAD;
     record(name, o->conv->math, kind == BWD_DATA ? o->w->type : o->x->type,
            kind == FWD ? o->w->type : o->y->type,
-           kind == BWD_FILTER ? o->w->type : kind == FWD ? o->y->type : o->x->type,
+           kind == BWD_FILTER ? o->w->type
+           : kind == FWD      ? o->y->type
+                              : o->x->type,
            o->conv->compute, ws);
     const int *X = o->x->dims, *W = o->w->dims, *Y = o->y->dims;
     const int *xs = o->x->strides, *ys = o->y->strides;
     int wsd[4];
     filter_strides(o->w, wsd);
-    long n_out = kind == FWD ? (long)Y[0] * Y[1] * Y[2] * Y[3]
+    long n_out = kind == FWD        ? (long)Y[0] * Y[1] * Y[2] * Y[3]
                  : kind == BWD_DATA ? (long)X[0] * X[1] * X[2] * X[3]
                                     : (long)W[0] * W[1] * W[2] * W[3];
     float *acc = calloc((size_t)n_out, sizeof *acc);
@@ -477,7 +477,8 @@ static cudnnStatus_t conv_run(const char *name, int kind, const struct conv_ops 
         for (int b = 0; b < D[1]; b++)
             for (int c = 0; c < D[2]; c++)
                 for (int d = 0; d < D[3]; d++, i++)
-                    blend(t, out, (long)a * ds[0] + (long)b * ds[1] + (long)c * ds[2] + (long)d * ds[3],
+                    blend(t, out,
+                          (long)a * ds[0] + (long)b * ds[1] + (long)c * ds[2] + (long)d * ds[3],
                           acc[i], alpha, beta);
     free(acc);
     return CUDNN_STATUS_SUCCESS;
@@ -532,8 +533,8 @@ FAKE cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
 {
     (void)h, (void)algo;
     struct conv_ops o = {xd, yd, wd, conv};
-    return conv_run(__func__, FWD, &o, x, w, NULL, y, *(const float *)alpha,
-                    *(const float *)beta, ws_bytes, ws);
+    return conv_run(__func__, FWD, &o, x, w, NULL, y, *(const float *)alpha, *(const float *)beta,
+                    ws_bytes, ws);
 }
 
 FAKE cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha,
@@ -606,16 +607,16 @@ FAKE cudnnStatus_t cudnnConvolutionBiasActivationForward(
     if (zd->type != yd->type || memcmp(zd->dims, Y, sizeof(int) * 4) != 0 || bd->dims[1] != Y[1])
         return BAD;
     long n = (long)Y[0] * Y[1] * Y[2] * Y[3];
-    struct cudnnTensorStruct packed = {CUDNN_DATA_FLOAT, 4, {Y[0], Y[1], Y[2], Y[3]},
-                                       {Y[1] * Y[2] * Y[3], Y[2] * Y[3], Y[3], 1}};
+    struct cudnnTensorStruct packed = {
+        CUDNN_DATA_FLOAT, 4, {Y[0], Y[1], Y[2], Y[3]}, {Y[1] * Y[2] * Y[3], Y[2] * Y[3], Y[3], 1}};
     struct conv_ops into_tmp = o;
     /* The convolution in the operands' type, into fp32. */
     packed.type = yd->type;
     into_tmp.y = &packed;
     float *typed = calloc((size_t)n, 4);
-    cudnnStatus_t st = typed ? conv_run(__func__, FWD, &into_tmp, x, w, NULL, typed, 1.0f, 0.0f,
-                                        ws_bytes, ws)
-                             : CUDNN_STATUS_ALLOC_FAILED;
+    cudnnStatus_t st =
+        typed ? conv_run(__func__, FWD, &into_tmp, x, w, NULL, typed, 1.0f, 0.0f, ws_bytes, ws)
+              : CUDNN_STATUS_ALLOC_FAILED;
     if (st == CUDNN_STATUS_SUCCESS) {
         long i = 0;
         for (int a = 0; a < Y[0]; a++)
@@ -673,8 +674,7 @@ static void transform_one(long xi, long yi, void *user)
 
 FAKE cudnnStatus_t cudnnTransformTensor(cudnnHandle_t h, const void *alpha,
                                         const cudnnTensorDescriptor_t xd, const void *x,
-                                        const void *beta, const cudnnTensorDescriptor_t yd,
-                                        void *y)
+                                        const void *beta, const cudnnTensorDescriptor_t yd, void *y)
 {
     (void)h;
     if (xd->nb != yd->nb || memcmp(xd->dims, yd->dims, sizeof(int) * (size_t)xd->nb) != 0)
@@ -741,8 +741,8 @@ FAKE cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t h, cudnnSoftmaxAlgorithm_t 
         if (algo == CUDNN_SOFTMAX_FAST)
             max = 0.0f;
         for (int i = 0; i < s.len; i++)
-            sum = to_type(t, sum + to_type(t, expf(to_type(t, load(t, x, s.base[g] + i * s.step) -
-                                                                  max))));
+            sum = to_type(
+                t, sum + to_type(t, expf(to_type(t, load(t, x, s.base[g] + i * s.step) - max))));
         for (int i = 0; i < s.len; i++) {
             long at = s.base[g] + i * s.step;
             float d = to_type(t, load(t, x, at) - max);
@@ -850,10 +850,10 @@ FAKE cudnnStatus_t cudnnGetReductionWorkspaceSize(cudnnHandle_t h,
 /* C = alpha * reduce(A) + beta * C over the dimensions where C has 1; the
  * accumulator is kept in the compute type. ADD, MUL, NORM1, NORM2, AVG. */
 FAKE cudnnStatus_t cudnnReduceTensor(cudnnHandle_t h, const cudnnReduceTensorDescriptor_t r,
-                                     void *indices, size_t indices_bytes, void *ws,
-                                     size_t ws_bytes, const void *alpha,
-                                     const cudnnTensorDescriptor_t ad, const void *A,
-                                     const void *beta, const cudnnTensorDescriptor_t cd, void *C)
+                                     void *indices, size_t indices_bytes, void *ws, size_t ws_bytes,
+                                     const void *alpha, const cudnnTensorDescriptor_t ad,
+                                     const void *A, const void *beta,
+                                     const cudnnTensorDescriptor_t cd, void *C)
 {
     (void)h, (void)indices, (void)indices_bytes;
     if (ad->nb != cd->nb || r->indices != CUDNN_REDUCE_TENSOR_NO_INDICES)
@@ -947,7 +947,8 @@ FAKE cudnnStatus_t cudnnNormalizationForwardInference(
                                  : (long)c * mvd->strides[1] + (long)hh * mvd->strides[2] +
                                        (long)w * mvd->strides[3];
                     float inv = to_type(t, 1.0f / sqrtf(load(mvd->type, var, m) + (float)epsilon));
-                    float centred = to_type(t, load(t, x, at) - to_type(t, load(mvd->type, mean, m)));
+                    float centred =
+                        to_type(t, load(t, x, at) - to_type(t, load(mvd->type, mean, m)));
                     float v = to_type(t, to_type(t, to_type(t, centred * inv) *
                                                         to_type(t, load(sbd->type, scale, p))) +
                                              to_type(t, load(sbd->type, bias, p)));
@@ -985,8 +986,8 @@ FAKE cudnnStatus_t cudnnCTCLoss(cudnnHandle_t h, const cudnnTensorDescriptor_t p
                                 const void *probs, const int labels[], const int label_lengths[],
                                 const int input_lengths[], void *costs,
                                 const cudnnTensorDescriptor_t gd, void *gradients,
-                                cudnnCTCLossAlgo_t algo, cudnnCTCLossDescriptor_t ctc,
-                                void *ws, size_t ws_bytes)
+                                cudnnCTCLossAlgo_t algo, cudnnCTCLossDescriptor_t ctc, void *ws,
+                                size_t ws_bytes)
 {
     (void)h, (void)algo, (void)ws, (void)ws_bytes, (void)ctc;
     if (pd->type != CUDNN_DATA_FLOAT || pd->nb != 3)
@@ -1004,7 +1005,7 @@ FAKE cudnnStatus_t cudnnCTCLoss(cudnnHandle_t h, const cudnnTensorDescriptor_t p
             return !alpha || !next ? CUDNN_STATUS_ALLOC_FAILED : BAD;
         }
 #define EXT(s) ((s) % 2 ? labels[off + (s) / 2] : 0)
-#define PROB(t, s) ((double)p[((long)(t) * N + n) * A + EXT(s)])
+#define PROB(t, s) ((double)p[((long)(t)*N + n) * A + EXT(s)])
         alpha[0] = PROB(0, 0);
         if (L > 1)
             alpha[1] = PROB(0, 1);
@@ -1070,9 +1071,8 @@ FAKE cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo
         input != CUDNN_LINEAR_INPUT || layers != 1 || proj != hidden || !type_ok(data))
         return UNSUPPORTED;
     long sets = d->sets;
-    *d = (struct cudnnRNNStruct){algo,       cell,   bias, dir,    input,   data, prec,
-                                 math,       input_size, hidden, proj, layers, dropout, aux,
-                                 sets + 1};
+    *d = (struct cudnnRNNStruct){algo,       cell,   bias, dir,    input,   data, prec,    math,
+                                 input_size, hidden, proj, layers, dropout, aux,  sets + 1};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -1124,8 +1124,7 @@ FAKE cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t d, cudnnDa
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t h, cudnnRNNDescriptor_t d,
-                                              size_t *size)
+FAKE cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t h, cudnnRNNDescriptor_t d, size_t *size)
 {
     (void)h;
     *size = sizeof(float) * (size_t)(d->hidden * (d->input_size + d->hidden) + 2 * d->hidden);
@@ -1135,7 +1134,7 @@ FAKE cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t h, cudnnRNNDescripto
 static size_t rnn_workspace(const struct cudnnRNNStruct *d)
 {
     return d->data == CUDNN_DATA_FLOAT && d->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? 512
-                                                                                          : 0;
+                                                                                           : 0;
 }
 
 FAKE cudnnStatus_t cudnnGetRNNTempSpaceSizes(cudnnHandle_t h, cudnnRNNDescriptor_t d,
@@ -1158,14 +1157,13 @@ static float rnn_operand(const struct cudnnRNNStruct *d, float v)
     return tf32_allowed() ? round_bits(v, 13) : v;
 }
 
-FAKE cudnnStatus_t cudnnRNNForward(cudnnHandle_t h, cudnnRNNDescriptor_t d,
-                                   cudnnForwardMode_t mode, const int32_t lengths[],
-                                   cudnnRNNDataDescriptor_t xd, const void *x,
-                                   cudnnRNNDataDescriptor_t yd, void *y, cudnnTensorDescriptor_t hd,
-                                   const void *hx, void *hy, cudnnTensorDescriptor_t cd,
-                                   const void *cx, void *cy, size_t weight_bytes,
-                                   const void *weights, size_t ws_bytes, void *ws,
-                                   size_t reserve_bytes, void *reserve)
+FAKE cudnnStatus_t cudnnRNNForward(cudnnHandle_t h, cudnnRNNDescriptor_t d, cudnnForwardMode_t mode,
+                                   const int32_t lengths[], cudnnRNNDataDescriptor_t xd,
+                                   const void *x, cudnnRNNDataDescriptor_t yd, void *y,
+                                   cudnnTensorDescriptor_t hd, const void *hx, void *hy,
+                                   cudnnTensorDescriptor_t cd, const void *cx, void *cy,
+                                   size_t weight_bytes, const void *weights, size_t ws_bytes,
+                                   void *ws, size_t reserve_bytes, void *reserve)
 {
     (void)h, (void)lengths, (void)hd, (void)cd, (void)cx, (void)cy;
     size_t need_ws = rnn_workspace(d), need_weights = 0;

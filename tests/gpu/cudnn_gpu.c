@@ -83,7 +83,8 @@ int main(void)
     cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, C, H, W);
     cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, N, K, H, W);
     cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, K, C, R, R);
-    cudnnSetConvolution2dDescriptor(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+    cudnnSetConvolution2dDescriptor(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                    CUDNN_DATA_FLOAT);
     cudnnSetConvolution2dDescriptor(conv16, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
                                     CUDNN_DATA_FLOAT);
     cudnnSetConvolutionMathType(conv16, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
@@ -93,7 +94,8 @@ int main(void)
     /* plain fp32, exact (FMA math), the reference for bf16 */
     cudnnConvolutionDescriptor_t fma;
     cudnnCreateConvolutionDescriptor(&fma);
-    cudnnSetConvolution2dDescriptor(fma, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+    cudnnSetConvolution2dDescriptor(fma, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                    CUDNN_DATA_FLOAT);
     cudnnSetConvolutionMathType(fma, CUDNN_FMA_MATH);
     CHECK(DIRECT(cudnnConvolutionForward)(h, &one, xd, x, wd, w, fma, algo, ws, ws_bytes, &zero, yd,
                                           y) == CUDNN_STATUS_SUCCESS,
@@ -104,14 +106,14 @@ int main(void)
     for (int m = 0; m < 3; m++) {
         ctl("opt.cuda_dtype", NULL, NULL, dtypes[m], strlen(dtypes[m]));
         uint64_t before = lowered();
-        cudnnStatus_t st = cudnnConvolutionForward(h, &one, xd, x, wd, w, conv, algo, ws, ws_bytes,
-                                                   &zero, yd, y);
+        cudnnStatus_t st =
+            cudnnConvolutionForward(h, &one, xd, x, wd, w, conv, algo, ws, ws_bytes, &zero, yd, y);
         cudaMemcpy(got, y, yn * 4, cudaMemcpyDeviceToHost);
         CHECK(st == CUDNN_STATUS_SUCCESS, "%s: status %d", dtypes[m], st);
         CHECK(lowered() == before + 1, "%s: counted as lowered", dtypes[m]);
         if (m < 2) {
-            DIRECT(cudnnConvolutionForward)(h, &one, xd, x, wd, w, m == 0 ? conv16 : conv, algo, ws,
-                                            ws_bytes, &zero, yd, y);
+            DIRECT(cudnnConvolutionForward)
+            (h, &one, xd, x, wd, w, m == 0 ? conv16 : conv, algo, ws, ws_bytes, &zero, yd, y);
             cudaMemcpy(want, y, yn * 4, cudaMemcpyDeviceToHost);
             CHECK(memcmp(got, want, yn * 4) == 0, "%s: the library's own answer", dtypes[m]);
         }
@@ -139,8 +141,8 @@ int main(void)
     uint16_t *g16 = malloc(SN * SC * 2), *w16 = malloc(SN * SC * 2);
     cudaMemcpy(g16, yh, SN * SC * 2, cudaMemcpyDeviceToHost);
     DIRECT(cudnnTransformTensor)(h, &one, sh, xh, &zero, sf, xf);
-    DIRECT(cudnnSoftmaxForward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, sf, xf,
-                                &zero, sf, yf);
+    DIRECT(cudnnSoftmaxForward)
+    (h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &one, sf, xf, &zero, sf, yf);
     DIRECT(cudnnTransformTensor)(h, &one, sf, yf, &zero, sh, yh);
     cudaMemcpy(w16, yh, SN * SC * 2, cudaMemcpyDeviceToHost);
     CHECK(memcmp(g16, w16, SN * SC * 2) == 0, "half softmax equals the fp32 softmax rounded once");
