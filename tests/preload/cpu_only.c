@@ -19,7 +19,7 @@ int main(void)
     CHECK(maps != NULL, "/proc/self/maps readable");
     char line[4096];
     int cuda = 0;
-    static const char *const libs[] = {"libcuda.", "libcudart", "libcublas", "libcublasLt",
+    static const char *const libs[] = {"libcuda.", "libcudart",   "libcublas", "libcublasLt",
                                        "libcudnn", "libcusolver", "libnvrtc"};
     while (maps && fgets(line, sizeof line, maps))
         for (size_t i = 0; i < sizeof libs / sizeof *libs; i++)

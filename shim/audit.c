@@ -1,0 +1,119 @@
+/* libampshim-audit.so: an rtld-audit module (LD_AUDIT) that extends the
+ * shim to programs that open a CUDA library with dlopen and take its
+ * functions with dlsym(handle, ...), as TensorFlow and JAX do. Plain
+ * interposition cannot see those lookups; the dynamic linker's audit
+ * interface can: la_symbind64 is called for every binding to an object we
+ * flag, dlsym ones included (LA_SYMB_DLSYM). For a dlsym binding to a CUDA
+ * library whose symbol libampshim.so also exports (a hook), we return the
+ * hook instead; the hook then finds the real function the way it always
+ * does. Lookups made by libampshim.so itself (its resolver) are left alone.
+ *
+ * Audit modules live in their own link-map namespace with their own libc,
+ * so this one calls nothing of the main namespace: it finds the hook by
+ * reading libampshim.so's dynamic symbol table (GNU hash) in memory.
+ *
+ *   LD_AUDIT=libampshim-audit.so LD_PRELOAD=libampshim.so program
+ *
+ * Without libampshim.so loaded, it changes nothing. */
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
+#include <string.h>
+
+#define AMP_EXPORT __attribute__((visibility("default")))
+
+static struct link_map *shim;
+static uintptr_t cuda_cookie; /* any value: marks the CUDA libraries' cookies */
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The CUDA libraries ampshim has hooks for. */
+static int is_cuda_library(const char *base)
+{
+    return starts_with(base, "libcublas.so") || starts_with(base, "libcublasLt.so") ||
+           starts_with(base, "libcudnn.so") || starts_with(base, "libcusolver.so");
+}
+
+AMP_EXPORT unsigned int la_version(unsigned int version)
+{
+    return version < LAV_CURRENT ? version : LAV_CURRENT;
+}
+
+AMP_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
+{
+    const char *base = base_name(map->l_name ? map->l_name : "");
+    *cookie = (uintptr_t)map;
+    if (lmid != LM_ID_BASE)
+        return 0;
+    if (starts_with(base, "libampshim.so"))
+        shim = map;
+    if (is_cuda_library(base)) {
+        *cookie = (uintptr_t)&cuda_cookie;
+        return LA_FLG_BINDTO | LA_FLG_BINDFROM;
+    }
+    return LA_FLG_BINDFROM;
+}
+
+/* A dynamic-section address: most are relocated in place by the dynamic
+ * linker, some (the vDSO's) are not. */
+static uintptr_t dyn_addr(const struct link_map *m, ElfW(Addr) value)
+{
+    return value < m->l_addr ? m->l_addr + value : value;
+}
+
+/* The address of `name` defined in m, through its GNU hash table; 0 if m
+ * does not define it. */
+static uintptr_t lookup(const struct link_map *m, const char *name)
+{
+    const uint32_t *gnu = NULL;
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    for (const ElfW(Dyn) *d = m->l_ld; d->d_tag != DT_NULL; d++) {
+        if (d->d_tag == DT_GNU_HASH)
+            gnu = (const uint32_t *)dyn_addr(m, d->d_un.d_ptr);
+        else if (d->d_tag == DT_SYMTAB)
+            symtab = (const ElfW(Sym) *)dyn_addr(m, d->d_un.d_ptr);
+        else if (d->d_tag == DT_STRTAB)
+            strtab = (const char *)dyn_addr(m, d->d_un.d_ptr);
+    }
+    if (!gnu || !symtab || !strtab)
+        return 0;
+    uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom_words = gnu[2];
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gnu + 4) + bloom_words);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t h = 5381;
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = h * 33 + *c;
+    uint32_t i = nbuckets ? buckets[h % nbuckets] : 0;
+    if (i < symoffset)
+        return 0;
+    for (;; i++) {
+        uint32_t h2 = chain[i - symoffset];
+        const ElfW(Sym) *s = &symtab[i];
+        if ((h | 1) == (h2 | 1) && s->st_shndx != SHN_UNDEF && s->st_value &&
+            strcmp(name, strtab + s->st_name) == 0)
+            return m->l_addr + s->st_value;
+        if (h2 & 1)
+            return 0;
+    }
+}
+
+AMP_EXPORT uintptr_t la_symbind64(ElfW(Sym) * sym, unsigned int ndx, uintptr_t *refcook,
+                                  uintptr_t *defcook, unsigned int *flags, const char *symname)
+{
+    (void)ndx;
+    if (!shim || !(*flags & LA_SYMB_DLSYM) || *defcook != (uintptr_t)&cuda_cookie ||
+        *refcook == (uintptr_t)shim)
+        return sym->st_value;
+    uintptr_t hook = lookup(shim, symname);
+    return hook ? hook : sym->st_value;
+}
