@@ -8,6 +8,7 @@
  * The descriptor is the caller's: a program that shares one descriptor
  * between threads calling at once would see the change (PyTorch makes one
  * per call). */
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,20 +30,24 @@ struct lt_functions {
     layout_get_fn layout_get;
 };
 
+static struct lt_functions lt;
+
+/* Once per process (pthread_once): two threads' first calls cannot race. */
+static void lt_resolve(void)
+{
+    lt.desc_get = (desc_get_fn)amp_resolve_name("cublasLtMatmulDescGetAttribute");
+    lt.desc_set = (desc_set_fn)amp_resolve_name("cublasLtMatmulDescSetAttribute");
+    lt.layout_get = (layout_get_fn)amp_resolve_name("cublasLtMatrixLayoutGetAttribute");
+    if (!lt.desc_get || !lt.desc_set || !lt.layout_get)
+        amp_log(AMP_LOG_INFO, "the loaded cuBLASLt lacks the descriptor attribute functions; "
+                              "cublasLtMatmul runs as made");
+}
+
 static const struct lt_functions *lt_functions(void)
 {
-    static struct lt_functions f;
-    static _Atomic int ready;
-    if (!atomic_load_explicit(&ready, memory_order_acquire)) {
-        f.desc_get = (desc_get_fn)amp_resolve_name("cublasLtMatmulDescGetAttribute");
-        f.desc_set = (desc_set_fn)amp_resolve_name("cublasLtMatmulDescSetAttribute");
-        f.layout_get = (layout_get_fn)amp_resolve_name("cublasLtMatrixLayoutGetAttribute");
-        if (!f.desc_get || !f.desc_set || !f.layout_get)
-            amp_log(AMP_LOG_INFO, "the loaded cuBLASLt lacks the descriptor attribute functions; "
-                                  "cublasLtMatmul runs as made");
-        atomic_store_explicit(&ready, 1, memory_order_release);
-    }
-    return f.desc_get && f.desc_set && f.layout_get ? &f : NULL;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, lt_resolve);
+    return lt.desc_get && lt.desc_set && lt.layout_get ? &lt : NULL;
 }
 
 static int layout_is_fp32(const struct lt_functions *f, void *layout)

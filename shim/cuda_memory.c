@@ -7,7 +7,7 @@
  * static runtime gets libcudart.so.13 opened here. Without either, or
  * when an allocation fails, the hook runs the call as the program made it. */
 #include <dlfcn.h>
-#include <stdatomic.h>
+#include <pthread.h>
 
 #include "runtime/log.h"
 #include "shim/cuda_scratch.h"
@@ -18,7 +18,7 @@ typedef int (*free_async_fn)(void *, void *);
 
 static malloc_async_fn malloc_async;
 static free_async_fn free_async;
-static _Atomic int state; /* 0 unknown, 1 ready, 2 unavailable */
+static int available;
 
 static void *runtime_symbol(void **lib, const char *name)
 {
@@ -31,20 +31,23 @@ static void *runtime_symbol(void **lib, const char *name)
     return p;
 }
 
+static void find_runtime(void)
+{
+    void *lib = NULL;
+    malloc_async = (malloc_async_fn)runtime_symbol(&lib, "cudaMallocAsync");
+    free_async = (free_async_fn)runtime_symbol(&lib, "cudaFreeAsync");
+    available = malloc_async && free_async;
+    if (!available)
+        amp_log(AMP_LOG_INFO, "no CUDA runtime with cudaMallocAsync found; cuDNN calls that "
+                              "need conversion run as made");
+}
+
+/* Once per process (pthread_once): two threads' first calls cannot race. */
 static int ready(void)
 {
-    int s = atomic_load_explicit(&state, memory_order_acquire);
-    if (s == 0) {
-        void *lib = NULL;
-        malloc_async = (malloc_async_fn)runtime_symbol(&lib, "cudaMallocAsync");
-        free_async = (free_async_fn)runtime_symbol(&lib, "cudaFreeAsync");
-        s = malloc_async && free_async ? 1 : 2;
-        if (s == 2)
-            amp_log(AMP_LOG_INFO, "no CUDA runtime with cudaMallocAsync found; cuDNN calls that "
-                                  "need conversion run as made");
-        atomic_store_explicit(&state, s, memory_order_release);
-    }
-    return s == 1;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_runtime);
+    return available;
 }
 
 void *amp_cuda_alloc(size_t bytes, void *stream)

@@ -27,7 +27,7 @@
  * run the call exactly as the program made it. Descriptors the shim changes
  * are the caller's and are restored before the hook returns; a program that
  * shares one between threads calling at once would see the change. */
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,25 +81,29 @@ struct dnn {
 #undef AMP_X_MEMBER
 };
 
-/* The functions, or NULL if the loaded cuDNN lacks any of them. */
+static struct dnn dnn_functions;
+static int dnn_complete;
+
+static void dnn_resolve(void)
+{
+    dnn_complete = 1;
+#define AMP_X_RESOLVE(member, name, ...)                                                           \
+    dnn_functions.member = (int (*)(__VA_ARGS__))amp_resolve_name(#name);                          \
+    if (!dnn_functions.member && dnn_complete) {                                                   \
+        amp_log(AMP_LOG_INFO, "the loaded cuDNN has no %s; cuDNN calls run as made", #name);       \
+        dnn_complete = 0;                                                                          \
+    }
+    AMP_DNN_FUNCTIONS(AMP_X_RESOLVE)
+#undef AMP_X_RESOLVE
+}
+
+/* The functions, or NULL if the loaded cuDNN lacks any of them; resolved
+ * once per process (pthread_once: two threads' first calls cannot race). */
 static const struct dnn *dnn(void)
 {
-    static struct dnn f;
-    static _Atomic int state; /* 0 unknown, 1 complete, 2 incomplete */
-    int s = atomic_load_explicit(&state, memory_order_acquire);
-    if (s == 0) {
-        s = 1;
-#define AMP_X_RESOLVE(member, name, ...)                                                           \
-    f.member = (int (*)(__VA_ARGS__))amp_resolve_name(#name);                                      \
-    if (!f.member && s == 1) {                                                                     \
-        amp_log(AMP_LOG_INFO, "the loaded cuDNN has no %s; cuDNN calls run as made", #name);       \
-        s = 2;                                                                                     \
-    }
-        AMP_DNN_FUNCTIONS(AMP_X_RESOLVE)
-#undef AMP_X_RESOLVE
-        atomic_store_explicit(&state, s, memory_order_release);
-    }
-    return s == 1 ? &f : NULL;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, dnn_resolve);
+    return dnn_complete ? &dnn_functions : NULL;
 }
 
 /* A tensor or filter as cuDNN describes it; a filter's strides follow from

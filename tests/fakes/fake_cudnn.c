@@ -52,7 +52,8 @@ struct fake_cudnn_record {
     size_t workspace;
     long calls;
 };
-static struct fake_cudnn_record last;
+/* Per thread, so threads calling at once each see their own last call. */
+static __thread struct fake_cudnn_record last;
 
 FAKE const struct fake_cudnn_record *fake_cudnn_last_call(void)
 {
@@ -729,7 +730,7 @@ FAKE cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t h, cudnnSoftmaxAlgorithm_t 
                                        const void *beta, const cudnnTensorDescriptor_t yd, void *y)
 {
     (void)h;
-    static struct softmax_shape s;
+    struct softmax_shape s;
     if (!same_layout(xd, yd) || !softmax_shape(mode, xd, &s))
         return UNSUPPORTED;
     record(__func__, -1, xd->type, yd->type, yd->type, xd->type, 0);
@@ -762,7 +763,7 @@ FAKE cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t h, cudnnSoftmaxAlgorithm_t
                                         void *dx)
 {
     (void)h;
-    static struct softmax_shape s;
+    struct softmax_shape s;
     if (!same_layout(yd, dyd) || !same_layout(yd, dxd) || !softmax_shape(mode, yd, &s))
         return UNSUPPORTED;
     record(__func__, -1, yd->type, dyd->type, dxd->type, yd->type, 0);
