@@ -73,7 +73,9 @@
       int *, int32_t *, int32_t *, int32_t *, int32_t *, void **, uint32_t *)                      \
     X(set_rnn, cudnnSetRNNDescriptor_v8, void *, int, int, int, int, int, int, int, int, int32_t,  \
       int32_t, int32_t, int32_t, void *, uint32_t)                                                 \
-    X(ws_rnn, cudnnGetRNNTempSpaceSizes, void *, void *, int, void *, size_t *, size_t *)
+    X(ws_rnn, cudnnGetRNNTempSpaceSizes, void *, void *, int, void *, size_t *, size_t *)          \
+    X(ws_norm_train, cudnnGetNormalizationForwardTrainingWorkspaceSize, void *, int, int, int,     \
+      void *, void *, void *, void *, void *, void *, size_t *, int)
 
 struct dnn {
 #define AMP_X_MEMBER(member, name, ...) int (*member)(__VA_ARGS__);
@@ -616,6 +618,66 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
                                  alpha, beta, y),                                                  \
                       real(h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, mvd, mean,    \
                            var, zd, z, act, yd, y, epsilon, groups));                              \
+    }
+
+/* Training normalisation, normalisation only (CUDNN_NORM_OPS_NORM: no
+ * activation, so no reserve space whose layout the backward call would
+ * read): x and z in fp32, y into fp32 scratch, with the workspace cuDNN
+ * wants for the fp32 descriptors. The running and saved statistics are fp32
+ * already and are written as they are. With an activation, as made. */
+static int norm_train_fp32(const struct dnn *f, struct upcast *u, void *h, int mode, int ops,
+                           int algo, void *sbd, void *act, void *mvd, void **ws, size_t *ws_bytes,
+                           int groups)
+{
+    size_t need = 0;
+    if (ops != AMP_CUDNN_NORM_OPS_NORM ||
+        f->ws_norm_train(h, mode, ops, algo, u->desc[0], u->desc[1], u->desc[3], sbd, act, mvd,
+                         &need, groups) != OK)
+        return 0;
+    if (need > *ws_bytes) {
+        *ws = scope_mem(&u->s, need);
+        *ws_bytes = need;
+    }
+    return !u->s.failed;
+}
+
+#define AMP_DEFINE_CUDNN_CUDNN_NORM_FWD_TRAINING(sym)                                              \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, int mode, int ops, int algo, const void *alpha,                  \
+                         const void *beta, void *xd, const void *x, void *sbd, const void *scale,  \
+                         const void *bias, double factor, void *mvd, void *run_mean,               \
+                         void *run_var, double epsilon, void *save_mean, void *save_inv_var,       \
+                         void *act, void *zd, const void *z, void *yd, void *y, void *ws,          \
+                         size_t ws_bytes, void *reserve, size_t reserve_bytes, int groups)         \
+    {                                                                                              \
+        typedef int (*fn)(void *, int, int, int, const void *, const void *, void *, const void *, \
+                          void *, const void *, const void *, double, void *, void *, void *,      \
+                          double, void *, void *, void *, void *, const void *, void *, void *,    \
+                          void *, size_t, void *, size_t, int);                                    \
+        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        const struct dnn *f = t ? dnn() : NULL;                                                    \
+        void *descs[3] = {xd, zd, yd};                                                             \
+        const void *ptrs[2] = {x, z};                                                              \
+        struct upcast u;                                                                           \
+        void *ws2 = ws;                                                                            \
+        size_t ws2_bytes = ws_bytes;                                                               \
+        int half = f && ops == AMP_CUDNN_NORM_OPS_NORM && any_half(f, 3, descs);                   \
+        AMP_FP32_CALL(t, AMP_HOOK_##sym, half,                                                     \
+                      upcast_end(&u,                                                               \
+                                 upcast_begin(&u, f, h, 2, descs, ptrs, yd) &&                     \
+                                         norm_train_fp32(f, &u, h, mode, ops, algo, sbd, act, mvd, \
+                                                         &ws2, &ws2_bytes, groups)                 \
+                                     ? real(h, mode, ops, algo, &one, &zero, u.desc[0], u.ptr[0],  \
+                                            sbd, scale, bias, factor, mvd, run_mean, run_var,      \
+                                            epsilon, save_mean, save_inv_var, act, u.desc[1],      \
+                                            u.ptr[1], u.desc[3], (void *)u.ptr[3], ws2, ws2_bytes, \
+                                            reserve, reserve_bytes, groups)                        \
+                                     : -1,                                                         \
+                                 alpha, beta, y),                                                  \
+                      real(h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, factor, mvd,  \
+                           run_mean, run_var, epsilon, save_mean, save_inv_var, act, zd, z, yd, y, \
+                           ws, ws_bytes, reserve, reserve_bytes, groups));                         \
     }
 
 /* A reduction of half or bf16 data with a half compute type gets an fp32

@@ -21,6 +21,8 @@ enum {
     AMP_CUDNN_TENSOR_NHWC = 1,
     /* cudnnForwardMode_t */
     AMP_CUDNN_FWD_MODE_INFERENCE = 0,
+    /* cudnnNormOps_t */
+    AMP_CUDNN_NORM_OPS_NORM = 0,
 };
 
 #endif

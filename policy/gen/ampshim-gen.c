@@ -43,7 +43,8 @@ static const char *const kinds[] = {"gemm",         "gemv",          "ger",
                                     "cudnn_conv_fwd", "cudnn_conv_bwd_data",
                                     "cudnn_conv_bwd_filter", "cudnn_conv_bias_act", "cudnn_rnn_fwd",
                                     "cudnn_softmax_fwd", "cudnn_softmax_bwd", "cudnn_reduce",
-                                    "cudnn_norm_fwd_inference", "cudnn_region"};
+                                    "cudnn_norm_fwd_inference", "cudnn_norm_fwd_training",
+                                    "cudnn_region"};
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];

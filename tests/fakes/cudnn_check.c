@@ -363,6 +363,50 @@ static void check_norm(cudnnHandle_t h, int fp32)
     cudnnDestroyTensorDescriptor(pd);
 }
 
+/* Training normalisation of a half tensor: y from fp32 arithmetic, the
+ * running and saved statistics the fp32 call's. */
+static void check_norm_training(cudnnHandle_t h, int fp32)
+{
+    enum { NN = 4 * 3 * 2 * 2, PN = 3 };
+    cudnnTensorDescriptor_t xh = tensor(CUDNN_DATA_HALF, 4, 3, 2, 2),
+                            xf = tensor(CUDNN_DATA_FLOAT, 4, 3, 2, 2),
+                            pd = tensor(CUDNN_DATA_FLOAT, 1, 3, 1, 1);
+    static _Float16 x16[NN], got[NN], want[NN], asis[NN];
+    static float x32[NN], y32[NN], scale[PN] = {1.5f, 0.5f, -1.0f}, bias[PN] = {0.1f, 0.2f, 0.3f};
+    float rm[3][PN] = {{0}}, rv[3][PN] = {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}}, sm[3][PN], si[3][PN];
+    float one = 1.0f, zero = 0.0f;
+    static char ws[32];
+    fill_half(x16, NN, 17);
+    cudnnStatus_t st = cudnnNormalizationForwardTraining(
+        h, CUDNN_NORM_PER_CHANNEL, CUDNN_NORM_OPS_NORM, CUDNN_NORM_ALGO_STANDARD, &one, &zero, xh,
+        x16, pd, scale, bias, 0.1, pd, rm[0], rv[0], 1e-5, sm[0], si[0], NULL, NULL, NULL, xh, got,
+        NULL, 0, NULL, 0, 1);
+    CHECK(st == CUDNN_STATUS_SUCCESS &&
+              last()->type[0] == (fp32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF),
+          "half training normalisation reached cuDNN with type %d (status %d)", last()->type[0],
+          st);
+    REAL(cudnnTransformTensor)(h, &one, xh, x16, &zero, xf, x32);
+    REAL(cudnnNormalizationForwardTraining)
+    (h, CUDNN_NORM_PER_CHANNEL, CUDNN_NORM_OPS_NORM, CUDNN_NORM_ALGO_STANDARD, &one, &zero, xf, x32,
+     pd, scale, bias, 0.1, pd, rm[1], rv[1], 1e-5, sm[1], si[1], NULL, NULL, NULL, xf, y32, ws,
+     sizeof ws, NULL, 0, 1);
+    REAL(cudnnTransformTensor)(h, &one, xf, y32, &zero, xh, want);
+    REAL(cudnnNormalizationForwardTraining)
+    (h, CUDNN_NORM_PER_CHANNEL, CUDNN_NORM_OPS_NORM, CUDNN_NORM_ALGO_STANDARD, &one, &zero, xh, x16,
+     pd, scale, bias, 0.1, pd, rm[2], rv[2], 1e-5, sm[2], si[2], NULL, NULL, NULL, xh, asis, NULL,
+     0, NULL, 0, 1);
+    int w = fp32 ? 1 : 2;
+    CHECK(memcmp(want, asis, sizeof want) != 0, "fp32 and half training normalisation differ");
+    CHECK(memcmp(got, fp32 ? want : asis, sizeof got) == 0 &&
+              memcmp(rm[0], rm[w], sizeof rm[0]) == 0 && memcmp(rv[0], rv[w], sizeof rv[0]) == 0 &&
+              memcmp(sm[0], sm[w], sizeof sm[0]) == 0 && memcmp(si[0], si[w], sizeof si[0]) == 0,
+          "half training normalisation: output and statistics are the %s call's",
+          fp32 ? "fp32" : "half");
+    cudnnDestroyTensorDescriptor(xh);
+    cudnnDestroyTensorDescriptor(xf);
+    cudnnDestroyTensorDescriptor(pd);
+}
+
 /* An RNN in inference mode: fp16 through the descriptor's math type (the
  * descriptor back as the program set it after); training mode as made. */
 static void check_rnn(cudnnHandle_t h, const char *mode)
@@ -484,6 +528,7 @@ int main(int argc, char **argv)
     check_softmax(h, fp32);
     check_reduce(h, fp32);
     check_norm(h, fp32);
+    check_norm_training(h, fp32);
     check_ctc(h);
     CHECK(fake_cudart_outstanding() == 0, "every scratch allocation was given back (%ld left)",
           fake_cudart_outstanding());

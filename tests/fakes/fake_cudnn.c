@@ -41,6 +41,7 @@ SAME(CUDNN_FMA_MATH, AMP_CUDNN_FMA_MATH);
 SAME(CUDNN_TENSOR_NCHW, AMP_CUDNN_TENSOR_NCHW);
 SAME(CUDNN_TENSOR_NHWC, AMP_CUDNN_TENSOR_NHWC);
 SAME(CUDNN_FWD_MODE_INFERENCE, AMP_CUDNN_FWD_MODE_INFERENCE);
+SAME(CUDNN_NORM_OPS_NORM, AMP_CUDNN_NORM_OPS_NORM);
 
 #define FAKE __attribute__((visibility("default")))
 #define BAD CUDNN_STATUS_BAD_PARAM
@@ -955,6 +956,87 @@ FAKE cudnnStatus_t cudnnNormalizationForwardInference(
                                              to_type(t, load(sbd->type, bias, p)));
                     blend(yd->type, y, at, v, *(const float *)alpha, *(const float *)beta);
                 }
+    return CUDNN_STATUS_SUCCESS;
+}
+
+FAKE cudnnStatus_t cudnnGetNormalizationForwardTrainingWorkspaceSize(
+    cudnnHandle_t h, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
+    const cudnnTensorDescriptor_t xd, const cudnnTensorDescriptor_t zd,
+    const cudnnTensorDescriptor_t yd, const cudnnTensorDescriptor_t sbd,
+    const cudnnActivationDescriptor_t act, const cudnnTensorDescriptor_t mvd, size_t *size,
+    int groups)
+{
+    (void)h, (void)mode, (void)ops, (void)algo, (void)zd, (void)yd, (void)sbd, (void)act;
+    (void)mvd, (void)groups;
+    *size = xd->type == CUDNN_DATA_FLOAT ? 32 : 0; /* so the shim must supply some */
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Training normalisation, CUDNN_NORM_OPS_NORM only, 4-d NCHW: statistics
+ * over N (per-activation) or N, H, W (per-channel), biased variance; the
+ * running statistics move by `factor`; intermediates rounded to x's type. */
+FAKE cudnnStatus_t cudnnNormalizationForwardTraining(
+    cudnnHandle_t h, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
+    const void *alpha, const void *beta, const cudnnTensorDescriptor_t xd, const void *x,
+    const cudnnTensorDescriptor_t sbd, const void *scale, const void *bias, double factor,
+    const cudnnTensorDescriptor_t mvd, void *run_mean, void *run_var, double epsilon,
+    void *save_mean, void *save_inv_var, cudnnActivationDescriptor_t act,
+    const cudnnTensorDescriptor_t zd, const void *z, const cudnnTensorDescriptor_t yd, void *y,
+    void *ws, size_t ws_bytes, void *reserve, size_t reserve_bytes, int groups)
+{
+    (void)h, (void)algo, (void)act, (void)zd, (void)z, (void)reserve, (void)reserve_bytes;
+    (void)groups, (void)mvd;
+    size_t need = xd->type == CUDNN_DATA_FLOAT ? 32 : 0;
+    if (ops != CUDNN_NORM_OPS_NORM || !same_layout(xd, yd) || xd->nb != 4)
+        return UNSUPPORTED;
+    if (ws_bytes < need || (need && !ws))
+        return BAD;
+    record(__func__, -1, xd->type, sbd->type, yd->type, xd->type, ws_bytes);
+    const int *D = xd->dims, *S = xd->strides;
+    cudnnDataType_t t = xd->type;
+    int per_channel = mode == CUDNN_NORM_PER_CHANNEL;
+    long groups_n = per_channel ? D[1] : (long)D[1] * D[2] * D[3];
+    long count = per_channel ? (long)D[0] * D[2] * D[3] : D[0];
+    for (long g = 0; g < groups_n; g++) {
+        int c = per_channel ? (int)g : (int)(g / ((long)D[2] * D[3]));
+        int h0 = per_channel ? 0 : (int)(g / D[3] % D[2]), w0 = per_channel ? 0 : (int)(g % D[3]);
+        int hn = per_channel ? D[2] : 1, wn = per_channel ? D[3] : 1;
+        float sum = 0.0f, sq = 0.0f;
+        for (int n = 0; n < D[0]; n++)
+            for (int hh = h0; hh < h0 + hn; hh++)
+                for (int w = w0; w < w0 + wn; w++)
+                    sum = to_type(t, sum + load(t, x,
+                                                (long)n * S[0] + (long)c * S[1] + (long)hh * S[2] +
+                                                    (long)w * S[3]));
+        float mean = to_type(t, sum / (float)count);
+        for (int n = 0; n < D[0]; n++)
+            for (int hh = h0; hh < h0 + hn; hh++)
+                for (int w = w0; w < w0 + wn; w++) {
+                    float d = to_type(t, load(t, x,
+                                              (long)n * S[0] + (long)c * S[1] + (long)hh * S[2] +
+                                                  (long)w * S[3]) -
+                                             mean);
+                    sq = to_type(t, sq + to_type(t, d * d));
+                }
+        float var = to_type(t, sq / (float)count);
+        float inv = to_type(t, 1.0f / sqrtf(var + (float)epsilon));
+        float *rm = run_mean, *rv = run_var;
+        rm[g] = (float)(1.0 - factor) * rm[g] + (float)factor * mean;
+        rv[g] = (float)(1.0 - factor) * rv[g] + (float)factor * var;
+        if (save_mean)
+            ((float *)save_mean)[g] = mean;
+        if (save_inv_var)
+            ((float *)save_inv_var)[g] = inv;
+        for (int n = 0; n < D[0]; n++)
+            for (int hh = h0; hh < h0 + hn; hh++)
+                for (int w = w0; w < w0 + wn; w++) {
+                    long at = (long)n * S[0] + (long)c * S[1] + (long)hh * S[2] + (long)w * S[3];
+                    float v = to_type(t, to_type(t, to_type(t, load(t, x, at) - mean) * inv) *
+                                             ((const float *)scale)[g]);
+                    v = to_type(t, v + ((const float *)bias)[g]);
+                    blend(yd->type, y, at, v, *(const float *)alpha, *(const float *)beta);
+                }
+    }
     return CUDNN_STATUS_SUCCESS;
 }
 
