@@ -820,19 +820,7 @@ static int rnn_set_math(const struct dnn *f, void *rd, const struct rnn_config *
 
 /* CTC loss: cuDNN takes fp32 probabilities only; the call is an fp32 region
  * (forwarded word for word: both signatures are all machine words). */
-typedef int (*amp_cudnn_words_fn)(AMP_WORD_TYPES);
-#define AMP_DEFINE_CUDNN_CUDNN_REGION(sym)                                                         \
-    AMP_EXPORT int sym(AMP_WORD_PARAMS)                                                            \
-    {                                                                                              \
-        amp_cudnn_words_fn real = (amp_cudnn_words_fn)amp_real(AMP_HOOK_##sym);                    \
-        struct amp_thread *t = amp_thread_enter();                                                 \
-        if (!t)                                                                                    \
-            return real(AMP_WORD_ARGS);                                                            \
-        int fp32 = amp_fp32_region_enter(t, AMP_HOOK_##sym);                                       \
-        int status = real(AMP_WORD_ARGS);                                                          \
-        amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
-        return status;                                                                             \
-    }
+#define AMP_DEFINE_CUDNN_CUDNN_REGION(sym) AMP_DEFINE_FP32_REGION_HOOK(sym)
 
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_CUDNN_##kind(sym)
 AMPSHIM_HOOK_LIST_CUDNN(AMP_X_HOOK)

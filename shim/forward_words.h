@@ -11,8 +11,9 @@
 
 /* More than the longest such routine's arguments plus hidden lengths. */
 #define AMP_WORDS(X)                                                                               \
-    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16)    \
-    X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+    X(0)                                                                                           \
+    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17)   \
+        X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
 #define AMP_WORD_PARAM(i) , uintptr_t w##i
 #define AMP_WORD_TYPE(i) , uintptr_t
 #define AMP_WORD_ARG(i) , w##i
@@ -23,5 +24,23 @@
 #define AMP_WORD_PARAMS AMP_EXPAND(AMP_WORDS(AMP_WORD_PARAM))
 #define AMP_WORD_TYPES AMP_EXPAND(AMP_WORDS(AMP_WORD_TYPE))
 #define AMP_WORD_ARGS AMP_EXPAND(AMP_WORDS(AMP_WORD_ARG))
+
+/* A hook that runs its routine inside an fp32 region when the routine's
+ * category is fp32 (or a region is open already), forwarded word for word
+ * and returning the routine's int status: cuSOLVER's routines and cuDNN's
+ * CTC loss. Needs runtime/state.h and shim/resolve.h. */
+typedef int (*amp_words_status_fn)(AMP_WORD_TYPES);
+#define AMP_DEFINE_FP32_REGION_HOOK(sym)                                                           \
+    __attribute__((visibility("default"))) int sym(AMP_WORD_PARAMS)                                \
+    {                                                                                              \
+        amp_words_status_fn real = (amp_words_status_fn)amp_real(AMP_HOOK_##sym);                  \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        if (!t)                                                                                    \
+            return real(AMP_WORD_ARGS);                                                            \
+        int fp32 = amp_fp32_region_enter(t, AMP_HOOK_##sym);                                       \
+        int status = real(AMP_WORD_ARGS);                                                          \
+        amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
+        return status;                                                                             \
+    }
 
 #endif

@@ -17,15 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fakes/fake_cudnn.h"
 #include "tests/unit/check.h"
 
-struct fake_cudnn_record {
-    char function[48];
-    int math, type[3], compute;
-    size_t workspace;
-    long calls;
-};
-const struct fake_cudnn_record *fake_cudnn_last_call(void);
 long fake_cudart_outstanding(void);
 long fake_cudart_allocations(void);
 

@@ -8,15 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tests/fakes/fake_cudnn.h"
 #include "tests/unit/check.h"
 
-struct fake_cudnn_record {
-    char function[48];
-    int math, type[3], compute;
-    size_t workspace;
-    long calls;
-};
-const struct fake_cudnn_record *fake_cudnn_last_call(void);
 
 enum { THREADS = 4, ROUNDS = 200, C = 7 };
 static pthread_barrier_t start;

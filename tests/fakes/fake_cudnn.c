@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "shim/cudnn_abi.h"
+#include "tests/fakes/fake_cudnn.h"
 
 #define SAME(real, ours) _Static_assert((int)(real) == (int)(ours), #ours)
 SAME(CUDNN_STATUS_SUCCESS, AMP_CUDNN_STATUS_SUCCESS);
@@ -47,12 +48,6 @@ SAME(CUDNN_NORM_OPS_NORM, AMP_CUDNN_NORM_OPS_NORM);
 #define BAD CUDNN_STATUS_BAD_PARAM
 #define UNSUPPORTED CUDNN_STATUS_NOT_SUPPORTED
 
-struct fake_cudnn_record {
-    char function[48];
-    int math, type[3], compute;
-    size_t workspace;
-    long calls;
-};
 /* Per thread, so threads calling at once each see their own last call. */
 static __thread struct fake_cudnn_record last;
 
