@@ -170,6 +170,19 @@ static void check_conv(cudnnHandle_t h, const char *mode)
         free(want);
     }
 
+    /* A bad call (the output's shape is wrong) gets the library's own
+     * error, as without ampshim, and leaves the descriptor as it was. */
+    cudnnTensorDescriptor_t bad = tensor(CUDNN_DATA_FLOAT, 2, 4, 5, 5);
+    cudnnStatus_t mine = cudnnConvolutionForward(h, &alpha, xd, x, wd, w, conv, 0, NULL, 0, &beta,
+                                                 bad, y);
+    cudnnStatus_t theirs = REAL(cudnnConvolutionForward)(h, &alpha, xd, x, wd, w, conv, 0, NULL, 0,
+                                                         &beta, bad, y);
+    cudnnMathType_t after = 99;
+    cudnnGetConvolutionMathType(conv, &after);
+    CHECK(mine == theirs && mine == CUDNN_STATUS_BAD_PARAM && after == CUDNN_DEFAULT_MATH,
+          "a bad convolution: status %d (library alone: %d), math %d", mine, theirs, after);
+    cudnnDestroyTensorDescriptor(bad);
+
     /* What the program set itself stays. */
     static const cudnnMathType_t own[] = {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION};
     static char ws[256];
@@ -265,6 +278,18 @@ static void check_softmax(cudnnHandle_t h, int fp32)
      dxa);
     CHECK(memcmp(dx, fp32 ? dxw : dxa, sizeof dx) == 0, "half softmax backward is the %s one",
           fp32 ? "fp32" : "half");
+
+    /* a bad call (x and y of different shapes): the library's own error,
+     * the output untouched */
+    cudnnTensorDescriptor_t other = tensor(CUDNN_DATA_HALF, 2, 6, 1, 3);
+    memcpy(asis, got, sizeof got);
+    cudnnStatus_t bad = cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                                            &alpha, dh, xs, &beta, other, got);
+    CHECK(bad == REAL(cudnnSoftmaxForward)(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                                           &alpha, dh, xs, &beta, other, got) &&
+              bad != CUDNN_STATUS_SUCCESS && memcmp(asis, got, sizeof got) == 0,
+          "a bad half softmax: the library's own error (%d), output untouched", bad);
+    cudnnDestroyTensorDescriptor(other);
 
     /* fp32 tensors: unchanged, whatever the mode */
     cudnnSoftmaxForward(h, CUDNN_SOFTMAX_LOG, CUDNN_SOFTMAX_MODE_CHANNEL, &one, df, xf, &zero, df,
