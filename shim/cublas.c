@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "shim/cublas_abi.h"
+#include "shim/cublas_level3.h"
 #include "shim/cuda_policy.h"
 #include "shim/entry_stub.h"
 #include "shim/forward_words.h"
@@ -416,15 +417,20 @@ typedef int (*amp_cublas_words_fn)(AMP_WORD_TYPES);
         return real(AMP_WORD_ARGS);                                                                \
     }
 
-/* A symmetric or triangular level-3 call (word `beta_word` holds beta, or
- * -1): tf32 by setting CUBLAS_TF32_TENSOR_OP_MATH on the handle for the call
- * (keeping the program's other mode bits) and restoring the program's mode
- * after. fp16 and bf16 have no compute-type argument to ask for here and
- * leave the call as made. The handle is the caller's: a program calling
- * through one handle from two threads at once would see the mode change. */
+/* A symmetric or triangular level-3 call. tf32: CUBLAS_TF32_TENSOR_OP_MATH
+ * on the handle for the call (keeping the program's other mode bits), the
+ * program's mode restored after. fp16 and bf16: these routines have no
+ * compute-type argument; shim/cublas_level3.c rebuilds syrk, symm and trmm
+ * on cublasGemmEx (trsm has no such form and runs as made). The handle is
+ * the caller's: a program calling through one handle from two threads at
+ * once would see the mode change. */
 static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr_t *w,
-                  int beta_word)
+                  enum amp_level3 kind, int is64)
 {
+    /* beta is argument 8 of Ssyrk (handle, uplo, trans, n, k, alpha, A, lda,
+     * beta, ...) and 10 of Ssymm (handle, side, uplo, m, n, alpha, A, lda, B,
+     * ldb, beta, ...); trmm and trsm have none. */
+    int beta_word = kind == AMP_LEVEL3_SYRK ? 8 : kind == AMP_LEVEL3_SYMM ? 10 : -1;
     static amp_handle_query _Atomic math_mode, pointer_mode;
     static _Atomic(int (*)(void *, int)) set_math;
     struct amp_thread *t = amp_thread_enter();
@@ -442,27 +448,39 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
         accumulates = *(const float *)w[beta_word] != 0.0f;
     enum amp_ctl_counter outcome;
     int dtype = amp_cuda_lower_dtype(t, hook, accumulates, &outcome);
+    /* a handle in pedantic or no-reduced-precision math keeps its calls */
+    int math = -1, status;
+    if (dtype >= 0 && (!handle_value("cublasGetMathMode", &math_mode, h, &math) ||
+                       (math & 0xf) == AMP_CUBLAS_PEDANTIC_MATH ||
+                       (math & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)))
+        dtype = -1;
     int (*set)(void *, int) = atomic_load_explicit(&set_math, memory_order_relaxed);
-    if (!set) {
+    if (dtype == AMP_DTYPE_TF32 && !set) {
         set = (int (*)(void *, int))amp_resolve_name("cublasSetMathMode");
         atomic_store_explicit(&set_math, set, memory_order_relaxed);
     }
-    int status;
-    if (dtype == AMP_DTYPE_TF32 && set && handle_value("cublasGetMathMode", &math_mode, h, &mode) &&
-        (mode & 0xf) != AMP_CUBLAS_PEDANTIC_MATH &&
-        !(mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) {
-        int tf32 = (mode & ~0xf) | AMP_CUBLAS_TF32_TENSOR_OP_MATH;
-        if (tf32 == mode || set(h, tf32) == AMP_CUBLAS_STATUS_SUCCESS) {
+    if (dtype == AMP_DTYPE_TF32 && set) {
+        int tf32 = (math & ~0xf) | AMP_CUBLAS_TF32_TENSOR_OP_MATH;
+        if (tf32 == math || set(h, tf32) == AMP_CUBLAS_STATUS_SUCCESS) {
             status = AMP_REAL_CALL();
-            if (tf32 != mode)
-                set(h, mode);
+            if (tf32 != math)
+                set(h, math);
         } else {
             outcome = AMP_CTL_PASSTHROUGH;
             status = AMP_REAL_CALL();
         }
+    } else if ((dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) &&
+               handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&
+               mode == AMP_CUBLAS_POINTER_MODE_HOST &&
+               (status = amp_cublas_level3_lowp(
+                    kind, is64, w,
+                    dtype == AMP_DTYPE_FP16 ? AMP_CUBLAS_COMPUTE_32F_FAST_16F
+                                            : AMP_CUBLAS_COMPUTE_32F_FAST_16BF,
+                    amp_real_optional(AMP_HOOK_cublasGemmEx))) == AMP_CUBLAS_STATUS_SUCCESS) {
+        /* lowered through GemmEx */
     } else {
         if (outcome == AMP_CTL_LOWERED)
-            outcome = AMP_CTL_PASSTHROUGH; /* no library path for this dtype */
+            outcome = AMP_CTL_PASSTHROUGH; /* not lowered after all */
         status = AMP_REAL_CALL();
     }
 #undef AMP_REAL_CALL
@@ -471,20 +489,19 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
     return status;
 }
 
-#define AMP_DEFINE_LEVEL3(sym, beta_word)                                                          \
+#define AMP_IS64_I32 0
+#define AMP_IS64_I64 1
+#define AMP_DEFINE_LEVEL3(sym, kind, ints)                                                         \
     AMP_STUB(sym) int AMP_C_ENTRY(sym)(AMP_WORD_PARAMS)                                            \
     {                                                                                              \
         const uintptr_t w[] = {AMP_WORD_ARGS};                                                     \
-        return level3(AMP_HOOK_##sym, (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym), w,            \
-                      beta_word);                                                                  \
+        return level3(AMP_HOOK_##sym, (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym), w, kind,      \
+                      AMP_IS64_##ints);                                                            \
     }
-/* beta is argument 8 of Ssyrk (handle, uplo, trans, n, k, alpha, A, lda,
- * beta, ...) and 10 of Ssymm (handle, side, uplo, m, n, alpha, A, lda, B,
- * ldb, beta, ...); trmm and trsm have none. */
-#define AMP_DEFINE_CUBLAS_CUBLAS_SYRK(sym, ints) AMP_DEFINE_LEVEL3(sym, 8)
-#define AMP_DEFINE_CUBLAS_CUBLAS_SYMM(sym, ints) AMP_DEFINE_LEVEL3(sym, 10)
-#define AMP_DEFINE_CUBLAS_CUBLAS_TRMM(sym, ints) AMP_DEFINE_LEVEL3(sym, -1)
-#define AMP_DEFINE_CUBLAS_CUBLAS_TRSM(sym, ints) AMP_DEFINE_LEVEL3(sym, -1)
+#define AMP_DEFINE_CUBLAS_CUBLAS_SYRK(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_SYRK, ints)
+#define AMP_DEFINE_CUBLAS_CUBLAS_SYMM(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_SYMM, ints)
+#define AMP_DEFINE_CUBLAS_CUBLAS_TRMM(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_TRMM, ints)
+#define AMP_DEFINE_CUBLAS_CUBLAS_TRSM(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_TRSM, ints)
 
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta)                                    \
     AMP_DEFINE_##form##_##kind(sym, ints)

@@ -1,6 +1,7 @@
 /* Device scratch for the CUDA hooks that convert tensors (the cuDNN bf16 and
  * fp32 paths): stream-ordered allocations from the CUDA runtime's pool
- * (cudaMallocAsync / cudaFreeAsync on the call's own stream), taken for one
+ * (cudaMallocAsync / cudaFreeAsync on the call's own stream, zeroed with
+ * cudaMemsetAsync / cudaMemset2DAsync where needed), taken for one
  * call and given back at its end, so the shim holds no device memory between
  * calls and never synchronises. The runtime is found among the loaded
  * objects first (a program linked to libcudart.so.13); a program with the
@@ -15,9 +16,13 @@
 
 typedef int (*malloc_async_fn)(void **, size_t, void *);
 typedef int (*free_async_fn)(void *, void *);
+typedef int (*memset_async_fn)(void *, int, size_t, void *);
+typedef int (*memset2d_async_fn)(void *, size_t, int, size_t, size_t, void *);
 
 static malloc_async_fn malloc_async;
 static free_async_fn free_async;
+static memset_async_fn memset_async;
+static memset2d_async_fn memset2d_async;
 static int available;
 
 static void *runtime_symbol(void **lib, const char *name)
@@ -36,7 +41,9 @@ static void find_runtime(void)
     void *lib = NULL;
     malloc_async = (malloc_async_fn)runtime_symbol(&lib, "cudaMallocAsync");
     free_async = (free_async_fn)runtime_symbol(&lib, "cudaFreeAsync");
-    available = malloc_async && free_async;
+    memset_async = (memset_async_fn)runtime_symbol(&lib, "cudaMemsetAsync");
+    memset2d_async = (memset2d_async_fn)runtime_symbol(&lib, "cudaMemset2DAsync");
+    available = malloc_async && free_async && memset_async && memset2d_async;
     if (!available)
         amp_log(AMP_LOG_INFO, "no CUDA runtime with cudaMallocAsync found; cuDNN calls that "
                               "need conversion run as made");
@@ -56,6 +63,16 @@ void *amp_cuda_alloc(size_t bytes, void *stream)
     if (!bytes || !ready() || malloc_async(&p, bytes, stream) != 0)
         return NULL;
     return p;
+}
+
+int amp_cuda_zero(void *p, size_t bytes, void *stream)
+{
+    return ready() && memset_async(p, 0, bytes, stream) == 0;
+}
+
+int amp_cuda_zero_strided(void *p, size_t pitch, size_t width, size_t rows, void *stream)
+{
+    return ready() && memset2d_async(p, pitch, 0, width, rows, stream) == 0;
 }
 
 void amp_cuda_free(void *p, void *stream)

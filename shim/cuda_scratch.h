@@ -8,6 +8,10 @@
 /* `bytes` of device memory ordered on `stream`, or NULL (then the caller
  * runs the call as made). */
 void *amp_cuda_alloc(size_t bytes, void *stream);
+/* Zeroes `bytes` at p, or `width` bytes in each of `rows` rows `pitch`
+ * bytes apart, in order on `stream`; 0 if that cannot be done. */
+int amp_cuda_zero(void *p, size_t bytes, void *stream);
+int amp_cuda_zero_strided(void *p, size_t pitch, size_t width, size_t rows, void *stream);
 /* Gives p back on `stream` (after the work queued there). NULL is ignored. */
 void amp_cuda_free(void *p, void *stream);
 

@@ -23,6 +23,8 @@ struct fake_cublas_record {
     long calls;
 };
 const struct fake_cublas_record *fake_cublas_last_call(void);
+long fake_cudart_outstanding(void);
+long fake_cudart_allocations(void);
 
 enum { M = 19, N = 13, K = 23 };
 static float A[K * M * 2], B[K * N * 2];
@@ -214,39 +216,109 @@ int main(int argc, char **argv)
     CHECK(strcmp(last()->function, "cublasSdot_v2_64") == 0 && r == rr,
           "Sdot_64 forwarded (%g, %g)", r, rr);
 
-    /* Symmetric and triangular level 3: tf32 through the handle's math mode
-     * for the call, the program's mode after; other dtypes as made. */
+    /* Symmetric and triangular level 3. tf32: through the handle's math
+     * mode for the call, the program's mode after. fp16 and bf16: rebuilt on
+     * GemmEx with the fast compute type; the answer is GemmEx's on the full
+     * matrices, built here on the host. */
+    int lowp = expect == CUBLAS_COMPUTE_32F_FAST_16F || expect == CUBLAS_COMPUTE_32F_FAST_16BF;
     int tf32 = expect == CUBLAS_COMPUTE_32F_FAST_TF32;
     int level3_compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const char *reached_syrk = lowp ? "cublasGemmEx" : "cublasSsyrk_v2";
+    gemmex_fn ex = (gemmex_fn)dlsym(lib, "cublasGemmEx");
     typedef cublasStatus_t (*syrk_fn)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int,
                                       const float *, const float *, int, const float *, float *,
                                       int);
-    float s1[M * M], s2[M * M];
+    float s1[M * M], s2[M * M], wfull[M * M];
     for (int i = 0; i < M * M; i++)
         s1[i] = s2[i] = 0.125f * (float)(i % 11);
     cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, &alpha, A, M, &half, s1, M);
-    CHECK(strcmp(last()->function, "cublasSsyrk_v2") == 0 && last()->compute == level3_compute,
+    CHECK(strcmp(last()->function, reached_syrk) == 0 &&
+              last()->compute == (lowp ? expect : level3_compute),
           "Ssyrk reached %s with compute %d", last()->function, last()->compute);
-    cublasSetMathMode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
-    ((syrk_fn)dlsym(lib, "cublasSsyrk_v2"))(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, &alpha, A,
-                                            M, &half, s2, M);
-    cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+    if (lowp) {
+        /* W = alpha A A^T; the lower triangle becomes beta C + W, the upper stays */
+        ex(h, CUBLAS_OP_N, CUBLAS_OP_T, M, M, K, &alpha, A, CUDA_R_32F, M, A, CUDA_R_32F, M, &zero,
+           wfull, CUDA_R_32F, M, (cublasComputeType_t)expect, CUBLAS_GEMM_DEFAULT);
+        for (int j = 0; j < M; j++)
+            for (int i = j; i < M; i++) {
+                float scaled = half * s2[i + j * M];
+                s2[i + j * M] = scaled + wfull[i + j * M];
+            }
+    } else {
+        cublasSetMathMode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
+        ((syrk_fn)dlsym(lib, "cublasSsyrk_v2"))(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K,
+                                                &alpha, A, M, &half, s2, M);
+        cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+    }
     CHECK(memcmp(s1, s2, sizeof s1) == 0, "Ssyrk: the library's answer for compute %d",
-          level3_compute);
+          lowp ? expect : level3_compute);
     cublasMath_t mode = 99;
     cublasGetMathMode(h, &mode);
     CHECK(mode == CUBLAS_DEFAULT_MATH, "the handle's math mode is the program's again (%d)", mode);
+
+    /* symm, left, A's upper triangle: S = the symmetric matrix it stands for */
+    float full[M * M], ref[M * N];
     cublasSsymm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, M, N, &alpha, A, M, B, M, &zero, got,
                 M);
-    CHECK(last()->compute == level3_compute, "Ssymm reached compute %d", last()->compute);
+    CHECK(strcmp(last()->function, lowp ? "cublasGemmEx" : "cublasSsymm_v2") == 0 &&
+              last()->compute == (lowp ? expect : level3_compute),
+          "Ssymm reached %s with compute %d", last()->function, last()->compute);
+    if (lowp) {
+        for (int j = 0; j < M; j++)
+            for (int i = 0; i < M; i++)
+                full[i + j * M] = i <= j ? A[i + j * M] : A[j + i * M];
+        ex(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, M, &alpha, full, CUDA_R_32F, M, B, CUDA_R_32F, M,
+           &zero, ref, CUDA_R_32F, M, (cublasComputeType_t)expect, CUBLAS_GEMM_DEFAULT);
+        CHECK(memcmp(got, ref, sizeof ref) == 0, "Ssymm: GemmEx's answer on the full matrix");
+    }
+
+    /* trmm, left, lower, transposed, unit diagonal: op(T0) B, then + alpha B */
     cublasStrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT, M, N,
                 &alpha, A, M, B, M, got, M);
-    CHECK(last()->compute == level3_compute, "Strmm reached compute %d", last()->compute);
+    CHECK(strcmp(last()->function, lowp ? "cublasGemmEx" : "cublasStrmm_v2") == 0 &&
+              last()->compute == (lowp ? expect : level3_compute),
+          "Strmm (unit) reached %s with compute %d", last()->function, last()->compute);
+    if (lowp) {
+        for (int j = 0; j < M; j++)
+            for (int i = 0; i < M; i++)
+                full[i + j * M] = i > j ? A[i + j * M] : 0.0f;
+        ex(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, M, &alpha, full, CUDA_R_32F, M, B, CUDA_R_32F, M,
+           &zero, ref, CUDA_R_32F, M, (cublasComputeType_t)expect, CUBLAS_GEMM_DEFAULT);
+        for (int i = 0; i < M * N; i++)
+            ref[i] = 1.0f * ref[i] + alpha * B[i];
+        CHECK(memcmp(got, ref, sizeof ref) == 0, "Strmm (unit): GemmEx's answer, + alpha B");
+        /* right side, upper, non-unit: B op(T), T N x N from A (lda N) */
+        cublasStrmm(h, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                    M, N, &alpha, A, N, B, M, got, M);
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < N; i++)
+                full[i + j * N] = i <= j ? A[i + j * N] : 0.0f;
+        ex(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, N, &alpha, B, CUDA_R_32F, M, full, CUDA_R_32F, N,
+           &zero, ref, CUDA_R_32F, M, (cublasComputeType_t)expect, CUBLAS_GEMM_DEFAULT);
+        CHECK(strcmp(last()->function, "cublasGemmEx") == 0 && memcmp(got, ref, sizeof ref) == 0,
+              "Strmm (right, non-unit): GemmEx's answer");
+        /* in place (C is B): as made */
+        float inplace[M * N];
+        memcpy(inplace, B, sizeof inplace);
+        cublasStrmm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                    M, N, &alpha, A, M, inplace, M, inplace, M);
+        CHECK(strcmp(last()->function, "cublasStrmm_v2") == 0, "in-place Strmm kept (%s)",
+              last()->function);
+    }
     /* strsm is triangular_solve: unlisted on CUDA, so never changed */
     cublasStrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, M, N,
                 &alpha, A, M, got, M);
     CHECK(strcmp(last()->function, "cublasStrsm_v2") == 0 && last()->compute == CUBLAS_COMPUTE_32F,
           "Strsm reached compute %d", last()->compute);
+    /* device pointer mode: the helpers would need device scalars; as made */
+    if (lowp) {
+        float *dev_alpha = &alpha, *dev_beta = &half; /* host memory stands in for device */
+        cublasSetPointerMode(h, CUBLAS_POINTER_MODE_DEVICE);
+        cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, dev_alpha, A, M, dev_beta, s1, M);
+        cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+        CHECK(strcmp(last()->function, "cublasSsyrk_v2") == 0,
+              "device pointer mode: Ssyrk kept (%s)", last()->function);
+    }
     cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
     cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, &alpha, A, M, &half, s1, M);
     CHECK(last()->compute == CUBLAS_COMPUTE_32F, "CUBLAS_PEDANTIC_MATH: Ssyrk kept (%d)",
@@ -263,6 +335,10 @@ int main(int argc, char **argv)
     CHECK(strcmp(last()->function, "cublasSgemm_v2") == 0,
           "DISALLOW_REDUCED_PRECISION_REDUCTION: Sgemm kept (%s)", last()->function);
     cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+    CHECK(fake_cudart_outstanding() == 0 &&
+              (lowp ? fake_cudart_allocations() > 0 : fake_cudart_allocations() == 0),
+          "device scratch: %ld allocations, %ld not given back", fake_cudart_allocations(),
+          fake_cudart_outstanding());
     cublasDestroy(h);
     printf("cublas_check %s: %d passed, %d failed\n", argv[1], checks - failures, (int)failures);
     return failures ? 1 : 0;

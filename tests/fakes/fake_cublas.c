@@ -56,6 +56,7 @@ static void record(const char *function, int at, int bt, int ct, int compute)
 struct cublasContext {
     cublasMath_t math;
     cublasPointerMode_t pointer;
+    cudaStream_t stream;
 };
 
 FAKE cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
@@ -510,3 +511,80 @@ FAKE_STRMM(cublasStrmm_v2_64, int64_t)
     }
 FAKE_STRSM(cublasStrsm_v2, int)
 FAKE_STRSM(cublasStrsm_v2_64, int64_t)
+
+/* The helpers ampshim builds fp16/bf16 level 3 from. Not recorded: the
+ * record keeps the GEMM that did the arithmetic. */
+FAKE cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t stream)
+{
+    h->stream = stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+FAKE cublasStatus_t cublasGetStream_v2(cublasHandle_t h, cudaStream_t *stream)
+{
+    *stream = h->stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Packed index of (i, j) in the uplo triangle of an n x n matrix (LAPACK). */
+static int64_t packed_at(int uplo, int n, int i, int j)
+{
+    return uplo == CUBLAS_FILL_MODE_UPPER ? i + (int64_t)j * (j + 1) / 2
+                                          : i + (int64_t)j * (2 * n - j - 1) / 2;
+}
+
+FAKE cublasStatus_t cublasStrttp(cublasHandle_t h, cublasFillMode_t uplo, int n, const float *A,
+                                 int lda, float *AP)
+{
+    (void)h;
+    for (int j = 0; j < n; j++)
+        for (int i = uplo == CUBLAS_FILL_MODE_UPPER ? 0 : j;
+             i < (uplo == CUBLAS_FILL_MODE_UPPER ? j + 1 : n); i++)
+            AP[packed_at(uplo, n, i, j)] = A[i + (int64_t)j * lda];
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+FAKE cublasStatus_t cublasStpttr(cublasHandle_t h, cublasFillMode_t uplo, int n, const float *AP,
+                                 float *A, int lda)
+{
+    (void)h;
+    for (int j = 0; j < n; j++)
+        for (int i = uplo == CUBLAS_FILL_MODE_UPPER ? 0 : j;
+             i < (uplo == CUBLAS_FILL_MODE_UPPER ? j + 1 : n); i++)
+            A[i + (int64_t)j * lda] = AP[packed_at(uplo, n, i, j)];
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* C = alpha op(A) + beta op(B); in place when C is A with op(A) = A. */
+FAKE cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+                                int n, const float *alpha, const float *A, int lda,
+                                const float *beta, const float *B, int ldb, float *C, int ldc)
+{
+    (void)h;
+    if ((C == A && ta != CUBLAS_OP_N) || (C == B && tb != CUBLAS_OP_N))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            float a = ta == CUBLAS_OP_N ? A[i + (int64_t)j * lda] : A[j + (int64_t)i * lda];
+            float b = tb == CUBLAS_OP_N ? B[i + (int64_t)j * ldb] : B[j + (int64_t)i * ldb];
+            C[i + (int64_t)j * ldc] = *alpha * a + *beta * b;
+        }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+FAKE cublasStatus_t cublasSscal_v2(cublasHandle_t h, int n, const float *alpha, float *x, int incx)
+{
+    (void)h;
+    for (int i = 0; i < n; i++)
+        x[(int64_t)i * incx] *= *alpha;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+FAKE cublasStatus_t cublasSaxpy_v2(cublasHandle_t h, int n, const float *alpha, const float *x,
+                                   int incx, float *y, int incy)
+{
+    (void)h;
+    for (int i = 0; i < n; i++)
+        y[(int64_t)i * incy] += *alpha * x[(int64_t)i * incx];
+    return CUBLAS_STATUS_SUCCESS;
+}

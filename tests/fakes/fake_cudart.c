@@ -1,12 +1,14 @@
 /* TEST-ONLY FAKE of libcudart.so.13: a CPU stand-in, never installed. It
  * gives the shim the stream-ordered allocator it uses for device scratch
- * (cudaMallocAsync / cudaFreeAsync) on host memory, counts what is
+ * (cudaMallocAsync / cudaFreeAsync, cudaMemsetAsync / cudaMemset2DAsync) on
+ * host memory, counts what is
  * outstanding so tests can see every allocation given back, and fails
  * allocations on request (FAKE_CUDART_FAIL_ALLOC=1) so tests can see the
  * shim fall back. Compiled against the real cuda_runtime_api.h. */
 #include <cuda_runtime_api.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define FAKE __attribute__((visibility("default")))
 
@@ -24,6 +26,8 @@ FAKE long fake_cudart_allocations(void)
 
 #undef cudaMallocAsync
 #undef cudaFreeAsync
+#undef cudaMemsetAsync
+#undef cudaMemset2DAsync
 
 FAKE cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
 {
@@ -46,5 +50,23 @@ FAKE cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
         free(p);
         atomic_fetch_sub(&outstanding, 1);
     }
+    return cudaSuccess;
+}
+
+FAKE cudaError_t cudaMemsetAsync(void *p, int value, size_t count, cudaStream_t stream)
+{
+    (void)stream;
+    memset(p, value, count);
+    return cudaSuccess;
+}
+
+FAKE cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width, size_t height,
+                                   cudaStream_t stream)
+{
+    (void)stream;
+    if (width > pitch)
+        return cudaErrorInvalidValue;
+    for (size_t r = 0; r < height; r++)
+        memset((char *)p + r * pitch, value, width);
     return cudaSuccess;
 }

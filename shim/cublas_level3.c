@@ -1,0 +1,229 @@
+/* fp16 and bf16 for cuBLAS's symmetric and triangular level-3 routines,
+ * which have no compute-type argument: each becomes cublasGemmEx with the
+ * fast compute type on full matrices built in device scratch by cuBLAS's
+ * own routines (no kernels of ampshim's):
+ *   ssymm  T = A's stored triangle, zeros elsewhere (cudaMemsetAsync, then
+ *          cublasStrttp / cublasStpttr); S = T + T^T (cublasSgeam) with the
+ *          doubled diagonal halved (cublasSscal, stride ld + 1, exact);
+ *          C = alpha S B + beta C (or alpha B S + beta C) by GemmEx.
+ *   strmm  T = A's triangle, zeros elsewhere; C = alpha op(T) B (or
+ *          alpha B op(T)) by GemmEx. A unit diagonal: T's diagonal is
+ *          zeroed (cudaMemset2DAsync) and alpha B is added after
+ *          (cublasSgeam), so the identity's share is fp32.
+ *   ssyrk  W = alpha op(A) op(A)^T by GemmEx (the full square: twice syrk's
+ *          work, at tensor-core speed); C's triangle = beta C + W through
+ *          the packed format (Strttp, Sscal, Saxpy, Stpttr); the other
+ *          triangle is never written.
+ * Only with host pointer mode (the helpers take host scalars), arguments
+ * cuBLAS would accept, sizes that fit in int, and C not aliasing B (trmm's
+ * in-place form). Anything else, or any step failing before C is written,
+ * and the hook runs the call as made. Scratch is stream-ordered on the
+ * handle's stream and given back at the end of the call. */
+#include "shim/cublas_level3.h"
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "shim/cublas_abi.h"
+#include "shim/cuda_scratch.h"
+#include "shim/resolve.h"
+
+enum {
+    OP_N = 0,
+    OP_T = 1,
+    OP_C = 2,
+    FILL_LOWER = 0,
+    FILL_UPPER = 1,
+    SIDE_LEFT = 0,
+    SIDE_RIGHT = 1,
+    DIAG_NON_UNIT = 0,
+    DIAG_UNIT = 1,
+    OK = AMP_CUBLAS_STATUS_SUCCESS
+};
+
+typedef int (*gemmex_fn)(void *, int, int, int, int, int, const void *, const void *, int, int,
+                         const void *, int, int, const void *, void *, int, int, int, int);
+
+static struct {
+    int (*get_stream)(void *, void **);
+    int (*trttp)(void *, int, int, const float *, int, float *);
+    int (*tpttr)(void *, int, int, const float *, float *, int);
+    int (*geam)(void *, int, int, int, int, const float *, const float *, int, const float *,
+                const float *, int, float *, int);
+    int (*scal)(void *, int, const float *, float *, int);
+    int (*axpy)(void *, int, const float *, const float *, int, float *, int);
+    int complete;
+} f;
+
+static void resolve_helpers(void)
+{
+    f.get_stream = (int (*)(void *, void **))amp_resolve_name("cublasGetStream_v2");
+    f.trttp =
+        (int (*)(void *, int, int, const float *, int, float *))amp_resolve_name("cublasStrttp");
+    f.tpttr =
+        (int (*)(void *, int, int, const float *, float *, int))amp_resolve_name("cublasStpttr");
+    f.geam = (int (*)(void *, int, int, int, int, const float *, const float *, int, const float *,
+                      const float *, int, float *, int))amp_resolve_name("cublasSgeam");
+    f.scal = (int (*)(void *, int, const float *, float *, int))amp_resolve_name("cublasSscal_v2");
+    f.axpy = (int (*)(void *, int, const float *, const float *, int, float *,
+                      int))amp_resolve_name("cublasSaxpy_v2");
+    f.complete = f.get_stream && f.trttp && f.tpttr && f.geam && f.scal && f.axpy;
+}
+
+static const float one = 1.0f, zero = 0.0f, half = 0.5f;
+
+/* An integer argument: 32-bit entry points pass int, the _64 ones int64_t. */
+static int64_t arg(const uintptr_t *w, int i, int is64)
+{
+    return is64 ? (int64_t)w[i] : (int64_t)(int32_t)(uint32_t)w[i];
+}
+
+static int fits(int64_t v)
+{
+    return v >= 0 && v <= 0x7fffffff;
+}
+
+/* Up to three scratch buffers for one call, given back at its end. */
+struct scratch {
+    void *stream;
+    float *p[3];
+    int n;
+};
+
+static float *take(struct scratch *s, size_t elements)
+{
+    float *p = s->n < 3 ? amp_cuda_alloc(elements * sizeof(float), s->stream) : NULL;
+    if (p)
+        s->p[s->n++] = p;
+    return p;
+}
+
+static void give_back(struct scratch *s)
+{
+    for (int i = 0; i < s->n; i++)
+        amp_cuda_free(s->p[i], s->stream);
+}
+
+/* T (k x k, ld k) = the `uplo` triangle of A, zeros elsewhere. */
+static int triangle(void *h, struct scratch *s, int uplo, int k, const float *A, int lda, float **T)
+{
+    float *t = take(s, (size_t)k * k), *packed = take(s, (size_t)k * (k + 1) / 2);
+    *T = t;
+    return t && packed && amp_cuda_zero(t, (size_t)k * k * sizeof(float), s->stream) &&
+           f.trttp(h, uplo, k, A, lda, packed) == OK && f.tpttr(h, uplo, k, packed, t, k) == OK;
+}
+
+static int syrk(void *h, struct scratch *s, gemmex_fn ex, int compute, const uintptr_t *w, int is64)
+{
+    int uplo = (int)w[1], trans = (int)w[2];
+    int64_t n = arg(w, 3, is64), k = arg(w, 4, is64), lda = arg(w, 7, is64), ldc = arg(w, 10, is64);
+    const float *alpha = (const float *)w[5], *A = (const float *)w[6], *beta = (const float *)w[8];
+    float *C = (float *)w[9];
+    int64_t rows = trans == OP_N ? n : k;
+    if ((uplo != FILL_LOWER && uplo != FILL_UPPER) || trans < OP_N || trans > OP_C || !fits(n) ||
+        !fits(k) || !fits(lda) || !fits(ldc) || lda < (rows > 1 ? rows : 1) ||
+        ldc < (n > 1 ? n : 1) || n == 0 || k == 0 || *alpha == 0.0f)
+        return -1;
+    size_t packed_n = (size_t)n * (size_t)(n + 1) / 2;
+    float *W = take(s, (size_t)n * (size_t)n), *Wp = take(s, packed_n);
+    float *Cp = *beta != 0.0f ? take(s, packed_n) : NULL;
+    if (!W || !Wp || (*beta != 0.0f && !Cp))
+        return -1;
+    int other = trans == OP_N ? OP_T : OP_N;
+    if (ex(h, trans, other, (int)n, (int)n, (int)k, alpha, A, AMP_CUDA_R_32F, (int)lda, A,
+           AMP_CUDA_R_32F, (int)lda, &zero, W, AMP_CUDA_R_32F, (int)n, compute,
+           AMP_CUBLAS_GEMM_DEFAULT) != OK ||
+        f.trttp(h, uplo, (int)n, W, (int)n, Wp) != OK)
+        return -1;
+    if (*beta == 0.0f) /* C is not read */
+        return f.tpttr(h, uplo, (int)n, Wp, C, (int)ldc) == OK ? OK : -1;
+    return f.trttp(h, uplo, (int)n, C, (int)ldc, Cp) == OK &&
+                   f.scal(h, (int)packed_n, beta, Cp, 1) == OK &&
+                   f.axpy(h, (int)packed_n, &one, Wp, 1, Cp, 1) == OK &&
+                   f.tpttr(h, uplo, (int)n, Cp, C, (int)ldc) == OK
+               ? OK
+               : -1;
+}
+
+static int symm(void *h, struct scratch *s, gemmex_fn ex, int compute, const uintptr_t *w, int is64)
+{
+    int side = (int)w[1], uplo = (int)w[2];
+    int64_t m = arg(w, 3, is64), n = arg(w, 4, is64), lda = arg(w, 7, is64), ldb = arg(w, 9, is64),
+            ldc = arg(w, 12, is64);
+    const float *alpha = (const float *)w[5], *A = (const float *)w[6], *B = (const float *)w[8],
+                *beta = (const float *)w[10];
+    float *C = (float *)w[11];
+    int64_t k = side == SIDE_LEFT ? m : n;
+    if ((side != SIDE_LEFT && side != SIDE_RIGHT) || (uplo != FILL_LOWER && uplo != FILL_UPPER) ||
+        !fits(m) || !fits(n) || !fits(lda) || !fits(ldb) || !fits(ldc) || lda < (k > 1 ? k : 1) ||
+        ldb < (m > 1 ? m : 1) || ldc < (m > 1 ? m : 1) || m == 0 || n == 0 || *alpha == 0.0f)
+        return -1;
+    float *T, *S;
+    if (!triangle(h, s, uplo, (int)k, A, (int)lda, &T) || !(S = take(s, (size_t)k * k)) ||
+        f.geam(h, OP_N, OP_T, (int)k, (int)k, &one, T, (int)k, &one, T, (int)k, S, (int)k) != OK ||
+        f.scal(h, (int)k, &half, S, (int)k + 1) != OK)
+        return -1;
+    if (side == SIDE_LEFT)
+        return ex(h, OP_N, OP_N, (int)m, (int)n, (int)m, alpha, S, AMP_CUDA_R_32F, (int)k, B,
+                  AMP_CUDA_R_32F, (int)ldb, beta, C, AMP_CUDA_R_32F, (int)ldc, compute,
+                  AMP_CUBLAS_GEMM_DEFAULT) == OK
+                   ? OK
+                   : -1;
+    return ex(h, OP_N, OP_N, (int)m, (int)n, (int)n, alpha, B, AMP_CUDA_R_32F, (int)ldb, S,
+              AMP_CUDA_R_32F, (int)k, beta, C, AMP_CUDA_R_32F, (int)ldc, compute,
+              AMP_CUBLAS_GEMM_DEFAULT) == OK
+               ? OK
+               : -1;
+}
+
+static int trmm(void *h, struct scratch *s, gemmex_fn ex, int compute, const uintptr_t *w, int is64)
+{
+    int side = (int)w[1], uplo = (int)w[2], trans = (int)w[3], diag = (int)w[4];
+    int64_t m = arg(w, 5, is64), n = arg(w, 6, is64), lda = arg(w, 9, is64), ldb = arg(w, 11, is64),
+            ldc = arg(w, 13, is64);
+    const float *alpha = (const float *)w[7], *A = (const float *)w[8], *B = (const float *)w[10];
+    float *C = (float *)w[12];
+    int64_t k = side == SIDE_LEFT ? m : n;
+    if ((side != SIDE_LEFT && side != SIDE_RIGHT) || (uplo != FILL_LOWER && uplo != FILL_UPPER) ||
+        trans < OP_N || trans > OP_C || (diag != DIAG_NON_UNIT && diag != DIAG_UNIT) || !fits(m) ||
+        !fits(n) || !fits(lda) || !fits(ldb) || !fits(ldc) || lda < (k > 1 ? k : 1) ||
+        ldb < (m > 1 ? m : 1) || ldc < (m > 1 ? m : 1) || m == 0 || n == 0 || *alpha == 0.0f ||
+        (const float *)C == B)
+        return -1;
+    float *T;
+    if (!triangle(h, s, uplo, (int)k, A, (int)lda, &T) ||
+        (diag == DIAG_UNIT && !amp_cuda_zero_strided(T, (size_t)(k + 1) * sizeof(float),
+                                                     sizeof(float), (size_t)k, s->stream)))
+        return -1;
+    int status = side == SIDE_LEFT
+                     ? ex(h, trans, OP_N, (int)m, (int)n, (int)m, alpha, T, AMP_CUDA_R_32F, (int)k,
+                          B, AMP_CUDA_R_32F, (int)ldb, &zero, C, AMP_CUDA_R_32F, (int)ldc, compute,
+                          AMP_CUBLAS_GEMM_DEFAULT)
+                     : ex(h, OP_N, trans, (int)m, (int)n, (int)n, alpha, B, AMP_CUDA_R_32F,
+                          (int)ldb, T, AMP_CUDA_R_32F, (int)k, &zero, C, AMP_CUDA_R_32F, (int)ldc,
+                          compute, AMP_CUBLAS_GEMM_DEFAULT);
+    if (status == OK && diag == DIAG_UNIT) /* C = C + alpha B, in place */
+        status = f.geam(h, OP_N, OP_N, (int)m, (int)n, &one, C, (int)ldc, alpha, B, (int)ldb, C,
+                        (int)ldc);
+    /* a failure after C was written is repaired by the caller's plain call:
+     * trmm's C is output only */
+    return status == OK ? OK : -1;
+}
+
+int amp_cublas_level3_lowp(enum amp_level3 kind, int is64, const uintptr_t *w, int compute,
+                           void *gemmex)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, resolve_helpers);
+    struct scratch s = {0};
+    if (!f.complete || !gemmex || f.get_stream((void *)w[0], &s.stream) != OK)
+        return -1;
+    gemmex_fn ex = (gemmex_fn)gemmex;
+    void *h = (void *)w[0];
+    int status = kind == AMP_LEVEL3_SYRK   ? syrk(h, &s, ex, compute, w, is64)
+                 : kind == AMP_LEVEL3_SYMM ? symm(h, &s, ex, compute, w, is64)
+                 : kind == AMP_LEVEL3_TRMM ? trmm(h, &s, ex, compute, w, is64)
+                                           : -1;
+    give_back(&s);
+    return status;
+}
