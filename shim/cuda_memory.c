@@ -6,7 +6,8 @@
  * calls and never synchronises. The runtime is found among the loaded
  * objects first (a program linked to libcudart.so.13); a program with the
  * static runtime gets libcudart.so.13 opened here. Without either, or
- * when an allocation fails, the hook runs the call as the program made it. */
+ * when an allocation fails or would pass AMP_CUDA_SCRATCH_MAX, the hook runs
+ * the call as the program made it. */
 #include <dlfcn.h>
 #include <pthread.h>
 
@@ -60,7 +61,7 @@ static int ready(void)
 void *amp_cuda_alloc(size_t bytes, void *stream)
 {
     void *p = NULL;
-    if (!bytes || !ready() || malloc_async(&p, bytes, stream) != 0)
+    if (!bytes || bytes > AMP_CUDA_SCRATCH_MAX || !ready() || malloc_async(&p, bytes, stream) != 0)
         return NULL;
     return p;
 }

@@ -5,6 +5,10 @@
 
 #include <stddef.h>
 
+/* The most one scratch buffer may take: a call that would need more runs as
+ * the program made it rather than crowd the program's own device memory. */
+#define AMP_CUDA_SCRATCH_MAX ((size_t)1 << 30)
+
 /* `bytes` of device memory ordered on `stream`, or NULL (then the caller
  * runs the call as made). */
 void *amp_cuda_alloc(size_t bytes, void *stream);
