@@ -282,7 +282,8 @@ static void write_tables(const char *path)
 /* Writes the policy table as tbl(1) source for ampshim(7). */
 static void write_man_table(FILE *f)
 {
-    fprintf(f, ".TS\ntab(\t) box;\nlb lb lb lb lb\nl l l l l.\nroutine\tkind\top (beta != 0)\tCPU\tCUDA\n_\n");
+    /* A routine has a category on its own device only: "-" on the other. */
+    fprintf(f, ".TS\ntab(\t) box;\nlb lb lb lb\nl l l l.\nroutine\top (beta != 0)\tCPU\tCUDA\n_\n");
     for (int r = 0; r < n_routines; r++) {
         const struct routine *rt = &routines[r];
         char op[NAME_MAX_LEN * 3];
@@ -290,9 +291,9 @@ static void write_man_table(FILE *f)
             snprintf(op, sizeof op, "%s (%s)", ops[rt->op], ops[rt->op_beta]);
         else
             snprintf(op, sizeof op, "%s", ops[rt->op]);
-        const char *cpu = category_names[op_category[rt->op][0]];
-        const char *cuda = category_names[op_category[rt->op][1]];
-        fprintf(f, "%s\t%s\t%s\t%s\t%s\n", rt->name, rt->kind, op, cpu, cuda);
+        const char *cpu = rt->cuda_ints ? "-" : category_names[op_category[rt->op][0]];
+        const char *cuda = rt->cuda_ints ? category_names[op_category[rt->op][1]] : "-";
+        fprintf(f, "%s\t%s\t%s\t%s\n", rt->name, op, cpu, cuda);
     }
     fprintf(f, ".TE\n");
 }

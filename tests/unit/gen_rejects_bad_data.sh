@@ -50,7 +50,7 @@ if grep -A200 'AMP_DEVICE_CPU' "$work/c" | sed '/AMP_DEVICE_CUDA/q' | grep -q 'A
 else
     echo "FAIL: moving mm to cpu_float32.txt did not change the table"; failed=$((failed + 1))
 fi
-if grep -q '^sgemm	gemm	mm (addmm)	fp32	lower$' "$work/m"; then
+if grep -q '^sgemm	mm (addmm)	fp32	-$' "$work/m"; then
     passed=$((passed + 1))
 else
     echo "FAIL: the man page table does not follow the data"; failed=$((failed + 1))
