@@ -18,50 +18,63 @@
 #include "shim/forward_words.h"
 #include "shim/resolve.h"
 
-#define AMP_EXPORT __attribute__((visibility("default")))
-#define AMP_UNPAREN(...) __VA_ARGS__
-
 typedef int (*amp_handle_query)(void *handle, int *value);
 
-/* cublasGetMathMode / cublasGetPointerMode_v2 of the library the hooks
- * forward to (not hooked themselves). */
-static amp_handle_query handle_query(const char *name, amp_handle_query _Atomic *cache)
+/* A cublasGet*Mode of the library the hooks forward to (not hooked
+ * themselves), resolved at its first use. */
+static int handle_value(const char *name, amp_handle_query _Atomic *cache, void *handle, int *value)
 {
     amp_handle_query q = atomic_load_explicit(cache, memory_order_relaxed);
     if (!q) {
         q = (amp_handle_query)amp_resolve_name(name);
         atomic_store_explicit(cache, q, memory_order_relaxed);
     }
-    return q;
+    return q && q(handle, value) == AMP_CUBLAS_STATUS_SUCCESS;
 }
 
-static int handle_value(const char *name, amp_handle_query _Atomic *cache, void *handle, int *value)
+static int math_mode(void *handle, int *mode)
 {
-    amp_handle_query q = handle_query(name, cache);
-    return q && q(handle, value) == AMP_CUBLAS_STATUS_SUCCESS;
+    static amp_handle_query _Atomic cache;
+    return handle_value("cublasGetMathMode", &cache, handle, mode);
+}
+
+/* Whether scalars are host pointers (the hooks read beta, and the level-3
+ * rebuild passes its own scalars, only then). */
+static int host_pointers(void *handle)
+{
+    static amp_handle_query _Atomic cache;
+    int mode;
+    return handle_value("cublasGetPointerMode_v2", &cache, handle, &mode) &&
+           mode == AMP_CUBLAS_POINTER_MODE_HOST;
+}
+
+/* A handle in pedantic or no-reduced-precision math mode keeps its calls. */
+static int keeps_its_calls(int mode)
+{
+    return (mode & 0xf) == AMP_CUBLAS_PEDANTIC_MATH ||
+           (mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+}
+
+/* Whether a call counts as accumulating (its op_beta): beta is read only
+ * when the policy tells the two apart and it is a host pointer; an unknown
+ * beta (a device pointer) counts as accumulating. */
+static int accumulates(enum amp_hook_id hook, void *handle, const float *beta)
+{
+    const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
+    if (amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
+        return 0;
+    return beta && host_pointers(handle) ? *beta != 0.0f : 1;
 }
 
 /* Decides a cuBLAS call whose operands are all fp32 and counts it: returns
  * the fast compute type to run it with, or 0 to run it as the program made
- * it. beta is read only when the policy depends on it and it is a host
- * pointer; a handle in pedantic or no-reduced-precision math mode keeps its
- * calls. */
+ * it. */
 static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, const float *beta)
 {
-    static amp_handle_query _Atomic math_mode, pointer_mode;
-    const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
-    int accumulates = 1; /* beta unknown (device pointer): assume it accumulates */
-    int mode;
-    if (amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
-        accumulates = 0;
-    else if (beta && handle_value("cublasGetPointerMode_v2", &pointer_mode, handle, &mode) &&
-             mode == AMP_CUBLAS_POINTER_MODE_HOST)
-        accumulates = *beta != 0.0f;
     enum amp_ctl_counter outcome;
-    int compute = amp_cuda_fast_compute(t, hook, accumulates, &outcome);
-    if (compute && handle_value("cublasGetMathMode", &math_mode, handle, &mode) &&
-        ((mode & 0xf) == AMP_CUBLAS_PEDANTIC_MATH ||
-         (mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION))) {
+    int compute = amp_cuda_fast_compute(t, hook, accumulates(hook, handle, beta), &outcome);
+    int mode;
+    if (compute && math_mode(handle, &mode) && keeps_its_calls(mode)) {
         compute = 0;
         outcome = AMP_CTL_PASSTHROUGH;
     }
@@ -287,15 +300,12 @@ AMP_DECLARE_EX(I64)
     {                                                                                              \
         typedef int (*fn)(void *, AMP_INT_##ints, AMP_INT_##ints, const float *, const float *,    \
                           AMP_INT_##ints, const float *, AMP_INT_##ints, float *, AMP_INT_##ints); \
-        static amp_handle_query _Atomic pointer_mode;                                              \
         static const float one = 1.0f;                                                             \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
         note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
-        int mode = -1;                                                                             \
         int shaped = incx == 1 && incy == 1 && m >= 0 && n >= 0 && lda >= (m > 1 ? m : 1) &&       \
-                     handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&           \
-                     mode == AMP_CUBLAS_POINTER_MODE_HOST;                                         \
+                     host_pointers(h);                                                             \
         int compute;                                                                               \
         amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
             t, AMP_HOOK_##sym, AMP_GEMMEX_##ints, shaped, h, NULL, &compute);                      \
@@ -427,11 +437,6 @@ typedef int (*amp_cublas_words_fn)(AMP_WORD_TYPES);
 static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr_t *w,
                   enum amp_level3 kind, int is64)
 {
-    /* beta is argument 8 of Ssyrk (handle, uplo, trans, n, k, alpha, A, lda,
-     * beta, ...) and 10 of Ssymm (handle, side, uplo, m, n, alpha, A, lda, B,
-     * ldb, beta, ...); trmm and trsm have none. */
-    int beta_word = kind == AMP_LEVEL3_SYRK ? 8 : kind == AMP_LEVEL3_SYMM ? 10 : -1;
-    static amp_handle_query _Atomic math_mode, pointer_mode;
     static _Atomic(int (*)(void *, int)) set_math;
     struct amp_thread *t = amp_thread_enter();
     void *h = (void *)w[0];
@@ -439,48 +444,38 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
 #define AMP_REAL_CALL() real(AMP_EXPAND(AMP_WORDS(AMP_CALL_WORDS)))
     if (!t)
         return AMP_REAL_CALL();
-    const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
-    int accumulates = 1, mode = -1;
-    if (beta_word < 0 || amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
-        accumulates = 0;
-    else if (w[beta_word] && handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&
-             mode == AMP_CUBLAS_POINTER_MODE_HOST)
-        accumulates = *(const float *)w[beta_word] != 0.0f;
+    /* beta is argument 8 of Ssyrk (handle, uplo, trans, n, k, alpha, A, lda,
+     * beta, ...) and 10 of Ssymm (handle, side, uplo, m, n, alpha, A, lda, B,
+     * ldb, beta, ...); trmm and trsm have none. */
+    const float *beta = kind == AMP_LEVEL3_SYRK   ? (const float *)w[8]
+                        : kind == AMP_LEVEL3_SYMM ? (const float *)w[10]
+                                                  : NULL;
     enum amp_ctl_counter outcome;
-    int dtype = amp_cuda_lower_dtype(t, hook, accumulates, &outcome);
-    /* a handle in pedantic or no-reduced-precision math keeps its calls */
-    int math = -1, status;
-    if (dtype >= 0 && (!handle_value("cublasGetMathMode", &math_mode, h, &math) ||
-                       (math & 0xf) == AMP_CUBLAS_PEDANTIC_MATH ||
-                       (math & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)))
+    int dtype = amp_cuda_lower_dtype(t, hook, accumulates(hook, h, beta), &outcome);
+    int math = -1, status = -1, done = 0;
+    if (dtype >= 0 && (!math_mode(h, &math) || keeps_its_calls(math)))
         dtype = -1;
     int (*set)(void *, int) = atomic_load_explicit(&set_math, memory_order_relaxed);
     if (dtype == AMP_DTYPE_TF32 && !set) {
         set = (int (*)(void *, int))amp_resolve_name("cublasSetMathMode");
         atomic_store_explicit(&set_math, set, memory_order_relaxed);
     }
-    if (dtype == AMP_DTYPE_TF32 && set) {
-        int tf32 = (math & ~0xf) | AMP_CUBLAS_TF32_TENSOR_OP_MATH;
-        if (tf32 == math || set(h, tf32) == AMP_CUBLAS_STATUS_SUCCESS) {
-            status = AMP_REAL_CALL();
-            if (tf32 != math)
-                set(h, math);
-        } else {
-            outcome = AMP_CTL_PASSTHROUGH;
-            status = AMP_REAL_CALL();
-        }
-    } else if ((dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) &&
-               handle_value("cublasGetPointerMode_v2", &pointer_mode, h, &mode) &&
-               mode == AMP_CUBLAS_POINTER_MODE_HOST &&
-               (status = amp_cublas_level3_lowp(
-                    kind, is64, w,
-                    dtype == AMP_DTYPE_FP16 ? AMP_CUBLAS_COMPUTE_32F_FAST_16F
-                                            : AMP_CUBLAS_COMPUTE_32F_FAST_16BF,
-                    amp_real_optional(AMP_HOOK_cublasGemmEx))) == AMP_CUBLAS_STATUS_SUCCESS) {
-        /* lowered through GemmEx */
-    } else {
-        if (outcome == AMP_CTL_LOWERED)
-            outcome = AMP_CTL_PASSTHROUGH; /* not lowered after all */
+    int tf32 = (math & ~0xf) | AMP_CUBLAS_TF32_TENSOR_OP_MATH;
+    if (dtype == AMP_DTYPE_TF32 && set &&
+        (tf32 == math || set(h, tf32) == AMP_CUBLAS_STATUS_SUCCESS)) {
+        status = AMP_REAL_CALL();
+        done = 1;
+        if (tf32 != math)
+            set(h, math);
+    } else if ((dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) && host_pointers(h)) {
+        status = amp_cublas_level3_lowp(kind, is64, w,
+                                        dtype == AMP_DTYPE_FP16 ? AMP_CUBLAS_COMPUTE_32F_FAST_16F
+                                                                : AMP_CUBLAS_COMPUTE_32F_FAST_16BF,
+                                        amp_real_optional(AMP_HOOK_cublasGemmEx));
+        done = status == AMP_CUBLAS_STATUS_SUCCESS;
+    }
+    if (!done) {
+        outcome = amp_cuda_not_lowered(outcome);
         status = AMP_REAL_CALL();
     }
 #undef AMP_REAL_CALL

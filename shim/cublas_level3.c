@@ -57,17 +57,17 @@ static struct {
 
 static void resolve_helpers(void)
 {
-    f.get_stream = (int (*)(void *, void **))amp_resolve_name("cublasGetStream_v2");
-    f.trttp =
-        (int (*)(void *, int, int, const float *, int, float *))amp_resolve_name("cublasStrttp");
-    f.tpttr =
-        (int (*)(void *, int, int, const float *, float *, int))amp_resolve_name("cublasStpttr");
+    f.complete = 1;
+#define AMP_NEEDED(name) amp_resolve_needed(name, "cuBLAS", &f.complete)
+    f.get_stream = (int (*)(void *, void **))AMP_NEEDED("cublasGetStream_v2");
+    f.trttp = (int (*)(void *, int, int, const float *, int, float *))AMP_NEEDED("cublasStrttp");
+    f.tpttr = (int (*)(void *, int, int, const float *, float *, int))AMP_NEEDED("cublasStpttr");
     f.geam = (int (*)(void *, int, int, int, int, const float *, const float *, int, const float *,
-                      const float *, int, float *, int))amp_resolve_name("cublasSgeam");
-    f.scal = (int (*)(void *, int, const float *, float *, int))amp_resolve_name("cublasSscal_v2");
-    f.axpy = (int (*)(void *, int, const float *, const float *, int, float *,
-                      int))amp_resolve_name("cublasSaxpy_v2");
-    f.complete = f.get_stream && f.trttp && f.tpttr && f.geam && f.scal && f.axpy;
+                      const float *, int, float *, int))AMP_NEEDED("cublasSgeam");
+    f.scal = (int (*)(void *, int, const float *, float *, int))AMP_NEEDED("cublasSscal_v2");
+    f.axpy = (int (*)(void *, int, const float *, const float *, int, float *, int))AMP_NEEDED(
+        "cublasSaxpy_v2");
+#undef AMP_NEEDED
 }
 
 static const float one = 1.0f, zero = 0.0f, half = 0.5f;
@@ -83,29 +83,14 @@ static int fits(int64_t v)
     return v >= 0 && v <= 0x7fffffff;
 }
 
-/* Up to three scratch buffers for one call, given back at its end. */
-struct scratch {
-    void *stream;
-    float *p[3];
-    int n;
-};
-
-static float *take(struct scratch *s, size_t elements)
+static float *take(struct amp_cuda_scratch *s, size_t elements)
 {
-    float *p = s->n < 3 ? amp_cuda_alloc(elements * sizeof(float), s->stream) : NULL;
-    if (p)
-        s->p[s->n++] = p;
-    return p;
-}
-
-static void give_back(struct scratch *s)
-{
-    for (int i = 0; i < s->n; i++)
-        amp_cuda_free(s->p[i], s->stream);
+    return amp_cuda_take(s, elements * sizeof(float));
 }
 
 /* T (k x k, ld k) = the `uplo` triangle of A, zeros elsewhere. */
-static int triangle(void *h, struct scratch *s, int uplo, int k, const float *A, int lda, float **T)
+static int triangle(void *h, struct amp_cuda_scratch *s, int uplo, int k, const float *A, int lda,
+                    float **T)
 {
     float *t = take(s, (size_t)k * k), *packed = take(s, (size_t)k * (k + 1) / 2);
     *T = t;
@@ -113,7 +98,8 @@ static int triangle(void *h, struct scratch *s, int uplo, int k, const float *A,
            f.trttp(h, uplo, k, A, lda, packed) == OK && f.tpttr(h, uplo, k, packed, t, k) == OK;
 }
 
-static int syrk(void *h, struct scratch *s, gemmex_fn ex, int compute, const uintptr_t *w, int is64)
+static int syrk(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
+                int is64)
 {
     int uplo = (int)w[1], trans = (int)w[2];
     int64_t n = arg(w, 3, is64), k = arg(w, 4, is64), lda = arg(w, 7, is64), ldc = arg(w, 10, is64);
@@ -145,7 +131,8 @@ static int syrk(void *h, struct scratch *s, gemmex_fn ex, int compute, const uin
                : -1;
 }
 
-static int symm(void *h, struct scratch *s, gemmex_fn ex, int compute, const uintptr_t *w, int is64)
+static int symm(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
+                int is64)
 {
     int side = (int)w[1], uplo = (int)w[2];
     int64_t m = arg(w, 3, is64), n = arg(w, 4, is64), lda = arg(w, 7, is64), ldb = arg(w, 9, is64),
@@ -176,7 +163,8 @@ static int symm(void *h, struct scratch *s, gemmex_fn ex, int compute, const uin
                : -1;
 }
 
-static int trmm(void *h, struct scratch *s, gemmex_fn ex, int compute, const uintptr_t *w, int is64)
+static int trmm(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
+                int is64)
 {
     int side = (int)w[1], uplo = (int)w[2], trans = (int)w[3], diag = (int)w[4];
     int64_t m = arg(w, 5, is64), n = arg(w, 6, is64), lda = arg(w, 9, is64), ldb = arg(w, 11, is64),
@@ -215,7 +203,7 @@ int amp_cublas_level3_lowp(enum amp_level3 kind, int is64, const uintptr_t *w, i
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, resolve_helpers);
-    struct scratch s = {0};
+    struct amp_cuda_scratch s = {0};
     if (!f.complete || !gemmex || f.get_stream((void *)w[0], &s.stream) != OK)
         return -1;
     gemmex_fn ex = (gemmex_fn)gemmex;
@@ -224,6 +212,6 @@ int amp_cublas_level3_lowp(enum amp_level3 kind, int is64, const uintptr_t *w, i
                  : kind == AMP_LEVEL3_SYMM ? symm(h, &s, ex, compute, w, is64)
                  : kind == AMP_LEVEL3_TRMM ? trmm(h, &s, ex, compute, w, is64)
                                            : -1;
-    give_back(&s);
+    amp_cuda_scratch_end(&s);
     return status;
 }

@@ -12,13 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/log.h"
 #include "shim/cublas_abi.h"
 #include "shim/cuda_policy.h"
 #include "shim/entry_stub.h"
 #include "shim/resolve.h"
-
-#define AMP_EXPORT __attribute__((visibility("default")))
 
 typedef int (*desc_get_fn)(void *, int, void *, size_t, size_t *);
 typedef int (*desc_set_fn)(void *, int, const void *, size_t);
@@ -31,23 +28,23 @@ struct lt_functions {
 };
 
 static struct lt_functions lt;
+static int lt_complete = 1;
 
 /* Once per process (pthread_once): two threads' first calls cannot race. */
 static void lt_resolve(void)
 {
-    lt.desc_get = (desc_get_fn)amp_resolve_name("cublasLtMatmulDescGetAttribute");
-    lt.desc_set = (desc_set_fn)amp_resolve_name("cublasLtMatmulDescSetAttribute");
-    lt.layout_get = (layout_get_fn)amp_resolve_name("cublasLtMatrixLayoutGetAttribute");
-    if (!lt.desc_get || !lt.desc_set || !lt.layout_get)
-        amp_log(AMP_LOG_INFO, "the loaded cuBLASLt lacks the descriptor attribute functions; "
-                              "cublasLtMatmul runs as made");
+#define AMP_LT_NEEDED(name) amp_resolve_needed(name, "cuBLASLt", &lt_complete)
+    lt.desc_get = (desc_get_fn)AMP_LT_NEEDED("cublasLtMatmulDescGetAttribute");
+    lt.desc_set = (desc_set_fn)AMP_LT_NEEDED("cublasLtMatmulDescSetAttribute");
+    lt.layout_get = (layout_get_fn)AMP_LT_NEEDED("cublasLtMatrixLayoutGetAttribute");
+#undef AMP_LT_NEEDED
 }
 
 static const struct lt_functions *lt_functions(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, lt_resolve);
-    return lt.desc_get && lt.desc_set && lt.layout_get ? &lt : NULL;
+    return lt_complete ? &lt : NULL;
 }
 
 static int layout_is_fp32(const struct lt_functions *f, void *layout)
@@ -102,8 +99,7 @@ static int plain_fp32(const struct lt_functions *f, void *desc, void *a, void *b
             f->desc_set(desc, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &plain, sizeof plain);        \
         }                                                                                          \
         if (status != AMP_CUBLAS_STATUS_SUCCESS) {                                                 \
-            if (outcome == AMP_CTL_LOWERED)                                                        \
-                outcome = AMP_CTL_PASSTHROUGH; /* not lowered after all */                         \
+            outcome = amp_cuda_not_lowered(outcome);                                               \
             status = real(lt, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,         \
                           d_layout, algo, workspace, workspace_bytes, stream);                     \
         }                                                                                          \

@@ -58,12 +58,13 @@ static int ready(void)
     return available;
 }
 
-void *amp_cuda_alloc(size_t bytes, void *stream)
+void *amp_cuda_take(struct amp_cuda_scratch *s, size_t bytes)
 {
     void *p = NULL;
-    if (!bytes || bytes > AMP_CUDA_SCRATCH_MAX || !ready() || malloc_async(&p, bytes, stream) != 0)
+    if (!bytes || bytes > AMP_CUDA_SCRATCH_MAX || s->n == (int)(sizeof s->p / sizeof *s->p) ||
+        !ready() || malloc_async(&p, bytes, s->stream) != 0)
         return NULL;
-    return p;
+    return s->p[s->n++] = p;
 }
 
 int amp_cuda_zero(void *p, size_t bytes, void *stream)
@@ -76,8 +77,9 @@ int amp_cuda_zero_strided(void *p, size_t pitch, size_t width, size_t rows, void
     return ready() && memset2d_async(p, pitch, 0, width, rows, stream) == 0;
 }
 
-void amp_cuda_free(void *p, void *stream)
+void amp_cuda_scratch_end(struct amp_cuda_scratch *s)
 {
-    if (p)
-        free_async(p, stream);
+    for (int i = 0; i < s->n; i++)
+        free_async(s->p[i], s->stream);
+    s->n = 0;
 }

@@ -9,14 +9,23 @@
  * the program made it rather than crowd the program's own device memory. */
 #define AMP_CUDA_SCRATCH_MAX ((size_t)1 << 30)
 
-/* `bytes` of device memory ordered on `stream`, or NULL (then the caller
+/* One hook call's scratch: buffers taken on the call's stream, all given
+ * back (on that stream, after the work queued there) by
+ * amp_cuda_scratch_end. */
+struct amp_cuda_scratch {
+    void *stream;
+    int n;
+    void *p[8];
+};
+
+/* `bytes` of device memory ordered on s->stream, or NULL (then the caller
  * runs the call as made). */
-void *amp_cuda_alloc(size_t bytes, void *stream);
+void *amp_cuda_take(struct amp_cuda_scratch *s, size_t bytes);
+void amp_cuda_scratch_end(struct amp_cuda_scratch *s);
+
 /* Zeroes `bytes` at p, or `width` bytes in each of `rows` rows `pitch`
  * bytes apart, in order on `stream`; 0 if that cannot be done. */
 int amp_cuda_zero(void *p, size_t bytes, void *stream);
 int amp_cuda_zero_strided(void *p, size_t pitch, size_t width, size_t rows, void *stream);
-/* Gives p back on `stream` (after the work queued there). NULL is ignored. */
-void amp_cuda_free(void *p, void *stream);
 
 #endif

@@ -31,7 +31,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/log.h"
 #include "runtime/state.h"
 #include "shim/cuda_policy.h"
 #include "shim/cuda_scratch.h"
@@ -40,7 +39,6 @@
 #include "shim/forward_words.h"
 #include "shim/resolve.h"
 
-#define AMP_EXPORT __attribute__((visibility("default")))
 #define OK AMP_CUDNN_STATUS_SUCCESS
 
 /* The cuDNN functions the hooks call besides the hooked ones. */
@@ -90,11 +88,7 @@ static void dnn_resolve(void)
 {
     dnn_complete = 1;
 #define AMP_X_RESOLVE(member, name, ...)                                                           \
-    dnn_functions.member = (int (*)(__VA_ARGS__))amp_resolve_name(#name);                          \
-    if (!dnn_functions.member && dnn_complete) {                                                   \
-        amp_log(AMP_LOG_INFO, "the loaded cuDNN has no %s; cuDNN calls run as made", #name);       \
-        dnn_complete = 0;                                                                          \
-    }
+    dnn_functions.member = (int (*)(__VA_ARGS__))amp_resolve_needed(#name, "cuDNN", &dnn_complete);
     AMP_DNN_FUNCTIONS(AMP_X_RESOLVE)
 #undef AMP_X_RESOLVE
 }
@@ -171,16 +165,17 @@ static size_t span(const struct view *v)
  * all released by scope_end (scratch on the call's stream). */
 struct scope {
     const struct dnn *f;
-    void *handle, *stream;
-    int failed, n_mem, n_tensor, n_filter;
-    void *mem[8], *tensor[16], *filter[4];
+    void *handle;
+    struct amp_cuda_scratch mem;
+    int failed, n_tensor, n_filter;
+    void *tensor[16], *filter[4];
     uint64_t converted; /* elements converted, for the counters */
 };
 
 static void scope_begin(struct scope *s, const struct dnn *f, void *handle)
 {
     *s = (struct scope){.f = f, .handle = handle};
-    if (f->get_stream(handle, &s->stream) != OK)
+    if (f->get_stream(handle, &s->mem.stream) != OK)
         s->failed = 1;
 }
 
@@ -190,18 +185,25 @@ static void scope_end(struct scope *s)
         s->f->destroy_tensor(s->tensor[i]);
     for (int i = 0; i < s->n_filter; i++)
         s->f->destroy_filter(s->filter[i]);
-    for (int i = 0; i < s->n_mem; i++)
-        amp_cuda_free(s->mem[i], s->stream);
+    amp_cuda_scratch_end(&s->mem);
 }
 
 static void *scope_mem(struct scope *s, size_t bytes)
 {
-    void *p = s->failed || s->n_mem == 8 ? NULL : amp_cuda_alloc(bytes, s->stream);
-    if (!p)
-        s->failed = 1;
-    else
-        s->mem[s->n_mem++] = p;
+    void *p = s->failed ? NULL : amp_cuda_take(&s->mem, bytes);
+    s->failed |= !p;
     return p;
+}
+
+/* The workspace a changed call needs: the program's own if it is large
+ * enough, else scratch (*ws and *ws_bytes replaced). */
+static int scope_workspace(struct scope *s, size_t need, void **ws, size_t *ws_bytes)
+{
+    if (need > *ws_bytes) {
+        *ws = scope_mem(s, need);
+        *ws_bytes = need;
+    }
+    return !s->failed;
 }
 
 /* A descriptor with v's shape in `type`: a filter descriptor when as_filter,
@@ -315,13 +317,7 @@ static int conv_workspace(const struct dnn *f, enum conv_kind kind, const struct
 static int conv_ensure_workspace(struct scope *s, enum conv_kind kind, struct conv_args *a)
 {
     size_t need = 0;
-    if (!conv_workspace(s->f, kind, a, &need))
-        return 0;
-    if (need > a->ws_bytes) {
-        a->ws = scope_mem(s, need);
-        a->ws_bytes = need;
-    }
-    return !s->failed;
+    return conv_workspace(s->f, kind, a, &need) && scope_workspace(s, need, &a->ws, &a->ws_bytes);
 }
 
 /* Whether a convolution is all fp32 with a math type the program left to
@@ -384,20 +380,19 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
     if (f && conv_plain_fp32(f, kind, &a, v, &math))
         dtype = amp_cuda_lower_dtype(t, hook, 0, &outcome);
-    struct scope s;
     if (dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) {
+        struct scope s;
         scope_begin(&s, f, a.h);
         if (!s.failed)
             status = dtype == AMP_DTYPE_FP16 ? conv_fp16(&s, kind, real, a, math)
                                              : conv_bf16(&s, kind, real, a, v);
         scope_end(&s);
         amp_count(t, hook, AMP_CTL_CONVERTED, s.converted);
+        if (status != OK)
+            outcome = amp_cuda_not_lowered(outcome);
     }
-    if (status != OK) {
-        if (dtype >= 0 && dtype != AMP_DTYPE_TF32)
-            outcome = AMP_CTL_PASSTHROUGH; /* not lowered after all */
+    if (status != OK) /* tf32 (cuDNN's own default on fp32), or as made */
         status = conv_call(real, &a);
-    }
     amp_count(t, hook, outcome, 1);
     return status;
 }
@@ -442,22 +437,24 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
                         bias, act, yd, y);                                                         \
         if (f && conv_plain_fp32(f, CONV_FWD, &a, v, &math))                                       \
             dtype = amp_cuda_lower_dtype(t, AMP_HOOK_##sym, 0, &outcome);                          \
-        if (dtype == AMP_DTYPE_FP16 &&                                                             \
-            f->set_math(conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) == OK) {                  \
+        if (dtype == AMP_DTYPE_FP16) {                                                             \
             struct scope s;                                                                        \
             scope_begin(&s, f, h);                                                                 \
-            if (conv_ensure_workspace(&s, CONV_FWD, &a))                                           \
-                status = real(h, alpha1, xd, x, wd, w, conv, algo, a.ws, a.ws_bytes, alpha2, zd,   \
-                              z, bd, bias, act, yd, y);                                            \
-            f->set_math(conv, math);                                                               \
+            if (!s.failed && f->set_math(conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) == OK) { \
+                if (conv_ensure_workspace(&s, CONV_FWD, &a))                                       \
+                    status = real(h, alpha1, xd, x, wd, w, conv, algo, a.ws, a.ws_bytes, alpha2,   \
+                                  zd, z, bd, bias, act, yd, y);                                    \
+                f->set_math(conv, math);                                                           \
+            }                                                                                      \
             scope_end(&s);                                                                         \
+            if (status != OK)                                                                      \
+                outcome = amp_cuda_not_lowered(outcome);                                           \
+        } else if (dtype == AMP_DTYPE_BF16) {                                                      \
+            outcome = amp_cuda_not_lowered(outcome); /* no bf16 path */                            \
         }                                                                                          \
-        if (status != OK) {                                                                        \
-            if (dtype != AMP_DTYPE_TF32)                                                           \
-                outcome = outcome == AMP_CTL_LOWERED ? AMP_CTL_PASSTHROUGH : outcome;              \
+        if (status != OK) /* tf32 (cuDNN's own default on fp32), or as made */                     \
             status = real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd,    \
                           bias, act, yd, y);                                                       \
-        }                                                                                          \
         amp_count(t, AMP_HOOK_##sym, outcome, 1);                                                  \
         return status;                                                                             \
     }
@@ -519,23 +516,23 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
     return status;
 }
 
-/* The counting every fp32-list hook shares. `upcast` says the call had half
- * tensors and the thread wants fp32; returns the status of the call. */
-#define AMP_FP32_CALL(t, hook, upcast, lowered_call, plain_call)                                   \
+/* The control flow and counting every fp32-list hook shares. `want`: the
+ * thread wants this hook in fp32; `half`: it does and the call has half or
+ * bf16 tensors, so lowered_call (the call in fp32, giving its status) runs,
+ * then `converted` elements are counted; if it fails, or is not run,
+ * plain_call (the call as made) runs. Returns from the hook. */
+#define AMP_FP32_CALL(t, hook, want, half, lowered_call, converted, plain_call)                    \
     do {                                                                                           \
         int status_ = -1;                                                                          \
-        enum amp_ctl_counter outcome_ = AMP_CTL_PASSTHROUGH;                                       \
-        if (t && amp_cuda_wants_fp32(t, hook))                                                     \
-            outcome_ = AMP_CTL_FP32;                                                               \
-        if (upcast && outcome_ == AMP_CTL_FP32) {                                                  \
+        enum amp_ctl_counter outcome_ = want ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH;                 \
+        if (half) {                                                                                \
             status_ = lowered_call;                                                                \
-            amp_count(t, hook, AMP_CTL_CONVERTED, u.s.converted);                                  \
-        }                                                                                          \
-        if (status_ != OK) {                                                                       \
-            if (upcast)                                                                            \
+            amp_count(t, hook, AMP_CTL_CONVERTED, converted);                                      \
+            if (status_ != OK)                                                                     \
                 outcome_ = AMP_CTL_PASSTHROUGH; /* half, not computed in fp32 after all */         \
-            status_ = plain_call;                                                                  \
         }                                                                                          \
+        if (status_ != OK)                                                                         \
+            status_ = plain_call;                                                                  \
         if (t)                                                                                     \
             amp_count(t, hook, outcome_, 1);                                                       \
         return status_;                                                                            \
@@ -554,15 +551,16 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
         void *descs[2] = {xd, yd};                                                                 \
         const void *ptrs[1] = {x};                                                                 \
         struct upcast u;                                                                           \
-        int half = f && any_half(f, 2, descs);                                                     \
-        AMP_FP32_CALL(t, AMP_HOOK_##sym, half,                                                     \
+        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int half = want && f && any_half(f, 2, descs);                                             \
+        AMP_FP32_CALL(t, AMP_HOOK_##sym, want, half,                                               \
                       upcast_end(&u,                                                               \
                                  upcast_begin(&u, f, h, 1, descs, ptrs, yd)                        \
                                      ? real(h, algo, mode, &one, u.desc[0], u.ptr[0], &zero,       \
                                             u.desc[3], (void *)u.ptr[3])                           \
                                      : -1,                                                         \
                                  alpha, beta, y),                                                  \
-                      real(h, algo, mode, alpha, xd, x, beta, yd, y));                             \
+                      u.s.converted, real(h, algo, mode, alpha, xd, x, beta, yd, y));              \
     }
 
 #define AMP_DEFINE_CUDNN_CUDNN_SOFTMAX_BWD(sym)                                                    \
@@ -578,15 +576,16 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
         void *descs[3] = {yd, dyd, dxd};                                                           \
         const void *ptrs[2] = {y, dy};                                                             \
         struct upcast u;                                                                           \
-        int half = f && any_half(f, 3, descs);                                                     \
-        AMP_FP32_CALL(t, AMP_HOOK_##sym, half,                                                     \
+        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int half = want && f && any_half(f, 3, descs);                                             \
+        AMP_FP32_CALL(t, AMP_HOOK_##sym, want, half,                                               \
                       upcast_end(&u,                                                               \
                                  upcast_begin(&u, f, h, 2, descs, ptrs, dxd)                       \
                                      ? real(h, algo, mode, &one, u.desc[0], u.ptr[0], u.desc[1],   \
                                             u.ptr[1], &zero, u.desc[3], (void *)u.ptr[3])          \
                                      : -1,                                                         \
                                  alpha, beta, dx),                                                 \
-                      real(h, algo, mode, alpha, yd, y, dyd, dy, beta, dxd, dx));                  \
+                      u.s.converted, real(h, algo, mode, alpha, yd, y, dyd, dy, beta, dxd, dx));   \
     }
 
 /* Layer-norm style inference normalisation: x and z (if any) in fp32, the
@@ -607,8 +606,9 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
         void *descs[3] = {xd, zd, yd};                                                             \
         const void *ptrs[2] = {x, z};                                                              \
         struct upcast u;                                                                           \
-        int half = f && any_half(f, 3, descs);                                                     \
-        AMP_FP32_CALL(t, AMP_HOOK_##sym, half,                                                     \
+        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int half = want && f && any_half(f, 3, descs);                                             \
+        AMP_FP32_CALL(t, AMP_HOOK_##sym, want, half,                                               \
                       upcast_end(&u,                                                               \
                                  upcast_begin(&u, f, h, 2, descs, ptrs, yd)                        \
                                      ? real(h, mode, ops, algo, &one, &zero, u.desc[0], u.ptr[0],  \
@@ -616,6 +616,7 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
                                             act, u.desc[3], (void *)u.ptr[3], epsilon, groups)     \
                                      : -1,                                                         \
                                  alpha, beta, y),                                                  \
+                      u.s.converted,                                                               \
                       real(h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, mvd, mean,    \
                            var, zd, z, act, yd, y, epsilon, groups));                              \
     }
@@ -630,15 +631,10 @@ static int norm_train_fp32(const struct dnn *f, struct upcast *u, void *h, int m
                            int groups)
 {
     size_t need = 0;
-    if (ops != AMP_CUDNN_NORM_OPS_NORM ||
-        f->ws_norm_train(h, mode, ops, algo, u->desc[0], u->desc[1], u->desc[3], sbd, act, mvd,
-                         &need, groups) != OK)
-        return 0;
-    if (need > *ws_bytes) {
-        *ws = scope_mem(&u->s, need);
-        *ws_bytes = need;
-    }
-    return !u->s.failed;
+    return ops == AMP_CUDNN_NORM_OPS_NORM &&
+           f->ws_norm_train(h, mode, ops, algo, u->desc[0], u->desc[1], u->desc[3], sbd, act, mvd,
+                            &need, groups) == OK &&
+           scope_workspace(&u->s, need, ws, ws_bytes);
 }
 
 #define AMP_DEFINE_CUDNN_CUDNN_NORM_FWD_TRAINING(sym)                                              \
@@ -662,8 +658,9 @@ static int norm_train_fp32(const struct dnn *f, struct upcast *u, void *h, int m
         struct upcast u;                                                                           \
         void *ws2 = ws;                                                                            \
         size_t ws2_bytes = ws_bytes;                                                               \
-        int half = f && ops == AMP_CUDNN_NORM_OPS_NORM && any_half(f, 3, descs);                   \
-        AMP_FP32_CALL(t, AMP_HOOK_##sym, half,                                                     \
+        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int half = want && f && ops == AMP_CUDNN_NORM_OPS_NORM && any_half(f, 3, descs);           \
+        AMP_FP32_CALL(t, AMP_HOOK_##sym, want, half,                                               \
                       upcast_end(&u,                                                               \
                                  upcast_begin(&u, f, h, 2, descs, ptrs, yd) &&                     \
                                          norm_train_fp32(f, &u, h, mode, ops, algo, sbd, act, mvd, \
@@ -675,6 +672,7 @@ static int norm_train_fp32(const struct dnn *f, struct upcast *u, void *h, int m
                                             reserve, reserve_bytes, groups)                        \
                                      : -1,                                                         \
                                  alpha, beta, y),                                                  \
+                      u.s.converted,                                                               \
                       real(h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, factor, mvd,  \
                            run_mean, run_var, epsilon, save_mean, save_inv_var, act, zd, z, yd, y, \
                            ws, ws_bytes, reserve, reserve_bytes, groups));                         \
@@ -695,13 +693,7 @@ static int reduce_fp32(const struct dnn *f, void *h, void *rd, void *ad, void *c
     if (f->set_reduce(rd, op, AMP_CUDNN_DATA_FLOAT, nan, indices, index_type) != OK)
         return 0;
     *restore = comp;
-    if (f->ws_reduce(h, rd, ad, cd, &need) != OK)
-        return 0;
-    if (need > *ws_bytes) {
-        *ws = scope_mem(&u->s, need);
-        *ws_bytes = need;
-    }
-    return !u->s.failed;
+    return f->ws_reduce(h, rd, ad, cd, &need) == OK && scope_workspace(&u->s, need, ws, ws_bytes);
 }
 
 static void reduce_restore(const struct dnn *f, void *rd, int comp)
@@ -727,18 +719,21 @@ static void reduce_restore(const struct dnn *f, void *rd, int comp)
         void *ws2 = ws;                                                                            \
         size_t ws2_bytes = ws_bytes;                                                               \
         int restore = -1, status;                                                                  \
-        int half = f && any_half(f, 2, descs);                                                     \
+        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int half = want && f && any_half(f, 2, descs);                                             \
         AMP_FP32_CALL(                                                                             \
-            t, AMP_HOOK_##sym, half,                                                               \
+            t, AMP_HOOK_##sym, want, half,                                                         \
             (status = reduce_fp32(f, h, rd, ad, cd, &ws2, &ws2_bytes, &u, &restore)                \
                           ? real(h, rd, indices, indices_bytes, ws2, ws2_bytes, alpha, ad, A,      \
                                  beta, cd, C)                                                      \
                           : -1,                                                                    \
              reduce_restore(f, rd, restore), scope_end(&u.s), status),                             \
+            u.s.converted,                                                                         \
             real(h, rd, indices, indices_bytes, ws, ws_bytes, alpha, ad, A, beta, cd, C));         \
     }
 
-/* ---- RNNs -------------------------------------------------------------------
+/* ---- RNNs
+ * -------------------------------------------------------------------
  * cudnnRNNForward in inference mode on fp32 data with fp32 math precision:
  * fp16 sets CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION on the RNN descriptor for
  * the call (rewriting the descriptor with cudnnSetRNNDescriptor_v8, then
@@ -791,29 +786,28 @@ static int rnn_set_math(const struct dnn *f, void *rd, const struct rnn_config *
             c.data == AMP_CUDNN_DATA_FLOAT && c.prec == AMP_CUDNN_DATA_FLOAT &&                    \
             (c.math == AMP_CUDNN_DEFAULT_MATH || c.math == AMP_CUDNN_TENSOR_OP_MATH))              \
             dtype = amp_cuda_lower_dtype(t, AMP_HOOK_##sym, 0, &outcome);                          \
-        if (dtype == AMP_DTYPE_FP16 &&                                                             \
-            rnn_set_math(f, rd, &c, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) {                  \
+        if (dtype == AMP_DTYPE_FP16) {                                                             \
             struct scope s;                                                                        \
-            size_t need = 0, reserve_need = 0;                                                     \
+            size_t need = 0, reserve_need = 0, work_bytes = ws_bytes;                              \
             void *work = ws;                                                                       \
             scope_begin(&s, f, h);                                                                 \
-            if (f->ws_rnn(h, rd, mode, xd, &need, &reserve_need) == OK) {                          \
-                if (need > ws_bytes)                                                               \
-                    work = scope_mem(&s, need);                                                    \
-                if (!s.failed)                                                                     \
-                    status = real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,      \
-                                  weight_bytes, weights, need > ws_bytes ? need : ws_bytes, work,  \
-                                  reserve_bytes, reserve);                                         \
+            if (!s.failed && rnn_set_math(f, rd, &c, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) { \
+                if (f->ws_rnn(h, rd, mode, xd, &need, &reserve_need) == OK &&                      \
+                    scope_workspace(&s, need, &work, &work_bytes))                                 \
+                    status =                                                                       \
+                        real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,           \
+                             weight_bytes, weights, work_bytes, work, reserve_bytes, reserve);     \
+                rnn_set_math(f, rd, &c, c.math);                                                   \
             }                                                                                      \
-            rnn_set_math(f, rd, &c, c.math);                                                       \
             scope_end(&s);                                                                         \
+            if (status != OK)                                                                      \
+                outcome = amp_cuda_not_lowered(outcome);                                           \
+        } else if (dtype == AMP_DTYPE_BF16) {                                                      \
+            outcome = amp_cuda_not_lowered(outcome); /* no bf16 path */                            \
         }                                                                                          \
-        if (status != OK) {                                                                        \
-            if (dtype != AMP_DTYPE_TF32 && outcome == AMP_CTL_LOWERED)                             \
-                outcome = AMP_CTL_PASSTHROUGH; /* not lowered after all */                         \
+        if (status != OK) /* tf32 (cuDNN's own default on fp32), or as made */                     \
             status = real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,              \
                           weight_bytes, weights, ws_bytes, ws, reserve_bytes, reserve);            \
-        }                                                                                          \
         amp_count(t, AMP_HOOK_##sym, outcome, 1);                                                  \
         return status;                                                                             \
     }

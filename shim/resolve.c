@@ -180,6 +180,17 @@ void *amp_resolve_name(const char *name)
  * siblings lacks them): not looked for again. */
 static _Atomic uint8_t absent[AMP_HOOK_COUNT];
 
+void *amp_resolve_needed(const char *name, const char *library, int *complete)
+{
+    void *p = amp_resolve_name(name);
+    if (!p && *complete) {
+        amp_log(AMP_LOG_INFO, "the loaded %s has no %s; the calls that need it run as made",
+                library, name);
+        *complete = 0;
+    }
+    return p;
+}
+
 static void *resolve(enum amp_hook_id hook, int required)
 {
     pthread_mutex_lock(&resolve_lock);

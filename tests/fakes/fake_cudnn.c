@@ -38,7 +38,6 @@ SAME(CUDNN_DATA_BFLOAT16, AMP_CUDNN_DATA_BFLOAT16);
 SAME(CUDNN_DEFAULT_MATH, AMP_CUDNN_DEFAULT_MATH);
 SAME(CUDNN_TENSOR_OP_MATH, AMP_CUDNN_TENSOR_OP_MATH);
 SAME(CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
-SAME(CUDNN_FMA_MATH, AMP_CUDNN_FMA_MATH);
 SAME(CUDNN_TENSOR_NCHW, AMP_CUDNN_TENSOR_NCHW);
 SAME(CUDNN_TENSOR_NHWC, AMP_CUDNN_TENSOR_NHWC);
 SAME(CUDNN_FWD_MODE_INFERENCE, AMP_CUDNN_FWD_MODE_INFERENCE);
@@ -1122,7 +1121,6 @@ struct cudnnRNNStruct {
     int32_t input_size, hidden, proj, layers;
     cudnnDropoutDescriptor_t dropout;
     uint32_t aux;
-    long sets; /* how often the descriptor was set */
 };
 
 FAKE cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *d)
@@ -1148,9 +1146,8 @@ FAKE cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo
     if ((cell != CUDNN_RNN_RELU && cell != CUDNN_RNN_TANH) || dir != CUDNN_UNIDIRECTIONAL ||
         input != CUDNN_LINEAR_INPUT || layers != 1 || proj != hidden || !type_ok(data))
         return UNSUPPORTED;
-    long sets = d->sets;
     *d = (struct cudnnRNNStruct){algo,       cell,   bias, dir,    input,   data, prec,    math,
-                                 input_size, hidden, proj, layers, dropout, aux,  sets + 1};
+                                 input_size, hidden, proj, layers, dropout, aux};
     return CUDNN_STATUS_SUCCESS;
 }
 
