@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "runtime/state.h"
+#include "runtime/hook_state.h"
 
 __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
 

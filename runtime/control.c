@@ -1,12 +1,21 @@
-/* Helpers shared by the shim and ampctl for the control block: its name, the
- * hash that ties it to one build's generated lists, and the check every
- * reader runs before trusting a block it did not write. */
+/* The control block's whole life: its name, the hash that ties it to one
+ * build's generated lists and the check every reader runs before trusting a
+ * block it did not write (shared with ampctl); and, in the process that owns
+ * it, creation, mapping, the drop after fork, and the unlink at exit. */
 #include "runtime/control.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "policy/policy.h"
+#include "runtime/hook_state.h"
 
 void amp_ctl_block_name(char *out, size_t outlen, unsigned uid, long pid)
 {
@@ -41,4 +50,124 @@ const char *amp_ctl_block_problem(const void *mem, size_t len)
         b->max_threads != AMP_CTL_MAX_THREADS || b->list_hash != amp_ctl_list_hash())
         return "a control block of a build with other op or hook lists";
     return NULL;
+}
+
+/* ---- the owner's side ---- */
+
+struct amp_ctl_block *amp_ctl;
+static _Atomic uint64_t private_generation;
+_Atomic uint64_t *_Atomic amp_ctl_generation = &private_generation;
+static size_t ctl_bytes;
+static int ctl_shared; /* the block is in /dev/shm (unlink it at exit) */
+
+static void fill_header(struct amp_ctl_block *b)
+{
+    b->version = AMP_CTL_VERSION;
+    b->size = (uint32_t)sizeof *b;
+    b->pid = (int64_t)getpid();
+    b->uid = (uint32_t)getuid();
+    b->op_count = AMP_OP_COUNT;
+    b->hook_count = AMP_HOOK_COUNT;
+    b->max_threads = AMP_CTL_MAX_THREADS;
+    b->list_hash = amp_ctl_list_hash();
+    snprintf(b->exe, sizeof b->exe, "%s", program_invocation_short_name);
+    atomic_store(&b->generation, 1);
+    atomic_store(&b->enabled, AMP_CTL_FOLLOW);
+    atomic_store(&b->output_round, (uint32_t)amp_rt.cfg.output_round);
+    for (int d = 0; d < AMP_DEVICE_COUNT; d++)
+        atomic_store(&b->dtype[d], (uint32_t)amp_rt.cfg.dtype[d]);
+    memset((void *)b->policy, AMP_CTL_POLICY_NONE, sizeof b->policy);
+    /* The magic last, with release: a reader that sees it (with acquire)
+     * sees a complete header. */
+    __atomic_store_n(&b->magic, AMP_CTL_MAGIC, __ATOMIC_RELEASE);
+}
+
+/* A block of a process that no longer exists may be left behind (the pid is
+ * reused, or the process was killed): safe to remove. */
+static int stale(const char *name)
+{
+    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return errno == ENOENT;
+    struct amp_ctl_block head;
+    ssize_t n = read(fd, &head, offsetof(struct amp_ctl_block, exe));
+    close(fd);
+    return n < (ssize_t)offsetof(struct amp_ctl_block, exe) || head.pid == (int64_t)getpid() ||
+           (kill((pid_t)head.pid, 0) != 0 && errno == ESRCH);
+}
+
+static struct amp_ctl_block *create_shared_block(void)
+{
+    char name[64];
+    amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), (long)getpid());
+    int fd = -1;
+    for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST && attempt == 0 && stale(name))
+            shm_unlink(name);
+    }
+    if (fd < 0) {
+        amp_log(AMP_LOG_INFO, "no control block (%s: %s); ampctl cannot see this process", name,
+                strerror(errno));
+        return NULL;
+    }
+    /* Reserve every page now: a sparse tmpfs file whose pages are first
+     * touched on the program's hot path would raise SIGBUS there if /dev/shm
+     * filled up meanwhile (containers give it 64 MiB, which data loaders
+     * fill). No room means no shared block, never a crash. */
+    struct amp_ctl_block *b = MAP_FAILED;
+    int err = fchmod(fd, 0600) != 0 ? errno : posix_fallocate(fd, 0, (off_t)sizeof *b);
+    if (err == 0)
+        b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (b == MAP_FAILED) {
+        amp_log(AMP_LOG_INFO, "no control block (%s: %s); ampctl cannot see this process", name,
+                strerror(err ? err : errno));
+        shm_unlink(name);
+        return NULL;
+    }
+    ctl_shared = 1;
+    return b;
+}
+
+uint64_t amp_ctl_create(void)
+{
+    struct amp_ctl_block *b = NULL;
+    ctl_shared = 0;
+    if (amp_rt.cfg.control && !getauxval(AT_SECURE))
+        b = create_shared_block();
+    if (!b) {
+        void *p = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return 0;
+        b = p;
+    }
+    ctl_bytes = sizeof *b;
+    fill_header(b);
+    amp_ctl = b;
+    atomic_store_explicit(&amp_ctl_generation, &b->generation, memory_order_release);
+    return atomic_load(&b->generation);
+}
+
+void amp_ctl_release(void)
+{
+    if (amp_ctl && ctl_shared && amp_ctl->pid == (int64_t)getpid()) {
+        char name[64];
+        amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), (long)getpid());
+        shm_unlink(name);
+        ctl_shared = 0;
+    }
+}
+
+/* The child must not touch its parent's block (the mapping is shared): it
+ * unmaps it without unlinking it, and every thread state goes with it. */
+void amp_ctl_drop_after_fork(void)
+{
+    if (amp_ctl) {
+        atomic_store(&amp_ctl_generation, &private_generation);
+        munmap(amp_ctl, ctl_bytes);
+        amp_ctl = NULL;
+        ctl_shared = 0;
+    }
+    atomic_fetch_add(&private_generation, 1);
 }

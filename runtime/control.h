@@ -39,11 +39,11 @@ struct amp_thread {
     _Atomic int64_t tid;          /* 16: 0 for a free slot */
     char name[16];                /* 24: the thread's name when last read */
     _Atomic uint32_t want;        /* 40: enum amp_ctl_want, written by ampctl */
-    _Atomic uint32_t dtype;       /* 44: the thread's dtype now (enum amp_lowp_dtype) */
+    _Atomic uint32_t dtype;       /* 44: the thread's CPU dtype now (enum amp_lowp_dtype) */
     uint32_t region_depth;        /* 48: amp_autocast_push / amp_fp32_push entries */
-    uint32_t reserved1;           /* 52 */
+    _Atomic uint32_t cuda_dtype;  /* 52: the thread's CUDA dtype now */
     uint64_t owner_private[5];    /* 56: the owner's bookkeeping (scratch, pthread id) */
-    uint8_t regions[32];          /* 96: the region stack: 0x80 | dtype, or 0 for fp32 */
+    uint8_t regions[32];          /* 96: the region stack (encoding: runtime/decide.h) */
     /* 128: counters, one row per hook, written only by this thread. */
     _Atomic uint64_t counters[AMP_CTL_MAX_HOOKS][4];
 };
@@ -77,6 +77,7 @@ _Static_assert(offsetof(struct amp_thread, tid) == 16, "layout");
 _Static_assert(offsetof(struct amp_thread, name) == 24, "layout");
 _Static_assert(offsetof(struct amp_thread, want) == 40, "layout");
 _Static_assert(offsetof(struct amp_thread, dtype) == 44, "layout");
+_Static_assert(offsetof(struct amp_thread, cuda_dtype) == 52, "layout");
 _Static_assert(offsetof(struct amp_thread, regions) == 96, "layout");
 _Static_assert(offsetof(struct amp_thread, counters) == 128, "layout");
 _Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 32, "layout");
@@ -97,5 +98,26 @@ uint64_t amp_ctl_list_hash(void);
 /* Checks a block someone else wrote (ampctl, the fuzzer): magic, version,
  * size and counts. Returns NULL, or a one-line reason it is refused. */
 const char *amp_ctl_block_problem(const void *mem, size_t len);
+
+/* ---- the owning process's side (the shim) ---- */
+
+/* The process's control block (NULL before the first hooked call), and the
+ * generation word every hook compares with its thread's: the block's, or a
+ * private word before there is a block. */
+extern struct amp_ctl_block *amp_ctl;
+extern _Atomic uint64_t *_Atomic amp_ctl_generation;
+
+/* Creates the block at the first hooked call: shared (/dev/shm, 0600,
+ * O_EXCL) unless AMPSHIM_CONTROL=0 or the process is setuid/setgid (secure
+ * execution); then private, so the rest of the shim has one path. Returns
+ * the block's generation, 0 when no memory could be had at all. Called with
+ * the thread registry's lock held. */
+uint64_t amp_ctl_create(void);
+
+/* In a forked child: forgets the parent's block (unmapped, not unlinked). */
+void amp_ctl_drop_after_fork(void);
+
+/* Unlinks the block if this process created it (at exit). */
+void amp_ctl_release(void);
 
 #endif

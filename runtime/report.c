@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime/state.h"
+#include "runtime/hook_state.h"
 
 int amp_report_write(FILE *out)
 {

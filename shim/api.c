@@ -12,11 +12,10 @@
 
 #include "ampshim.h"
 #include "runtime/ctl_names.h"
-#include "runtime/state.h"
+#include "runtime/decide.h"
+#include "runtime/hook_state.h"
 
 #define AMP_EXPORT __attribute__((visibility("default")))
-
-enum { REGION_FP32 = 0x00, REGION_AUTOCAST = 0x80 };
 
 static int push_region(uint8_t entry)
 {
@@ -28,7 +27,7 @@ static int push_region(uint8_t entry)
         return -1;
     }
     t->regions[t->region_depth++] = entry;
-    t->fp32_depth += entry == REGION_FP32;
+    t->fp32_depth += !amp_region_is_autocast(entry);
     amp_thread_recompute(t);
     return 0;
 }
@@ -38,7 +37,7 @@ static int pop_region(int autocast)
     struct amp_thread *t = amp_thread_enter();
     if (!t)
         return 0;
-    if (!t->region_depth || ((t->regions[t->region_depth - 1] & REGION_AUTOCAST) != 0) != autocast) {
+    if (!t->region_depth || amp_region_is_autocast(t->regions[t->region_depth - 1]) != autocast) {
         errno = EINVAL;
         return -1;
     }
@@ -50,13 +49,15 @@ static int pop_region(int autocast)
 
 AMP_EXPORT int amp_autocast_push(int dtype)
 {
-    static const int lowp[] = {-1, AMP_DTYPE_BF16, AMP_DTYPE_FP16, AMP_DTYPE_TF32};
+    /* AMPSHIM_DEFAULT stays "the process's dtype" in the region, resolved per
+     * device when a call is decided (runtime/decide.h). */
+    static const unsigned lowp[] = {AMP_REGION_PROCESS_DTYPE, AMP_DTYPE_BF16, AMP_DTYPE_FP16,
+                                    AMP_DTYPE_TF32};
     if (dtype < AMPSHIM_DEFAULT || dtype > AMPSHIM_TF32) {
         errno = EINVAL;
         return -1;
     }
-    int d = dtype == AMPSHIM_DEFAULT ? (int)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CPU]) : lowp[dtype];
-    return push_region((uint8_t)(REGION_AUTOCAST | d));
+    return push_region(amp_region_autocast(lowp[dtype]));
 }
 
 AMP_EXPORT int amp_autocast_pop(void)
@@ -66,7 +67,7 @@ AMP_EXPORT int amp_autocast_pop(void)
 
 AMP_EXPORT int amp_fp32_push(void)
 {
-    return push_region(REGION_FP32);
+    return push_region(AMP_REGION_FP32);
 }
 
 AMP_EXPORT int amp_fp32_pop(void)

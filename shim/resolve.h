@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "policy/policy.h"
-#include "runtime/state.h"
+#include "runtime/hook_state.h"
 
 /* Slow path: finds the real function (never ampshim's own), probes its
  * library's integer width, fills the slot. If no loaded library defines the

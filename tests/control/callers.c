@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "oracle.h"
+#include "tests/oracle.h"
 
 void multiply_in_a(const float *, const float *, float *, int);
 void multiply_in_b(const float *, const float *, float *, int);

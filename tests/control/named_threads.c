@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "answers.h"
+#include "tests/answers.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
                  float, float *, int);

@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "ampshim.h"
-#include "answers.h"
-#include "tests/unit/check.h"
+#include "tests/answers.h"
+#include "tests/check.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
                  float, float *, int);

@@ -15,14 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/check.h"
+#include "tests/check.h"
+#include "tests/fakes/fake_cublas.h"
 
-struct fake_cublas_record {
-    char function[48];
-    int atype, btype, ctype, compute;
-    long calls;
-};
-const struct fake_cublas_record *fake_cublas_last_call(void);
 long fake_cudart_outstanding(void);
 long fake_cudart_allocations(void);
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 struct fake_cublas_record {
     char function[48];

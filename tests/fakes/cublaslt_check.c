@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 int fake_cublaslt_last_compute(void);
 enum { M = 17, N = 11, K = 29 };

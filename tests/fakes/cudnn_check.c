@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "tests/fakes/fake_cudnn.h"
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 long fake_cudart_outstanding(void);
 long fake_cudart_allocations(void);

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tests/fakes/fake_cudnn.h"
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 
 enum { THREADS = 4, ROUNDS = 200, C = 7 };

@@ -9,14 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/unit/check.h"
+#include "tests/check.h"
+#include "tests/fakes/fake_cublas.h"
 
-struct fake_cublas_record {
-    char function[48];
-    int atype, btype, ctype, compute;
-    long calls;
-};
-const struct fake_cublas_record *fake_cublas_last_call(void);
 
 enum { N = 24 };
 

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim/cublas_abi.h"
+#include "shim/cuda/cublas_abi.h"
+#include "tests/fakes/fake_cublas.h"
 
 /* The shim's copy of the ABI values must match the real header's. */
 #define SAME(real, ours) _Static_assert((int)(real) == (int)(ours), #ours)
@@ -30,11 +31,6 @@ SAME(CUBLAS_GEMM_DEFAULT, AMP_CUBLAS_GEMM_DEFAULT);
 
 #define FAKE __attribute__((visibility("default")))
 
-struct fake_cublas_record {
-    char function[48];
-    int atype, btype, ctype, compute;
-    long calls;
-};
 static struct fake_cublas_record last;
 
 FAKE const struct fake_cublas_record *fake_cublas_last_call(void)

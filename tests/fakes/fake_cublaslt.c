@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim/cublas_abi.h"
+#include "shim/cuda/cublas_abi.h"
 
 #define SAME(real, ours) _Static_assert((int)(real) == (int)(ours), #ours)
 SAME(CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE);

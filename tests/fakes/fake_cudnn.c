@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim/cudnn_abi.h"
+#include "shim/cuda/cudnn_abi.h"
 #include "tests/fakes/fake_cudnn.h"
 
 #define SAME(real, ours) _Static_assert((int)(real) == (int)(ours), #ours)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 typedef int (*ctl_fn)(const char *, void *, size_t *, const void *, size_t);
 static ctl_fn ctl;

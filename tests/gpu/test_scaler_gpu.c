@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "amp_scaler.h"
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 
 static amp_scaler *make(void)

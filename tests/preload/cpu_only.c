@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 int main(void)
 {

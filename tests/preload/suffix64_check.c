@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "oracle.h"
+#include "tests/oracle.h"
 
 void cblas_sgemm64_(int, int, int, int64_t, int64_t, int64_t, float, const float *, int64_t,
                     const float *, int64_t, float, float *, int64_t);

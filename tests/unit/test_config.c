@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "runtime/config.h"
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 
 /* A fake environment: NAME=VALUE strings. */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "kernels/cpu/convert.h"
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 static uint32_t stride = 1;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "policy/policy.h"
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 
 static int category_of(enum amp_device dev, const char *op)

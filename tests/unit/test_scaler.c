@@ -13,7 +13,7 @@
 
 #include "amp_scaler.h"
 #include "kernels/cpu/unscale.h"
-#include "tests/unit/check.h"
+#include "tests/check.h"
 
 static amp_scaler *make(double init, double growth, double backoff, int64_t interval)
 {

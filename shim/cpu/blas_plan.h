@@ -7,7 +7,8 @@
 
 #include <stdint.h>
 
-#include "runtime/state.h"
+#include "runtime/decide.h"
+#include "runtime/hook_state.h"
 
 /* Which elements of a square operand the routine reads, in storage terms. */
 enum amp_tri { AMP_TRI_FULL, AMP_TRI_LE /* inner index <= line index */, AMP_TRI_GE };
@@ -24,6 +25,7 @@ struct amp_blas_call {
     struct amp_thread *t;
     enum amp_hook_id hook;
     enum amp_outcome outcome;
+    enum amp_lowp_dtype dtype; /* when lowered */
     int n_in;
     struct amp_operand in[2];
     const float **arg[2]; /* the caller's argument to point at the rounded copy */
@@ -39,19 +41,15 @@ struct amp_blas_call {
 static inline int amp_blas_passes_through(struct amp_thread *t, enum amp_hook_id hook,
                                           int accumulates)
 {
-    if (amp_unlikely(t->fp32_depth) ||
-        amp_unlikely(atomic_load_explicit(&t->seen_generation, memory_order_relaxed) !=
-                     atomic_load_explicit(amp_ctl_generation, memory_order_acquire)))
-        return 0;
-    uint8_t cat = amp_live_load(&amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0]);
-    if (t->selected && (t->caller_filter || cat == AMP_CAT_LOWER || cat == AMP_CAT_FP32))
+    if (!amp_decide_passes_untouched(t, AMP_DEVICE_CPU, hook, accumulates))
         return 0;
     amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
     return 1;
 }
 
-/* Decides the outcome before any argument is parsed; returns 1 when the call
- * is to be lowered, and the caller then plans it and calls amp_blas_lower. */
+/* Decides the outcome (runtime/decide.h) before any argument is parsed;
+ * returns 1 when the call is to be lowered, and the caller then plans it and
+ * calls amp_blas_lower. An fp32 call opens an fp32 region while it runs. */
 static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
                                  enum amp_hook_id hook, int accumulates)
 {
@@ -60,17 +58,9 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->n_in = 0;
     c->has_acc = 0;
     c->converted = 0;
-    if (amp_unlikely(t->fp32_depth)) {
-        c->outcome = AMP_OUTCOME_FP32;
-    } else if (amp_unlikely(!t->selected) ||
-               (amp_unlikely(t->caller_filter) && !amp_caller_selected(amp_tls_caller))) {
-        c->outcome = AMP_OUTCOME_PASSTHROUGH;
-    } else {
-        uint8_t cat = amp_live_load(&amp_rt.category[AMP_DEVICE_CPU][hook][accumulates != 0]);
-        c->outcome = cat == AMP_CAT_LOWER  ? AMP_OUTCOME_LOWERED
-                     : cat == AMP_CAT_FP32 ? AMP_OUTCOME_FP32
-                                           : AMP_OUTCOME_PASSTHROUGH;
-    }
+    struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, accumulates);
+    c->outcome = d.outcome;
+    c->dtype = d.dtype;
     if (c->outcome == AMP_OUTCOME_FP32)
         t->fp32_depth++;
     return c->outcome == AMP_OUTCOME_LOWERED;
@@ -97,7 +87,8 @@ static inline void amp_blas_end(struct amp_blas_call *c)
         amp_count(c->t, c->hook, AMP_CTL_FP32, 1);
         break;
     case AMP_OUTCOME_PASSTHROUGH:
-        amp_count(c->t, c->hook, AMP_CTL_PASSTHROUGH, 1);
+    case AMP_OUTCOME_PROMOTE:
+        amp_count(c->t, c->hook, amp_outcome_counter(c->outcome), 1);
         break;
     }
 }
@@ -106,7 +97,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
 static inline float amp_blas_result(const struct amp_blas_call *c, float r)
 {
     if (c->outcome == AMP_OUTCOME_LOWERED && amp_live_load(&amp_rt.cfg.output_round))
-        return amp_round_to_dtype_rne((enum amp_lowp_dtype)c->t->dtype, r);
+        return amp_round_to_dtype_rne(c->dtype, r);
     return r;
 }
 

@@ -4,7 +4,7 @@
 #include <stdatomic.h>
 
 #include "runtime/report.h"
-#include "runtime/state.h"
+#include "runtime/hook_state.h"
 
 __attribute__((constructor)) static void ampshim_load(void)
 {

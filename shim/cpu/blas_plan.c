@@ -2,7 +2,7 @@
  * rounds its multiplicands (round-to-nearest-even) into per-thread scratch
  * with the caller's own leading dimensions, then the real fp32 routine runs on
  * them: bit for bit the real routine on rounded operands. */
-#include "shim/blas_plan.h"
+#include "shim/cpu/blas_plan.h"
 
 #include <string.h>
 
@@ -257,7 +257,7 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
         return;
     }
-    enum amp_lowp_dtype dtype = (enum amp_lowp_dtype)c->t->dtype;
+    enum amp_lowp_dtype dtype = c->dtype;
     size_t offsets[2], total = 0;
     for (int i = 0; i < c->n_in; i++) {
         if (c->in_place[i])
@@ -284,5 +284,5 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
 
 void amp_blas_round_output(struct amp_blas_call *c)
 {
-    c->converted += round_operand(&c->acc, c->acc.p, (enum amp_lowp_dtype)c->t->dtype);
+    c->converted += round_operand(&c->acc, c->acc.p, c->dtype);
 }

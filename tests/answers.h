@@ -7,7 +7,7 @@
 
 #include <dlfcn.h>
 
-#include "oracle.h"
+#include "tests/oracle.h"
 
 typedef void (*answers_sgemm_fn)(int, int, int, int, int, int, float, const float *, int,
                                  const float *, int, float, float *, int);

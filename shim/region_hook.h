@@ -27,7 +27,7 @@
 /* A hook that runs its routine inside an fp32 region when the routine's
  * category is fp32 (or a region is open already), forwarded word for word
  * and returning the routine's int status: cuSOLVER's routines and cuDNN's
- * CTC loss. Needs runtime/state.h and shim/resolve.h. */
+ * CTC loss. Needs runtime/decide.h and shim/resolve.h. */
 typedef int (*amp_words_status_fn)(AMP_WORD_TYPES);
 #define AMP_DEFINE_FP32_REGION_HOOK(sym)                                                           \
     __attribute__((visibility("default"))) int sym(AMP_WORD_PARAMS)                                \
@@ -36,7 +36,7 @@ typedef int (*amp_words_status_fn)(AMP_WORD_TYPES);
         struct amp_thread *t = amp_thread_enter();                                                 \
         if (!t)                                                                                    \
             return real(AMP_WORD_ARGS);                                                            \
-        int fp32 = amp_fp32_region_enter(t, AMP_HOOK_##sym);                                       \
+        int fp32 = amp_fp32_region_enter(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym);                                       \
         int status = real(AMP_WORD_ARGS);                                                          \
         amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
         return status;                                                                             \

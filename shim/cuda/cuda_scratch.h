@@ -1,4 +1,4 @@
-/* Device scratch for the CUDA hooks (shim/cuda_memory.c): stream-ordered,
+/* Device scratch for the CUDA hooks (shim/cuda/cuda_scratch.c): stream-ordered,
  * one call's worth, given back at the call's end. */
 #ifndef AMPSHIM_CUDA_SCRATCH_H
 #define AMPSHIM_CUDA_SCRATCH_H

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shim/cublas_abi.h"
-#include "shim/cuda_policy.h"
-#include "shim/entry_stub.h"
+#include "shim/cuda/cublas_abi.h"
+#include "runtime/decide.h"
+#include "shim/hook_stub.h"
 #include "shim/resolve.h"
 
 typedef int (*desc_get_fn)(void *, int, void *, size_t, size_t *);
@@ -90,7 +90,7 @@ static int plain_fp32(const struct lt_functions *f, void *desc, void *a, void *b
         enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;                                        \
         int32_t fast = 0, plain = AMP_CUBLAS_COMPUTE_32F;                                          \
         if (f && plain_fp32(f, desc, a_layout, b_layout, c_layout, d_layout))                      \
-            fast = amp_cuda_fast_compute(t, AMP_HOOK_##sym, 1, &outcome);                          \
+            fast = amp_cublas_fast_compute(amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym, 1, &outcome));                          \
         int status = -1;                                                                           \
         if (fast && f->desc_set(desc, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &fast,                \
                                 sizeof fast) == AMP_CUBLAS_STATUS_SUCCESS) {                       \
@@ -99,7 +99,7 @@ static int plain_fp32(const struct lt_functions *f, void *desc, void *a, void *b
             f->desc_set(desc, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &plain, sizeof plain);        \
         }                                                                                          \
         if (status != AMP_CUBLAS_STATUS_SUCCESS) {                                                 \
-            outcome = amp_cuda_not_lowered(outcome);                                               \
+            outcome = amp_not_lowered_after_all(outcome);                                               \
             status = real(lt, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,         \
                           d_layout, algo, workspace, workspace_bytes, stream);                     \
         }                                                                                          \

@@ -2,10 +2,10 @@
  * AMPSHIM_HOOK_LIST_CUSOLVER. Each runs the real routine inside an fp32
  * region (category fp32: policy/data/cuda_float32_linalg.txt), so the cuBLAS
  * calls cuSOLVER makes inside are not lowered. Their arguments are all
- * machine words and they return a status: shim/forward_words.h forwards
+ * machine words and they return a status: shim/region_hook.h forwards
  * them. */
-#include "runtime/state.h"
-#include "shim/forward_words.h"
+#include "runtime/decide.h"
+#include "shim/region_hook.h"
 #include "shim/resolve.h"
 
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_FP32_REGION_HOOK(sym)

@@ -3,12 +3,12 @@
  * float32 list's linalg ops), so the BLAS calls LAPACK makes internally are
  * not lowered and results are bit-identical to running without ampshim.
  *
- * LAPACK routines have many signatures; shim/forward_words.h forwards them
+ * LAPACK routines have many signatures; shim/region_hook.h forwards them
  * as machine words. */
 #include <stdint.h>
 
-#include "runtime/state.h"
-#include "shim/forward_words.h"
+#include "runtime/decide.h"
+#include "shim/region_hook.h"
 #include "shim/resolve.h"
 
 #define AMP_EXPORT __attribute__((visibility("default")))
@@ -26,7 +26,7 @@ typedef void (*amp_f77_subroutine)(AMP_WORD_TYPES);
         }                                                                                          \
         /* fp32 opens a region; any other category leaves the BLAS calls    \
          * inside to their own policy (LAPACK itself cannot be lowered). */ \
-        int fp32 = amp_fp32_region_enter(t, AMP_HOOK_##sym);                                       \
+        int fp32 = amp_fp32_region_enter(t, AMP_DEVICE_CPU, AMP_HOOK_##sym);                                       \
         real(AMP_WORD_ARGS);                                                                       \
         amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
     }

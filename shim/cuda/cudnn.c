@@ -31,12 +31,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/state.h"
-#include "shim/cuda_policy.h"
-#include "shim/cuda_scratch.h"
-#include "shim/cudnn_abi.h"
-#include "shim/entry_stub.h"
-#include "shim/forward_words.h"
+#include "runtime/decide.h"
+#include "shim/cuda/cuda_scratch.h"
+#include "shim/cuda/cudnn_abi.h"
+#include "shim/hook_stub.h"
+#include "shim/region_hook.h"
 #include "shim/resolve.h"
 
 #define OK AMP_CUDNN_STATUS_SUCCESS
@@ -379,7 +378,7 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
     int math = -1, dtype = -1, status = -1;
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
     if (f && conv_plain_fp32(f, kind, &a, v, &math))
-        dtype = amp_cuda_lower_dtype(t, hook, 0, &outcome);
+        dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
     if (dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) {
         struct scope s;
         scope_begin(&s, f, a.h);
@@ -389,7 +388,7 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
         scope_end(&s);
         amp_count(t, hook, AMP_CTL_CONVERTED, s.converted);
         if (status != OK)
-            outcome = amp_cuda_not_lowered(outcome);
+            outcome = amp_not_lowered_after_all(outcome);
     }
     if (status != OK) /* tf32 (cuDNN's own default on fp32), or as made */
         status = conv_call(real, &a);
@@ -436,7 +435,7 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
             return real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd,      \
                         bias, act, yd, y);                                                         \
         if (f && conv_plain_fp32(f, CONV_FWD, &a, v, &math))                                       \
-            dtype = amp_cuda_lower_dtype(t, AMP_HOOK_##sym, 0, &outcome);                          \
+            dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym, 0, &outcome);                          \
         if (dtype == AMP_DTYPE_FP16) {                                                             \
             struct scope s;                                                                        \
             scope_begin(&s, f, h);                                                                 \
@@ -448,9 +447,9 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
             }                                                                                      \
             scope_end(&s);                                                                         \
             if (status != OK)                                                                      \
-                outcome = amp_cuda_not_lowered(outcome);                                           \
+                outcome = amp_not_lowered_after_all(outcome);                                           \
         } else if (dtype == AMP_DTYPE_BF16) {                                                      \
-            outcome = amp_cuda_not_lowered(outcome); /* no bf16 path */                            \
+            outcome = amp_not_lowered_after_all(outcome); /* no bf16 path */                            \
         }                                                                                          \
         if (status != OK) /* tf32 (cuDNN's own default on fp32), or as made */                     \
             status = real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd,    \
@@ -551,7 +550,7 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
         void *descs[2] = {xd, yd};                                                                 \
         const void *ptrs[1] = {x};                                                                 \
         struct upcast u;                                                                           \
-        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int want = t && amp_decide_fp32(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym);                                    \
         int half = want && f && any_half(f, 2, descs);                                             \
         AMP_FP32_CALL(t, AMP_HOOK_##sym, want, half,                                               \
                       upcast_end(&u,                                                               \
@@ -576,7 +575,7 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
         void *descs[3] = {yd, dyd, dxd};                                                           \
         const void *ptrs[2] = {y, dy};                                                             \
         struct upcast u;                                                                           \
-        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int want = t && amp_decide_fp32(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym);                                    \
         int half = want && f && any_half(f, 3, descs);                                             \
         AMP_FP32_CALL(t, AMP_HOOK_##sym, want, half,                                               \
                       upcast_end(&u,                                                               \
@@ -606,7 +605,7 @@ static int upcast_end(struct upcast *u, int status, const void *alpha, const voi
         void *descs[3] = {xd, zd, yd};                                                             \
         const void *ptrs[2] = {x, z};                                                              \
         struct upcast u;                                                                           \
-        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int want = t && amp_decide_fp32(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym);                                    \
         int half = want && f && any_half(f, 3, descs);                                             \
         AMP_FP32_CALL(t, AMP_HOOK_##sym, want, half,                                               \
                       upcast_end(&u,                                                               \
@@ -658,7 +657,7 @@ static int norm_train_fp32(const struct dnn *f, struct upcast *u, void *h, int m
         struct upcast u;                                                                           \
         void *ws2 = ws;                                                                            \
         size_t ws2_bytes = ws_bytes;                                                               \
-        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int want = t && amp_decide_fp32(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym);                                    \
         int half = want && f && ops == AMP_CUDNN_NORM_OPS_NORM && any_half(f, 3, descs);           \
         AMP_FP32_CALL(t, AMP_HOOK_##sym, want, half,                                               \
                       upcast_end(&u,                                                               \
@@ -719,7 +718,7 @@ static void reduce_restore(const struct dnn *f, void *rd, int comp)
         void *ws2 = ws;                                                                            \
         size_t ws2_bytes = ws_bytes;                                                               \
         int restore = -1, status;                                                                  \
-        int want = t && amp_cuda_wants_fp32(t, AMP_HOOK_##sym);                                    \
+        int want = t && amp_decide_fp32(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym);                                    \
         int half = want && f && any_half(f, 2, descs);                                             \
         AMP_FP32_CALL(                                                                             \
             t, AMP_HOOK_##sym, want, half,                                                         \
@@ -785,7 +784,7 @@ static int rnn_set_math(const struct dnn *f, void *rd, const struct rnn_config *
         if (f && mode == AMP_CUDNN_FWD_MODE_INFERENCE && rnn_get(f, rd, &c) &&                     \
             c.data == AMP_CUDNN_DATA_FLOAT && c.prec == AMP_CUDNN_DATA_FLOAT &&                    \
             (c.math == AMP_CUDNN_DEFAULT_MATH || c.math == AMP_CUDNN_TENSOR_OP_MATH))              \
-            dtype = amp_cuda_lower_dtype(t, AMP_HOOK_##sym, 0, &outcome);                          \
+            dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym, 0, &outcome);                          \
         if (dtype == AMP_DTYPE_FP16) {                                                             \
             struct scope s;                                                                        \
             size_t need = 0, reserve_need = 0, work_bytes = ws_bytes;                              \
@@ -801,9 +800,9 @@ static int rnn_set_math(const struct dnn *f, void *rd, const struct rnn_config *
             }                                                                                      \
             scope_end(&s);                                                                         \
             if (status != OK)                                                                      \
-                outcome = amp_cuda_not_lowered(outcome);                                           \
+                outcome = amp_not_lowered_after_all(outcome);                                           \
         } else if (dtype == AMP_DTYPE_BF16) {                                                      \
-            outcome = amp_cuda_not_lowered(outcome); /* no bf16 path */                            \
+            outcome = amp_not_lowered_after_all(outcome); /* no bf16 path */                            \
         }                                                                                          \
         if (status != OK) /* tf32 (cuDNN's own default on fp32), or as made */                     \
             status = real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,              \

@@ -9,7 +9,7 @@
  * real function. Anything else jumps to the hook's C entry, which decides
  * with the full arguments. Uses only rax, r10, r11 (not argument registers in
  * the SysV ABI). Field offsets are checked by _Static_assert in
- * runtime/state.c. */
+ * runtime/threads.c. */
 #ifndef AMPSHIM_ENTRY_X86_64_H
 #define AMPSHIM_ENTRY_X86_64_H
 

@@ -1,5 +1,5 @@
 /* fp16 and bf16 for cuBLAS's symmetric and triangular level-3 routines
- * (shim/cublas_level3.c): the call rebuilt on cublasGemmEx. */
+ * (shim/cuda/cublas_level3.c): the call rebuilt on cublasGemmEx. */
 #ifndef AMPSHIM_CUBLAS_LEVEL3_H
 #define AMPSHIM_CUBLAS_LEVEL3_H
 

@@ -19,13 +19,13 @@
  * in-place form). Anything else, or any step failing before C is written,
  * and the hook runs the call as made. Scratch is stream-ordered on the
  * handle's stream and given back at the end of the call. */
-#include "shim/cublas_level3.h"
+#include "shim/cuda/cublas_level3.h"
 
 #include <pthread.h>
 #include <stddef.h>
 
-#include "shim/cublas_abi.h"
-#include "shim/cuda_scratch.h"
+#include "shim/cuda/cublas_abi.h"
+#include "shim/cuda/cuda_scratch.h"
 #include "shim/resolve.h"
 
 enum {

@@ -22,7 +22,7 @@
 enum amp_mode { AMP_MODE_UNINIT, AMP_MODE_INERT, AMP_MODE_ACTIVE };
 
 /* One per hook: what its entry point reads before anything else. The x86-64
- * entry stubs (shim/entry_x86_64.h) read these fields by offset. */
+ * entry stubs (shim/hook_stub_x86_64.h) read these fields by offset. */
 struct amp_slot {
     void *_Atomic real;           /* the real function; published after ilp64 */
     uint32_t passthrough_counter; /* offset of this hook's passthrough counter in amp_thread */
@@ -47,13 +47,7 @@ extern struct amp_runtime amp_rt;
 _Static_assert(AMP_HOOK_COUNT <= AMP_CTL_MAX_HOOKS, "raise AMP_CTL_MAX_HOOKS");
 _Static_assert(AMP_OP_COUNT <= AMP_CTL_MAX_OPS, "raise AMP_CTL_MAX_OPS");
 
-enum amp_outcome { AMP_OUTCOME_PASSTHROUGH, AMP_OUTCOME_LOWERED, AMP_OUTCOME_FP32 };
 
-/* The process's control block (NULL before the first hooked call), and the
- * generation word every hook compares with its thread's: the block's, or a
- * private word before there is a block. */
-extern struct amp_ctl_block *amp_ctl;
-extern _Atomic uint64_t *_Atomic amp_ctl_generation;
 
 /* Re-reads the block after its generation changed: process-wide settings
  * once per change, then this thread's own state. */
@@ -124,28 +118,9 @@ static inline void amp_count(struct amp_thread *t, enum amp_hook_id hook, enum a
     amp_counter_add(&t->counters[hook][which], n);
 }
 
-/* A call whose category may make it an fp32 region (LAPACK, cuSOLVER): opens
- * the region when the category is fp32 (or one is open already) and returns
- * whether it did; amp_fp32_region_leave closes it and counts the call. */
-static inline int amp_fp32_region_enter(struct amp_thread *t, enum amp_hook_id hook)
-{
-    int fp32 = t->fp32_depth ||
-               amp_live_load(&amp_rt.category[amp_hook_device[hook]][hook][0]) == AMP_CAT_FP32;
-    t->fp32_depth += (uint32_t)fp32;
-    return fp32;
-}
-
-static inline void amp_fp32_region_leave(struct amp_thread *t, enum amp_hook_id hook, int fp32)
-{
-    t->fp32_depth -= (uint32_t)fp32;
-    amp_count(t, hook, fp32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);
-}
-
 /* Sums of every thread's counters, live and exited, for one hook. */
 void amp_counters_total(enum amp_hook_id hook, uint64_t out[4]);
 
-/* Unlinks the block if this process created it (at exit). */
-void amp_ctl_release(void);
 
 /* Recomputes amp_rt.category from the configuration. */
 void amp_runtime_apply_policy(void);

@@ -1,5 +1,5 @@
 /* How a hook is exported: the C entry itself, or on x86-64 an assembly stub
- * in front of it (shim/entry_x86_64.h: it forwards disabled and passed-
+ * in front of it (shim/hook_stub_x86_64.h: it forwards disabled and passed-
  * through calls without touching an argument) with the C entry hidden as
  * sym_c. Used by every hook whose fast path is "call the real function
  * unchanged": BLAS, cuBLAS, cuBLASLt, cuDNN. */
@@ -7,7 +7,7 @@
 #define AMPSHIM_ENTRY_STUB_H
 
 #if defined(__x86_64__) && defined(__ELF__)
-#include "shim/entry_x86_64.h"
+#include "shim/hook_stub_x86_64.h"
 #define AMP_C_ENTRY(sym) __attribute__((used, visibility("hidden"))) sym##_c
 #define AMP_STUB(sym) AMP_ENTRY_STUB(sym);
 #else

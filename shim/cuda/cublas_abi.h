@@ -21,4 +21,13 @@ enum {
     AMP_CUBLASLT_MATRIX_LAYOUT_TYPE = 0,       /* uint32_t (cudaDataType) */
 };
 
+/* The fast compute type a lowered fp32 GEMM runs with in cuBLAS and
+ * cuBLASLt (enum amp_lowp_dtype order: bf16, fp16, tf32), or 0 for none. */
+static inline int amp_cublas_fast_compute(int dtype)
+{
+    static const int compute[] = {AMP_CUBLAS_COMPUTE_32F_FAST_16BF, AMP_CUBLAS_COMPUTE_32F_FAST_16F,
+                                  AMP_CUBLAS_COMPUTE_32F_FAST_TF32};
+    return dtype >= 0 && dtype < (int)(sizeof compute / sizeof *compute) ? compute[dtype] : 0;
+}
+
 #endif

@@ -11,11 +11,11 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "shim/cublas_abi.h"
-#include "shim/cublas_level3.h"
-#include "shim/cuda_policy.h"
-#include "shim/entry_stub.h"
-#include "shim/forward_words.h"
+#include "shim/cuda/cublas_abi.h"
+#include "shim/cuda/cublas_level3.h"
+#include "runtime/decide.h"
+#include "shim/hook_stub.h"
+#include "shim/region_hook.h"
 #include "shim/resolve.h"
 
 typedef int (*amp_handle_query)(void *handle, int *value);
@@ -72,7 +72,8 @@ static int accumulates(enum amp_hook_id hook, void *handle, const float *beta)
 static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, const float *beta)
 {
     enum amp_ctl_counter outcome;
-    int compute = amp_cuda_fast_compute(t, hook, accumulates(hook, handle, beta), &outcome);
+    int compute = amp_cublas_fast_compute(
+        amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, accumulates(hook, handle, beta), &outcome));
     int mode;
     if (compute && math_mode(handle, &mode) && keeps_its_calls(mode)) {
         compute = 0;
@@ -422,7 +423,7 @@ typedef int (*amp_cublas_words_fn)(AMP_WORD_TYPES);
         struct amp_thread *t = amp_thread_enter();                                                 \
         if (t)                                                                                     \
             amp_count(t, AMP_HOOK_##sym,                                                           \
-                      amp_cuda_wants_fp32(t, AMP_HOOK_##sym) ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, \
+                      amp_decide_fp32(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym) ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, \
                       1);                                                                          \
         return real(AMP_WORD_ARGS);                                                                \
     }
@@ -430,7 +431,7 @@ typedef int (*amp_cublas_words_fn)(AMP_WORD_TYPES);
 /* A symmetric or triangular level-3 call. tf32: CUBLAS_TF32_TENSOR_OP_MATH
  * on the handle for the call (keeping the program's other mode bits), the
  * program's mode restored after. fp16 and bf16: these routines have no
- * compute-type argument; shim/cublas_level3.c rebuilds syrk, symm and trmm
+ * compute-type argument; shim/cuda/cublas_level3.c rebuilds syrk, symm and trmm
  * on cublasGemmEx (trsm has no such form and runs as made). The handle is
  * the caller's: a program calling through one handle from two threads at
  * once would see the mode change. */
@@ -451,7 +452,7 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
                         : kind == AMP_LEVEL3_SYMM ? (const float *)w[10]
                                                   : NULL;
     enum amp_ctl_counter outcome;
-    int dtype = amp_cuda_lower_dtype(t, hook, accumulates(hook, h, beta), &outcome);
+    int dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, accumulates(hook, h, beta), &outcome);
     int math = -1, status = -1, done = 0;
     if (dtype >= 0 && (!math_mode(h, &math) || keeps_its_calls(math)))
         dtype = -1;
@@ -475,7 +476,7 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
         done = status == AMP_CUBLAS_STATUS_SUCCESS;
     }
     if (!done) {
-        outcome = amp_cuda_not_lowered(outcome);
+        outcome = amp_not_lowered_after_all(outcome);
         status = AMP_REAL_CALL();
     }
 #undef AMP_REAL_CALL

@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "shim/blas_plan.h"
+#include "shim/cpu/blas_plan.h"
 #include "shim/resolve.h"
 
-#include "shim/entry_stub.h"
+#include "shim/hook_stub.h"
 
 #define AMP_ILP64_LP(hook) (amp_slot_of[hook]->ilp64)
 #define AMP_ILP64_I64(hook) 1

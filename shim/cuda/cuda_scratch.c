@@ -12,7 +12,7 @@
 #include <pthread.h>
 
 #include "runtime/log.h"
-#include "shim/cuda_scratch.h"
+#include "shim/cuda/cuda_scratch.h"
 #include "shim/resolve.h"
 
 typedef int (*malloc_async_fn)(void **, size_t, void *);

@@ -1,7 +1,8 @@
 /* Runtime set-up (the environment, read once at load), the control block
  * and the per-thread states that live in it, their scratch buffers and
  * counters, and fork handling. */
-#include "runtime/state.h"
+#include "runtime/hook_state.h"
+#include "runtime/decide.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,9 +33,6 @@ _Static_assert(offsetof(struct amp_slot, real) == 0, "entry stubs read real at 0
 _Static_assert(offsetof(struct amp_slot, passthrough_counter) == 8, "entry stubs read it at 8");
 _Static_assert(offsetof(struct amp_slot, passes) == 13, "entry stubs read passes at 13");
 
-struct amp_ctl_block *amp_ctl;
-static _Atomic uint64_t private_generation;
-_Atomic uint64_t *_Atomic amp_ctl_generation = &private_generation;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -42,8 +40,6 @@ static pthread_key_t thread_key;
 /* Threads that found no free slot live in private memory, on this list
  * (owner_private[3] is the link). */
 static struct amp_thread *overflow_threads;
-static size_t ctl_bytes;
-static int ctl_shared; /* the block is in /dev/shm (unlink it at exit) */
 static uint64_t applied_generation;
 
 enum { PRIV_SCRATCH, PRIV_SCRATCH_BYTES, PRIV_PTHREAD, PRIV_NEXT, PRIV_IN_BLOCK };
@@ -86,110 +82,6 @@ void amp_ctl_bump(void)
     atomic_fetch_add_explicit(amp_ctl_generation, 1, memory_order_release);
 }
 
-/* ---- the control block ---- */
-
-static void fill_header(struct amp_ctl_block *b)
-{
-    b->version = AMP_CTL_VERSION;
-    b->size = (uint32_t)sizeof *b;
-    b->pid = (int64_t)getpid();
-    b->uid = (uint32_t)getuid();
-    b->op_count = AMP_OP_COUNT;
-    b->hook_count = AMP_HOOK_COUNT;
-    b->max_threads = AMP_CTL_MAX_THREADS;
-    b->list_hash = amp_ctl_list_hash();
-    snprintf(b->exe, sizeof b->exe, "%s", program_invocation_short_name);
-    atomic_store(&b->generation, 1);
-    atomic_store(&b->enabled, AMP_CTL_FOLLOW);
-    atomic_store(&b->output_round, (uint32_t)amp_rt.cfg.output_round);
-    for (int d = 0; d < AMP_DEVICE_COUNT; d++)
-        atomic_store(&b->dtype[d], (uint32_t)amp_rt.cfg.dtype[d]);
-    memset((void *)b->policy, AMP_CTL_POLICY_NONE, sizeof b->policy);
-    /* The magic last, with release: a reader that sees it (with acquire)
-     * sees a complete header. */
-    __atomic_store_n(&b->magic, AMP_CTL_MAGIC, __ATOMIC_RELEASE);
-}
-
-/* A block of a process that no longer exists may be left behind (the pid is
- * reused, or the process was killed): safe to remove. */
-static int stale(const char *name)
-{
-    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return errno == ENOENT;
-    struct amp_ctl_block head;
-    ssize_t n = read(fd, &head, offsetof(struct amp_ctl_block, exe));
-    close(fd);
-    return n < (ssize_t)offsetof(struct amp_ctl_block, exe) || head.pid == (int64_t)getpid() ||
-           (kill((pid_t)head.pid, 0) != 0 && errno == ESRCH);
-}
-
-static struct amp_ctl_block *create_shared_block(void)
-{
-    char name[64];
-    amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), (long)getpid());
-    int fd = -1;
-    for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
-        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0 && errno == EEXIST && attempt == 0 && stale(name))
-            shm_unlink(name);
-    }
-    if (fd < 0) {
-        amp_log(AMP_LOG_INFO, "no control block (%s: %s); ampctl cannot see this process", name,
-                strerror(errno));
-        return NULL;
-    }
-    /* Reserve every page now: a sparse tmpfs file whose pages are first
-     * touched on the program's hot path would raise SIGBUS there if /dev/shm
-     * filled up meanwhile (containers give it 64 MiB, which data loaders
-     * fill). No room means no shared block, never a crash. */
-    struct amp_ctl_block *b = MAP_FAILED;
-    int err = fchmod(fd, 0600) != 0 ? errno : posix_fallocate(fd, 0, (off_t)sizeof *b);
-    if (err == 0)
-        b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (b == MAP_FAILED) {
-        amp_log(AMP_LOG_INFO, "no control block (%s: %s); ampctl cannot see this process", name,
-                strerror(err ? err : errno));
-        shm_unlink(name);
-        return NULL;
-    }
-    ctl_shared = 1;
-    return b;
-}
-
-/* Creates the block at the first hooked call. Shared unless AMPSHIM_CONTROL=0
- * or the process is setuid/setgid (secure execution); then private, so the
- * rest of the shim has one path. Called with registry_lock held. */
-static void create_block(void)
-{
-    struct amp_ctl_block *b = NULL;
-    ctl_shared = 0;
-    if (amp_rt.cfg.control && !getauxval(AT_SECURE))
-        b = create_shared_block();
-    if (!b) {
-        void *p = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return;
-        b = p;
-    }
-    ctl_bytes = sizeof *b;
-    fill_header(b);
-    amp_ctl = b;
-    applied_generation = atomic_load(&b->generation);
-    atomic_store_explicit(&amp_ctl_generation, &b->generation, memory_order_release);
-}
-
-void amp_ctl_release(void)
-{
-    if (amp_ctl && ctl_shared && amp_ctl->pid == (int64_t)getpid()) {
-        char name[64];
-        amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), (long)getpid());
-        shm_unlink(name);
-        ctl_shared = 0;
-    }
-}
-
 /* ---- per-thread state ---- */
 
 /* Applies the process-wide fields of a new generation, once. */
@@ -214,14 +106,7 @@ static void apply_process_settings(uint64_t gen)
  * for this thread, ampctl for the process, AMPSHIM_THREADS. */
 static void recompute_thread(struct amp_thread *t)
 {
-    uint32_t dtype = (uint32_t)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CPU]);
-    int selected = -1;
-    for (uint32_t i = t->region_depth; i-- > 0;)
-        if (t->regions[i] & 0x80) {
-            selected = 1;
-            dtype = t->regions[i] & 0x7f;
-            break;
-        }
+    int selected = amp_innermost_autocast(t) >= 0 ? 1 : -1;
     if (selected < 0) {
         uint32_t want = atomic_load(&t->want);
         uint32_t process = amp_ctl ? atomic_load(&amp_ctl->enabled) : AMP_CTL_FOLLOW;
@@ -235,7 +120,10 @@ static void recompute_thread(struct amp_thread *t)
     }
     t->selected = (uint8_t)selected;
     t->caller_filter = amp_rt.cfg.callers[0] != '\0';
-    atomic_store_explicit(&t->dtype, dtype, memory_order_relaxed);
+    atomic_store_explicit(&t->dtype, (uint32_t)amp_thread_dtype_on(t, AMP_DEVICE_CPU),
+                          memory_order_relaxed);
+    atomic_store_explicit(&t->cuda_dtype, (uint32_t)amp_thread_dtype_on(t, AMP_DEVICE_CUDA),
+                          memory_order_relaxed);
 }
 
 void amp_thread_recompute(struct amp_thread *t)
@@ -323,7 +211,7 @@ struct amp_thread *amp_thread_create(void)
 {
     pthread_mutex_lock(&registry_lock);
     if (!amp_ctl)
-        create_block();
+        applied_generation = amp_ctl_create();
     struct amp_thread *t = NULL;
     if (amp_ctl)
         for (int i = 0; i < AMP_CTL_MAX_THREADS && !t; i++)
@@ -403,22 +291,15 @@ static void fork_parent(void)
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* The child must not touch its parent's block (the mapping is shared): it
- * drops it, unmapped but not unlinked, and makes its own at its next hooked
- * call, with fresh counters. */
+/* The child drops its parent's block (runtime/control.c) and its thread
+ * list; it makes its own block at its next hooked call, with fresh counters. */
 static void fork_child(void)
 {
     pthread_mutex_init(&registry_lock, NULL);
-    if (amp_ctl) {
-        atomic_store(&amp_ctl_generation, &private_generation);
-        munmap(amp_ctl, ctl_bytes);
-        amp_ctl = NULL;
-        ctl_shared = 0;
-    }
+    amp_ctl_drop_after_fork();
     overflow_threads = NULL;
     amp_tls_thread = NULL;
     pthread_setspecific(thread_key, NULL);
-    atomic_fetch_add(&private_generation, 1);
 }
 
 static const char *secure_getenv_fn(const char *name)

@@ -1,0 +1,205 @@
+/* The one decision every hook asks: what a call of a hook becomes on this
+ * thread (lowered to a dtype, computed in fp32, promoted, or run as made),
+ * from the device, the hook and whether the call accumulates, the thread's
+ * state and region stack, ampctl's overrides and the policy. The CPU hooks,
+ * the cuBLAS, cuBLASLt and cuDNN hooks and the LAPACK, cuSOLVER and CTC-loss
+ * region hooks all call it; each library's code only translates the answer
+ * into that library's means. Static inline: it sits on every hook's path. */
+#ifndef AMPSHIM_DECIDE_H
+#define AMPSHIM_DECIDE_H
+
+#include "runtime/hook_state.h"
+
+/* ---- the region stack (struct amp_thread.regions), encoded and decoded
+ * here only ---- */
+
+/* An fp32 region (amp_fp32_push). */
+#define AMP_REGION_FP32 0x00u
+/* An autocast region (amp_autocast_push): AMP_REGION_AUTOCAST | dtype, where
+ * the dtype is an enum amp_lowp_dtype or AMP_REGION_PROCESS_DTYPE ("the
+ * process's dtype", resolved per device when a call is decided). */
+#define AMP_REGION_AUTOCAST 0x80u
+#define AMP_REGION_DTYPE_MASK 0x7fu
+#define AMP_REGION_PROCESS_DTYPE 0x7fu
+
+static inline uint8_t amp_region_autocast(unsigned dtype_or_process)
+{
+    return (uint8_t)(AMP_REGION_AUTOCAST | (dtype_or_process & AMP_REGION_DTYPE_MASK));
+}
+
+static inline int amp_region_is_autocast(uint8_t entry)
+{
+    return (entry & AMP_REGION_AUTOCAST) != 0;
+}
+
+/* The process's dtype on a device (AMPSHIM_DTYPE and friends, ampctl). */
+static inline enum amp_lowp_dtype amp_process_dtype(enum amp_device dev)
+{
+    return (enum amp_lowp_dtype)amp_live_load(&amp_rt.cfg.dtype[dev]);
+}
+
+/* The innermost autocast region of t, or -1 when none is open. */
+static inline int amp_innermost_autocast(const struct amp_thread *t)
+{
+    for (uint32_t i = t->region_depth; i-- > 0;)
+        if (amp_region_is_autocast(t->regions[i]))
+            return (int)i;
+    return -1;
+}
+
+/* The dtype t's calls on dev lower to: the innermost autocast region's, with
+ * AMPSHIM_DEFAULT meaning the process's dtype on that device, else the
+ * process's. Computed when the thread's state changes (runtime/threads.c),
+ * not per call. */
+static inline enum amp_lowp_dtype amp_thread_dtype_on(const struct amp_thread *t,
+                                                      enum amp_device dev)
+{
+    int i = amp_innermost_autocast(t);
+    unsigned d = i < 0 ? AMP_REGION_PROCESS_DTYPE : t->regions[i] & AMP_REGION_DTYPE_MASK;
+    return d == AMP_REGION_PROCESS_DTYPE ? amp_process_dtype(dev) : (enum amp_lowp_dtype)d;
+}
+
+/* The cached result of amp_thread_dtype_on, per device. */
+static inline enum amp_lowp_dtype amp_thread_dtype(const struct amp_thread *t,
+                                                   enum amp_device dev)
+{
+    return (enum amp_lowp_dtype)(dev == AMP_DEVICE_CPU ? atomic_load_explicit(&t->dtype, memory_order_relaxed)
+                                                       : atomic_load_explicit(&t->cuda_dtype, memory_order_relaxed));
+}
+
+/* ---- the decision ---- */
+
+enum amp_outcome {
+    AMP_OUTCOME_PASSTHROUGH, /* run as the program made it */
+    AMP_OUTCOME_LOWERED,     /* multiplicands in decision.dtype, fp32 accumulation */
+    AMP_OUTCOME_FP32,        /* computed in fp32; an fp32 region while it runs */
+    AMP_OUTCOME_PROMOTE,     /* widest input type: typed fp32 calls run as made */
+};
+
+struct amp_decision {
+    enum amp_outcome outcome;
+    enum amp_lowp_dtype dtype; /* for AMP_OUTCOME_LOWERED */
+};
+
+/* Is autocast on for this call of t: the thread is selected (regions,
+ * ampctl, AMPSHIM_THREADS) and AMPSHIM_CALLERS, if set, selects its caller. */
+static inline int amp_call_selected(const struct amp_thread *t)
+{
+    return t->selected && !(amp_unlikely(t->caller_filter) && !amp_caller_selected(amp_tls_caller));
+}
+
+/* A region hook (LAPACK, cuSOLVER, CTC loss) of category fp32 opens its region
+ * on every thread, selected or not: the region protects the library's own
+ * inner calls, whatever would select those. */
+enum amp_decide_as { AMP_DECIDE_CALL, AMP_DECIDE_REGION };
+
+static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum amp_device dev,
+                                                enum amp_hook_id hook, int accumulates,
+                                                enum amp_decide_as as)
+{
+    struct amp_decision d = {AMP_OUTCOME_PASSTHROUGH, AMP_DTYPE_BF16};
+    if (amp_unlikely(t->fp32_depth)) {
+        d.outcome = AMP_OUTCOME_FP32;
+        return d;
+    }
+    uint8_t cat = amp_live_load(&amp_rt.category[dev][hook][accumulates != 0]);
+    if (!amp_call_selected(t)) {
+        if (as == AMP_DECIDE_REGION && cat == AMP_CAT_FP32)
+            d.outcome = AMP_OUTCOME_FP32;
+        return d;
+    }
+    switch (cat) {
+    case AMP_CAT_LOWER:
+        d.dtype = amp_thread_dtype(t, dev);
+        /* NVIDIA_TF32_OVERRIDE=0 forbids tf32 on CUDA: such a call runs as made. */
+        if (d.dtype < AMP_DTYPE_COUNT &&
+            !(dev == AMP_DEVICE_CUDA && d.dtype == AMP_DTYPE_TF32 && !amp_rt.cfg.cuda_tf32_allowed))
+            d.outcome = AMP_OUTCOME_LOWERED;
+        break;
+    case AMP_CAT_FP32:
+        d.outcome = AMP_OUTCOME_FP32;
+        break;
+    case AMP_CAT_PROMOTE:
+        d.outcome = AMP_OUTCOME_PROMOTE;
+        break;
+    default:
+        break;
+    }
+    return d;
+}
+
+static inline struct amp_decision amp_decide(const struct amp_thread *t, enum amp_device dev,
+                                             enum amp_hook_id hook, int accumulates)
+{
+    return amp_decide_as(t, dev, hook, accumulates, AMP_DECIDE_CALL);
+}
+
+/* The counter a call of this outcome is counted in. A promoted fp32 call ran
+ * as made. */
+static inline enum amp_ctl_counter amp_outcome_counter(enum amp_outcome outcome)
+{
+    return outcome == AMP_OUTCOME_LOWERED ? AMP_CTL_LOWERED
+           : outcome == AMP_OUTCOME_FP32  ? AMP_CTL_FP32
+                                          : AMP_CTL_PASSTHROUGH;
+}
+
+/* How a call counts when its lowered form could not be had (no library path,
+ * no scratch, the library refused) and it ran as made: the one rule for "not
+ * lowered after all". */
+static inline enum amp_ctl_counter amp_not_lowered_after_all(enum amp_ctl_counter counter)
+{
+    return counter == AMP_CTL_LOWERED ? AMP_CTL_PASSTHROUGH : counter;
+}
+
+/* Two views of amp_decide for hooks that either lower or run as made
+ * (cuBLAS, cuBLASLt, cuDNN): the dtype to lower to, or -1, with *counter
+ * how the call counts if it runs as decided; and whether the call is to be
+ * computed in fp32. */
+static inline int amp_decide_lower_dtype(const struct amp_thread *t, enum amp_device dev,
+                                         enum amp_hook_id hook, int accumulates,
+                                         enum amp_ctl_counter *counter)
+{
+    struct amp_decision d = amp_decide(t, dev, hook, accumulates);
+    *counter = amp_outcome_counter(d.outcome);
+    return d.outcome == AMP_OUTCOME_LOWERED ? (int)d.dtype : -1;
+}
+
+static inline int amp_decide_fp32(const struct amp_thread *t, enum amp_device dev,
+                                  enum amp_hook_id hook)
+{
+    return amp_decide(t, dev, hook, 0).outcome == AMP_OUTCOME_FP32;
+}
+
+/* The fast path's question, answered before any argument is read (the C twin
+ * of shim/hook_stub_x86_64.h): is this call certainly run as made, with no
+ * fp32 region to open and no change of the control block to apply? */
+static inline int amp_decide_passes_untouched(const struct amp_thread *t, enum amp_device dev,
+                                              enum amp_hook_id hook, int accumulates)
+{
+    if (amp_unlikely(t->fp32_depth) ||
+        amp_unlikely(atomic_load_explicit(&t->seen_generation, memory_order_relaxed) !=
+                     atomic_load_explicit(amp_ctl_generation, memory_order_acquire)))
+        return 0;
+    uint8_t cat = amp_live_load(&amp_rt.category[dev][hook][accumulates != 0]);
+    return !(t->selected && (t->caller_filter || cat == AMP_CAT_LOWER || cat == AMP_CAT_FP32));
+}
+
+/* ---- region hooks: the routine runs inside an fp32 region when decided
+ * fp32 ---- */
+
+/* Opens the region when the decision is fp32; returns whether it did. */
+static inline int amp_fp32_region_enter(struct amp_thread *t, enum amp_device dev,
+                                        enum amp_hook_id hook)
+{
+    int fp32 = amp_decide_as(t, dev, hook, 0, AMP_DECIDE_REGION).outcome == AMP_OUTCOME_FP32;
+    t->fp32_depth += (uint32_t)fp32;
+    return fp32;
+}
+
+static inline void amp_fp32_region_leave(struct amp_thread *t, enum amp_hook_id hook, int fp32)
+{
+    t->fp32_depth -= (uint32_t)fp32;
+    amp_count(t, hook, fp32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);
+}
+
+#endif
