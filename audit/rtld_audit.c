@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ampshim_generated.h"
+
 #define AMP_EXPORT __attribute__((visibility("default")))
 
 static struct link_map *shim;
@@ -36,11 +38,24 @@ static int starts_with(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* The CUDA libraries ampshim has hooks for. */
+/* The CUDA libraries ampshim has hooks for: their file-name prefixes, from
+ * policy/data/families.txt. */
 static int is_cuda_library(const char *base)
 {
-    return starts_with(base, "libcublas.so") || starts_with(base, "libcublasLt.so") ||
-           starts_with(base, "libcudnn.so") || starts_with(base, "libcusolver.so");
+    static const struct {
+        int cuda;
+        const char *prefix;
+    } families[] = {
+#define AMP_DEVICE_IS_CUDA_CPU 0
+#define AMP_DEVICE_IS_CUDA_CUDA 1
+#define AMP_X_FAMILY(family, device, prefix, display) {AMP_DEVICE_IS_CUDA_##device, prefix},
+        AMPSHIM_FAMILY_LIST(AMP_X_FAMILY)
+#undef AMP_X_FAMILY
+    };
+    for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+        if (families[i].cuda && starts_with(base, families[i].prefix))
+            return 1;
+    return 0;
 }
 
 AMP_EXPORT unsigned int la_version(unsigned int version)

@@ -31,19 +31,26 @@ const uint8_t amp_hook_op[AMP_HOOK_COUNT][2] = {
 #undef AMP_X_HOOK
 };
 
-#define AMP_FORM_DEVICE_CBLAS AMP_DEVICE_CPU
-#define AMP_FORM_DEVICE_F77 AMP_DEVICE_CPU
-#define AMP_FORM_DEVICE_CUBLAS AMP_DEVICE_CUDA
-#define AMP_FORM_DEVICE_CUSOLVER AMP_DEVICE_CUDA
-#define AMP_FORM_DEVICE_CUBLASLT AMP_DEVICE_CUDA
-#define AMP_FORM_DEVICE_CUDNN AMP_DEVICE_CUDA
-const uint8_t amp_hook_device[AMP_HOOK_COUNT] = {
-#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_FORM_DEVICE_##form,
-    AMPSHIM_HOOK_LIST(AMP_X_HOOK)
-#undef AMP_X_HOOK
+const uint8_t amp_family_device[AMP_FAMILY_COUNT] = {
+#define AMP_X_FAMILY(family, device, prefix, display) AMP_DEVICE_##device,
+    AMPSHIM_FAMILY_LIST(AMP_X_FAMILY)
+#undef AMP_X_FAMILY
+};
+
+const char *const amp_family_prefix[AMP_FAMILY_COUNT] = {
+#define AMP_X_FAMILY(family, device, prefix, display) prefix,
+    AMPSHIM_FAMILY_LIST(AMP_X_FAMILY)
+#undef AMP_X_FAMILY
+};
+
+const char *const amp_family_display[AMP_FAMILY_COUNT] = {
+#define AMP_X_FAMILY(family, device, prefix, display) display,
+    AMPSHIM_FAMILY_LIST(AMP_X_FAMILY)
+#undef AMP_X_FAMILY
 };
 
 const char *const amp_category_names[AMP_CAT_COUNT] = {"passthrough", "lower", "fp32", "promote"};
+const char *const amp_device_names[AMP_DEVICE_COUNT] = {"cpu", "cuda"};
 
 void amp_policy_overrides_clear(struct amp_policy_overrides *ov)
 {

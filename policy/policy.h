@@ -11,6 +11,14 @@
 
 enum amp_device { AMP_DEVICE_CPU, AMP_DEVICE_CUDA, AMP_DEVICE_COUNT };
 
+/* Library families (policy/data/families.txt). */
+enum amp_family {
+#define AMP_X_FAMILY(family, device, prefix, display) AMP_FAMILY_##family,
+    AMPSHIM_FAMILY_LIST(AMP_X_FAMILY)
+#undef AMP_X_FAMILY
+    AMP_FAMILY_COUNT
+};
+
 /* Order matters: ampshim-gen writes these codes. */
 enum amp_category {
     AMP_CAT_PASSTHROUGH, /* unlisted: run in the input type */
@@ -39,11 +47,22 @@ extern const char *const amp_op_names[AMP_OP_COUNT];
 extern const char *const amp_hook_names[AMP_HOOK_COUNT];
 extern const char *const amp_hook_routines[AMP_HOOK_COUNT];
 extern const uint8_t amp_hook_op[AMP_HOOK_COUNT][2]; /* [hook][accumulates] */
-extern const uint8_t amp_hook_device[AMP_HOOK_COUNT];  /* enum amp_device */
 extern const char *const amp_category_names[AMP_CAT_COUNT];
+extern const char *const amp_device_names[AMP_DEVICE_COUNT];
 
-/* Generated: the op lists as a table. */
+/* Per family: its device, how its libraries' file names begin ("" for the
+ * CPU families) and its name in messages. */
+extern const uint8_t amp_family_device[AMP_FAMILY_COUNT];
+extern const char *const amp_family_prefix[AMP_FAMILY_COUNT];
+extern const char *const amp_family_display[AMP_FAMILY_COUNT];
+
+/* Generated (ampshim_policy_tables.c): the op lists as a table, the list
+ * file each listed op's category comes from (NULL: unlisted), and each
+ * hook's family and device. */
 extern const uint8_t amp_policy_default[AMP_DEVICE_COUNT][AMP_OP_COUNT];
+extern const char *const amp_policy_source[AMP_DEVICE_COUNT][AMP_OP_COUNT];
+extern const uint8_t amp_hook_family[AMP_HOOK_COUNT]; /* enum amp_family */
+extern const uint8_t amp_hook_device[AMP_HOOK_COUNT]; /* enum amp_device */
 
 /* Overrides from the environment or ampctl; AMP_CAT_UNSET where none. A symbol
  * override (cblas_sgemm) beats a routine override (sgemm), which beats an op

@@ -294,6 +294,15 @@ static const struct var {
     {"AMPSHIM_CALLERS", parse_callers, "all callers"},
 };
 
+const char *amp_config_variable(size_t i, int *opens_file)
+{
+    if (i >= sizeof vars / sizeof *vars)
+        return NULL;
+    if (opens_file)
+        *opens_file = vars[i].parse == parse_log_file;
+    return vars[i].name;
+}
+
 int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
 {
     amp_config_defaults(cfg);

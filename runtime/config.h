@@ -45,6 +45,10 @@ int amp_config_selects_thread(const struct amp_config *cfg, long tid, long pid, 
  * (either may be NULL)? */
 int amp_config_selects_caller(const struct amp_config *cfg, const char *object, const char *symbol);
 
+/* The i-th variable amp_config_load reads (NULL past the last), and whether
+ * parsing it opens a file (AMPSHIM_LOG_FILE): for the fuzzer and the tests. */
+const char *amp_config_variable(size_t i, int *opens_file);
+
 /* Small parsers shared with the tests. */
 int amp_parse_bool(const char *s, int *out);
 int amp_parse_dtype(const char *s, enum amp_lowp_dtype *out);

@@ -17,6 +17,26 @@
 #include "policy/policy.h"
 #include "runtime/hook_state.h"
 
+const char *const amp_ctl_counter_names[AMP_CTL_COUNTERS] = {
+#define AMP_X_COUNTER(name, NAME, kind, width, description) #name,
+    AMPSHIM_COUNTER_LIST(AMP_X_COUNTER)
+#undef AMP_X_COUNTER
+};
+
+const uint8_t amp_ctl_counter_width[AMP_CTL_COUNTERS] = {
+#define AMP_X_COUNTER(name, NAME, kind, width, description) width,
+    AMPSHIM_COUNTER_LIST(AMP_X_COUNTER)
+#undef AMP_X_COUNTER
+};
+
+#define AMP_COUNTER_KIND_OUTCOME 1
+#define AMP_COUNTER_KIND_AMOUNT 0
+const uint8_t amp_ctl_counter_is_outcome[AMP_CTL_COUNTERS] = {
+#define AMP_X_COUNTER(name, NAME, kind, width, description) AMP_COUNTER_KIND_##kind,
+    AMPSHIM_COUNTER_LIST(AMP_X_COUNTER)
+#undef AMP_X_COUNTER
+};
+
 void amp_ctl_block_name(char *out, size_t outlen, unsigned uid, long pid)
 {
     snprintf(out, outlen, "/ampshim.%u.%ld", uid, pid);

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ampshim_generated.h"
+
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
 #define AMP_CTL_VERSION 1u
 #define AMP_CTL_MAX_THREADS 256
@@ -26,7 +28,30 @@
 /* ampctl's request for one thread. */
 enum amp_ctl_want { AMP_CTL_FOLLOW = 0, AMP_CTL_ON = 1, AMP_CTL_OFF = 2 };
 
-enum amp_ctl_counter { AMP_CTL_LOWERED, AMP_CTL_FP32, AMP_CTL_PASSTHROUGH, AMP_CTL_CONVERTED };
+/* The per-hook counters (policy/data/counters.txt). */
+enum amp_ctl_counter {
+#define AMP_X_COUNTER(name, NAME, kind, width, description) AMP_CTL_##NAME,
+    AMPSHIM_COUNTER_LIST(AMP_X_COUNTER)
+#undef AMP_X_COUNTER
+    AMP_CTL_COUNTERS
+};
+#define AMP_CTL_COUNTER_SLOTS 4 /* per hook in the block's layout */
+_Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 4 counters per hook");
+
+/* Each counter's name, and whether it counts calls by outcome ("calls" is
+ * the sum of those). */
+extern const char *const amp_ctl_counter_names[AMP_CTL_COUNTERS];
+extern const uint8_t amp_ctl_counter_is_outcome[AMP_CTL_COUNTERS];
+extern const uint8_t amp_ctl_counter_width[AMP_CTL_COUNTERS]; /* its table column */
+
+/* The calls a row of counters records: the sum of its outcome counters. */
+static inline uint64_t amp_ctl_calls(const uint64_t row[AMP_CTL_COUNTERS])
+{
+    uint64_t n = 0;
+    for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+        n += amp_ctl_counter_is_outcome[i] ? row[i] : 0;
+    return n;
+}
 
 /* One thread's state. The first 16 bytes are read by the entry stubs. */
 struct amp_thread {
@@ -45,7 +70,7 @@ struct amp_thread {
     uint64_t owner_private[5];    /* 56: the owner's bookkeeping (scratch, pthread id) */
     uint8_t regions[32];          /* 96: the region stack (encoding: runtime/decide.h) */
     /* 128: counters, one row per hook, written only by this thread. */
-    _Atomic uint64_t counters[AMP_CTL_MAX_HOOKS][4];
+    _Atomic uint64_t counters[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS];
 };
 
 struct amp_ctl_block {
@@ -65,7 +90,7 @@ struct amp_ctl_block {
     _Atomic uint32_t dtype[2];      /* 128: [device] enum amp_lowp_dtype */
     uint8_t reserved[56];           /* 136 */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
-    _Atomic uint64_t exited[AMP_CTL_MAX_HOOKS][4]; /* 704: counters of threads that ended */
+    _Atomic uint64_t exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
     struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 8896 */
 };
 

@@ -13,8 +13,6 @@
 #include "policy/policy.h"
 #include "runtime/config.h"
 
-static const char *const counter_names[] = {"lowered", "fp32", "passthrough", "converted"};
-
 static int parse_want(const char *v, uint32_t *out)
 {
     int on;
@@ -128,7 +126,7 @@ int amp_ctl_get(const struct amp_ctl_block *b, const char *name, char *out, size
             snprintf(out, outlen, "%.*s", (int)sizeof th->name, th->name);
         } else if (strcmp(last, "dtype") == 0) {
             snprintf(out, outlen, "%s", dtype_text(atomic_load(&th->dtype)));
-        } else if (strcmp(last, "lowered") == 0) {
+        } else if (strcmp(last, amp_ctl_counter_names[AMP_CTL_LOWERED]) == 0) {
             unsigned long long n = 0;
             for (int h = 0; h < AMP_HOOK_COUNT; h++)
                 n += atomic_load_explicit(&th->counters[h][AMP_CTL_LOWERED], memory_order_relaxed);
@@ -139,8 +137,8 @@ int amp_ctl_get(const struct amp_ctl_block *b, const char *name, char *out, size
         }
     } else if (split_node(name, "stats.", mid, sizeof mid, &last) == 0) {
         int hook = amp_hook_from_name(mid), which = -1;
-        for (int i = 0; i < 4; i++)
-            if (strcmp(last, counter_names[i]) == 0)
+        for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+            if (strcmp(last, amp_ctl_counter_names[i]) == 0)
                 which = i;
         if (hook < 0 || (which < 0 && strcmp(last, "calls") != 0))
             return ENOENT;
@@ -148,8 +146,8 @@ int amp_ctl_get(const struct amp_ctl_block *b, const char *name, char *out, size
         if (which >= 0)
             n = amp_ctl_counter(b, hook, which);
         else
-            for (int i = 0; i < 3; i++)
-                n += amp_ctl_counter(b, hook, i);
+            for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+                n += amp_ctl_counter_is_outcome[i] ? amp_ctl_counter(b, hook, i) : 0;
         snprintf(out, outlen, "%llu", n);
         t = AMP_CTL_T_U64;
     } else {

@@ -119,7 +119,7 @@ static inline void amp_count(struct amp_thread *t, enum amp_hook_id hook, enum a
 }
 
 /* Sums of every thread's counters, live and exited, for one hook. */
-void amp_counters_total(enum amp_hook_id hook, uint64_t out[4]);
+void amp_counters_total(enum amp_hook_id hook, uint64_t out[AMP_CTL_COUNTERS]);
 
 
 /* Recomputes amp_rt.category from the configuration. */

@@ -10,22 +10,32 @@
 
 #include "runtime/hook_state.h"
 
+/* One row: symbol, op, policy, calls, then every counter. */
+static void write_row(FILE *out, int width, const char *symbol, const char *op,
+                      const char *policy, const uint64_t c[AMP_CTL_COUNTERS])
+{
+    fprintf(out, "%-*s %-18s %-11s %10" PRIu64, width, symbol, op, policy, amp_ctl_calls(c));
+    for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+        fprintf(out, " %*" PRIu64, (int)amp_ctl_counter_width[i], c[i]);
+    fputc('\n', out);
+}
+
 int amp_report_write(FILE *out)
 {
     /* Gather first: the symbol column is as wide as the longest name shown,
      * and the CUDA dtype is named only when CUDA calls are reported. */
-    uint64_t c[AMP_HOOK_COUNT][4];
-    uint64_t totals[4] = {0};
+    uint64_t c[AMP_HOOK_COUNT][AMP_CTL_COUNTERS];
+    uint64_t totals[AMP_CTL_COUNTERS] = {0};
     int rows = 0, width = 18, cuda = 0;
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
         amp_counters_total((enum amp_hook_id)h, c[h]);
-        if (c[h][0] + c[h][1] + c[h][2] == 0)
+        if (amp_ctl_calls(c[h]) == 0)
             continue;
         rows++;
         int len = (int)strlen(amp_hook_names[h]);
         width = len > width ? len : width;
         cuda |= amp_hook_device[h] == AMP_DEVICE_CUDA;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < AMP_CTL_COUNTERS; i++)
             totals[i] += c[h][i];
     }
     if (!rows)
@@ -35,22 +45,19 @@ int amp_report_write(FILE *out)
             program_invocation_short_name, amp_dtype_names[cfg->dtype[AMP_DEVICE_CPU]],
             cuda ? ", cuda dtype " : "", cuda ? amp_dtype_names[cfg->dtype[AMP_DEVICE_CUDA]] : "",
             cfg->output_round ? "round" : "keep");
-    fprintf(out, "%-*s %-18s %-11s %10s %10s %10s %12s %14s\n", width, "symbol", "op", "policy",
-            "calls", "lowered", "fp32", "passthrough", "converted");
+    fprintf(out, "%-*s %-18s %-11s %10s", width, "symbol", "op", "policy", "calls");
+    for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+        fprintf(out, " %*s", (int)amp_ctl_counter_width[i],
+                amp_ctl_counter_names[i]);
+    fputc('\n', out);
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-        uint64_t calls = c[h][0] + c[h][1] + c[h][2];
-        if (calls == 0)
+        if (amp_ctl_calls(c[h]) == 0)
             continue;
         uint8_t category = amp_live_load(&amp_rt.category[amp_hook_device[h]][h][0]);
-        fprintf(out, "%-*s %-18s %-11s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64
-                     " %14" PRIu64 "\n",
-                width, amp_hook_names[h], amp_op_names[amp_hook_op[h][0]],
-                amp_category_names[category], calls, c[h][0], c[h][1], c[h][2], c[h][3]);
+        write_row(out, width, amp_hook_names[h], amp_op_names[amp_hook_op[h][0]],
+                  amp_category_names[category], c[h]);
     }
-    fprintf(out, "%-*s %-18s %-11s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12" PRIu64
-                 " %14" PRIu64 "\n",
-            width, "total", "", "", totals[0] + totals[1] + totals[2], totals[0], totals[1],
-            totals[2], totals[3]);
+    write_row(out, width, "total", "", "", totals);
     return rows;
 }
 

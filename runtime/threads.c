@@ -171,7 +171,7 @@ static void fold_into_exited(struct amp_thread *t)
     if (!amp_ctl)
         return;
     for (int h = 0; h < AMP_HOOK_COUNT; h++)
-        for (int c = 0; c < 4; c++)
+        for (int c = 0; c < AMP_CTL_COUNTERS; c++)
             amp_counter_add(&amp_ctl->exited[h][c],
                             atomic_load_explicit(&t->counters[h][c], memory_order_relaxed));
 }
@@ -259,15 +259,15 @@ void *amp_scratch(struct amp_thread *t, size_t bytes)
     return p;
 }
 
-static void add_counters(uint64_t out[4], _Atomic uint64_t *row)
+static void add_counters(uint64_t out[AMP_CTL_COUNTERS], _Atomic uint64_t *row)
 {
-    for (int c = 0; c < 4; c++)
+    for (int c = 0; c < AMP_CTL_COUNTERS; c++)
         out[c] += atomic_load_explicit(&row[c], memory_order_relaxed);
 }
 
-void amp_counters_total(enum amp_hook_id hook, uint64_t out[4])
+void amp_counters_total(enum amp_hook_id hook, uint64_t out[AMP_CTL_COUNTERS])
 {
-    memset(out, 0, 4 * sizeof *out);
+    memset(out, 0, AMP_CTL_COUNTERS * sizeof *out);
     pthread_mutex_lock(&registry_lock);
     if (amp_ctl) {
         add_counters(out, amp_ctl->exited[hook]);

@@ -1,9 +1,13 @@
-/* ampshim-gen: the build-time policy generator. Reads the six autocast op
- * lists and the binding table in policy/data and writes the single hook list
- * (an X-macro every wrapper, slot, name and counter expands from), the default
- * policy tables, and the policy section of ampshim(7).
+/* ampshim-gen: the build-time policy generator. Reads policy/data: the op
+ * lists named in lists.txt, the binding tables, the library families and
+ * the counters; writes the single hook list (an X-macro every wrapper, slot,
+ * name and counter expands from) with one sub-list per family and per kind,
+ * the family, counter and list-file X-macros, the default policy table and
+ * which list file each op's category comes from, and the policy section of
+ * ampshim(7). Everything a routine, data file or counter is called anywhere
+ * else comes from here.
  *
- * usage: ampshim-gen DATA_DIR OUT_HEADER OUT_TABLES_C MAN_TEMPLATE OUT_MAN
+ * usage: ampshim-gen DATA_DIR OUT_HEADER OUT_TABLES_C MAN_TEMPLATE OUT_MAN DEPFILE
  * Any inconsistency in the data (unknown kind, op in no list, op in two
  * categories of one device, duplicate routine) fails the build. */
 #include <ctype.h>
@@ -12,46 +16,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-enum { MAX_OPS = 512, MAX_ROUTINES = 256, NAME_MAX_LEN = 64 };
+enum { MAX_OPS = 512, MAX_ROUTINES = 256, NAME_MAX_LEN = 64, MAX_LISTS = 32, MAX_FAMILIES = 16,
+       MAX_COUNTERS = 4 /* the control block's layout */ };
 
 /* Category codes match enum amp_category in policy/policy.h. */
 static const char *const category_names[] = {"passthrough", "lower", "fp32", "promote"};
+static const char *const category_macros[] = {"PASSTHROUGH", "LOWER", "FP32", "PROMOTE"};
 enum { CAT_PASSTHROUGH, CAT_LOWER, CAT_FP32, CAT_PROMOTE };
+static const char *const device_names[] = {"cpu", "cuda"};
+static const char *const device_macros[] = {"CPU", "CUDA"};
 
-static const struct list_file {
-    const char *file;
-    int device; /* 0 cpu, 1 cuda */
-    int category;
-} list_files[] = {
-    {"cpu_bfloat16.txt", 0, CAT_LOWER},  {"cpu_float32.txt", 0, CAT_FP32},
-    {"cpu_promote.txt", 0, CAT_PROMOTE}, {"cuda_float16.txt", 1, CAT_LOWER},
-    {"cuda_float32.txt", 1, CAT_FP32},   {"cuda_promote.txt", 1, CAT_PROMOTE},
-    {"cuda_float32_linalg.txt", 1, CAT_FP32}, {"cuda_float32_cudnn.txt", 1, CAT_FP32},
+/* lists.txt */
+static struct list_file {
+    char file[NAME_MAX_LEN];
+    int device, category;
+} list_files[MAX_LISTS];
+static int n_list_files;
+
+/* families.txt */
+static struct family {
+    char name[NAME_MAX_LEN], prefix[NAME_MAX_LEN], display[NAME_MAX_LEN];
+    int device;
+} families[MAX_FAMILIES];
+static int n_families;
+
+/* counters.txt */
+static struct counter {
+    char name[NAME_MAX_LEN], kind[NAME_MAX_LEN], description[256];
+    int width;
+} counters[MAX_COUNTERS];
+static int n_counters;
+
+/* The argument shapes the hooks parse, each in its family; the code that
+ * parses a kind lives in shim/<device>/ and expands AMPSHIM_HOOKS_<FAMILY>_<KIND>,
+ * KIND being the kind's name less its family prefix (REGION where nothing is
+ * left: an opaque routine run inside an fp32 region). */
+static const struct kind {
+    const char *name, *family;
+} kinds[] = {
+    {"gemm", "BLAS"}, {"gemv", "BLAS"}, {"ger", "BLAS"}, {"dot", "BLAS"}, {"nrm2", "BLAS"},
+    {"asum", "BLAS"}, {"symm", "BLAS"}, {"syrk", "BLAS"}, {"syr2k", "BLAS"}, {"trmm", "BLAS"},
+    {"trsm", "BLAS"}, {"lapack", "LAPACK"},
+    {"cublas_sgemm", "CUBLAS"}, {"cublas_gemmex", "CUBLAS"}, {"cublas_sgemm_strided", "CUBLAS"},
+    {"cublas_gemmex_strided", "CUBLAS"}, {"cublas_sgemmex", "CUBLAS"}, {"cublas_sgemv", "CUBLAS"},
+    {"cublas_sger", "CUBLAS"}, {"cublas_sgemm_batched", "CUBLAS"},
+    {"cublas_gemmex_batched", "CUBLAS"}, {"cublas_sgemv_batched", "CUBLAS"},
+    {"cublas_sgemv_strided", "CUBLAS"}, {"cublas_leaf", "CUBLAS"}, {"cublas_syrk", "CUBLAS"},
+    {"cublas_symm", "CUBLAS"}, {"cublas_trmm", "CUBLAS"}, {"cublas_trsm", "CUBLAS"},
+    {"cusolver", "CUSOLVER"}, {"cublaslt_matmul", "CUBLASLT"},
+    {"cudnn_conv_fwd", "CUDNN"}, {"cudnn_conv_bwd_data", "CUDNN"},
+    {"cudnn_conv_bwd_filter", "CUDNN"}, {"cudnn_conv_bias_act", "CUDNN"},
+    {"cudnn_rnn_fwd", "CUDNN"}, {"cudnn_softmax_fwd", "CUDNN"}, {"cudnn_softmax_bwd", "CUDNN"},
+    {"cudnn_reduce", "CUDNN"}, {"cudnn_norm_fwd_inference", "CUDNN"},
+    {"cudnn_norm_fwd_training", "CUDNN"}, {"cudnn_region", "CUDNN"},
 };
-
-static const char *const kinds[] = {"gemm",         "gemv",          "ger",
-                                    "dot",          "nrm2",          "asum",
-                                    "symm",         "syrk",          "syr2k",
-                                    "trmm",         "trsm",          "lapack",
-                                    "cublas_sgemm", "cublas_gemmex", "cublas_sgemm_strided",
-                                    "cublas_gemmex_strided", "cublas_sgemmex", "cublas_sgemv",
-                                    "cublas_sger", "cublas_sgemm_batched", "cublas_gemmex_batched",
-                                    "cublas_sgemv_batched", "cublas_sgemv_strided", "cublas_leaf",
-                                    "cublas_syrk", "cublas_symm", "cublas_trmm", "cublas_trsm",
-                                    "cusolver", "cublaslt_matmul",
-                                    "cudnn_conv_fwd", "cudnn_conv_bwd_data",
-                                    "cudnn_conv_bwd_filter", "cudnn_conv_bias_act", "cudnn_rnn_fwd",
-                                    "cudnn_softmax_fwd", "cudnn_softmax_bwd", "cudnn_reduce",
-                                    "cudnn_norm_fwd_inference", "cudnn_norm_fwd_training",
-                                    "cudnn_region"};
+#define N_KINDS (int)(sizeof kinds / sizeof *kinds)
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];
+static int op_source[MAX_OPS][2]; /* index in list_files, for a listed op */
 static int n_ops;
 
 static struct routine {
-    char name[NAME_MAX_LEN], kind[NAME_MAX_LEN];
+    char name[NAME_MAX_LEN];
+    int kind, family;
     int op, op_beta;
     int cuda_ints; /* 0 for a CPU routine; 32 or 64 for a CUDA entry point */
 } routines[MAX_ROUTINES];
@@ -110,11 +140,139 @@ static int split_fields(char *line, char **fields, int max)
     return n;
 }
 
+static int find_family(const char *name)
+{
+    for (int i = 0; i < n_families; i++)
+        if (strcmp(families[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int word_index(const char *word, const char *const *words, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(words[i], word) == 0)
+            return i;
+    return -1;
+}
+
+/* Every data file the generator read, for the build's depfile. */
+static char read_paths[64][4096];
+static int n_read_paths;
+
+/* Opens DIR/FILE for reading and remembers it for the depfile. */
+static FILE *open_data(const char *dir, const char *file, char *path, size_t pathlen)
+{
+    snprintf(path, pathlen, "%s/%s", dir, file);
+    if (n_read_paths == (int)(sizeof read_paths / sizeof *read_paths))
+        die("too many data files");
+    snprintf(read_paths[n_read_paths++], sizeof *read_paths, "%s", path);
+    return open_or_die(path, "r");
+}
+
+static void copy_field(char *dst, const char *src, const char *path, int lineno)
+{
+    if (strlen(src) >= NAME_MAX_LEN)
+        die("%s:%d: '%s' is too long", path, lineno, src);
+    strcpy(dst, src);
+}
+
+/* lists.txt: file device category */
+static void read_lists(const char *dir)
+{
+    char path[4096], line[512];
+    FILE *f = open_data(dir, "lists.txt", path, sizeof path);
+    for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
+        char *field[3];
+        int n = split_fields(line, field, 3);
+        if (n == 0)
+            continue;
+        if (n != 3)
+            die("%s:%d: expected: file device category", path, lineno);
+        if (n_list_files == MAX_LISTS)
+            die("too many op lists");
+        struct list_file *lf = &list_files[n_list_files++];
+        copy_field(lf->file, field[0], path, lineno);
+        lf->device = word_index(field[1], device_names, 2);
+        lf->category = word_index(field[2], category_names, 4);
+        if (lf->device < 0)
+            die("%s:%d: device is cpu or cuda, not '%s'", path, lineno, field[1]);
+        if (lf->category <= CAT_PASSTHROUGH)
+            die("%s:%d: category is lower, fp32 or promote, not '%s'", path, lineno, field[2]);
+    }
+    fclose(f);
+}
+
+/* families.txt: family device prefix display */
+static void read_families(const char *dir)
+{
+    char path[4096], line[512];
+    FILE *f = open_data(dir, "families.txt", path, sizeof path);
+    for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
+        char *field[4];
+        int n = split_fields(line, field, 4);
+        if (n == 0)
+            continue;
+        if (n != 4 || !is_identifier(field[0]))
+            die("%s:%d: expected: family device prefix display", path, lineno);
+        if (n_families == MAX_FAMILIES || find_family(field[0]) >= 0)
+            die("%s:%d: too many families, or '%s' twice", path, lineno, field[0]);
+        struct family *fam = &families[n_families++];
+        copy_field(fam->name, field[0], path, lineno);
+        copy_field(fam->prefix, strcmp(field[2], "-") == 0 ? "" : field[2], path, lineno);
+        copy_field(fam->display, field[3], path, lineno);
+        fam->device = word_index(field[1], device_names, 2);
+        if (fam->device < 0)
+            die("%s:%d: device is cpu or cuda, not '%s'", path, lineno, field[1]);
+    }
+    fclose(f);
+}
+
+/* counters.txt: name kind width description... */
+static void read_counters(const char *dir)
+{
+    char path[4096], line[512];
+    FILE *f = open_data(dir, "counters.txt", path, sizeof path);
+    for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
+        char *field[3];
+        char *desc = NULL;
+        line[strcspn(line, "#")] = '\0';
+        char *p = line;
+        int n = 0;
+        for (; n < 3; n++) {
+            p += strspn(p, " \t");
+            if (!*p || *p == '\n')
+                break;
+            field[n] = p;
+            p += strcspn(p, " \t\r\n");
+            if (*p)
+                *p++ = '\0';
+        }
+        if (n == 0)
+            continue;
+        desc = p + strspn(p, " \t");
+        desc[strcspn(desc, "\r\n")] = '\0';
+        if (n != 3 || !*desc || !is_identifier(field[0]) || atoi(field[2]) < 1 ||
+            atoi(field[2]) > 40 ||
+            (strcmp(field[1], "outcome") != 0 && strcmp(field[1], "amount") != 0) ||
+            strchr(desc, '"') || strchr(desc, '\\'))
+            die("%s:%d: expected: name outcome|amount width description", path, lineno);
+        if (n_counters == MAX_COUNTERS)
+            die("%s:%d: more than %d counters: the control block has room for %d", path, lineno,
+                MAX_COUNTERS, MAX_COUNTERS);
+        struct counter *c = &counters[n_counters++];
+        copy_field(c->name, field[0], path, lineno);
+        copy_field(c->kind, field[1], path, lineno);
+        c->width = atoi(field[2]);
+        snprintf(c->description, sizeof c->description, "%s", desc);
+    }
+    fclose(f);
+}
+
 static void read_op_list(const char *dir, const struct list_file *lf)
 {
     char path[4096], line[512];
-    snprintf(path, sizeof path, "%s/%s", dir, lf->file);
-    FILE *f = open_or_die(path, "r");
+    FILE *f = open_data(dir, lf->file, path, sizeof path);
     for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
         char *field[2];
         int n = split_fields(line, field, 1);
@@ -135,6 +293,7 @@ static void read_op_list(const char *dir, const struct list_file *lf)
             die("%s:%d: '%s' is already %s on this device", path, lineno, field[0],
                 category_names[op_category[op][lf->device]]);
         op_category[op][lf->device] = lf->category;
+        op_source[op][lf->device] = (int)(lf - list_files);
     }
     fclose(f);
 }
@@ -143,8 +302,7 @@ static void read_op_list(const char *dir, const struct list_file *lf)
 static void read_bindings(const char *dir, const char *file, int cuda)
 {
     char path[4096], line[512];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = open_or_die(path, "r");
+    FILE *f = open_data(dir, file, path, sizeof path);
     int want = cuda ? 5 : 4;
     for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
         char *field[5];
@@ -162,11 +320,19 @@ static void read_bindings(const char *dir, const char *file, int cuda)
         for (int i = 0; i < n_routines; i++)
             if (strcmp(routines[i].name, field[0]) == 0)
                 die("%s:%d: routine '%s' bound twice", path, lineno, field[0]);
-        int known = 0;
-        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
-            known |= strcmp(kinds[k], field[1]) == 0;
-        if (!known || (strncmp(field[1], "cu", 2) == 0) != cuda)
+        r->kind = -1;
+        for (int k = 0; k < N_KINDS; k++)
+            if (strcmp(kinds[k].name, field[1]) == 0)
+                r->kind = k;
+        if (r->kind < 0)
             die("%s:%d: unknown kind '%s'", path, lineno, field[1]);
+        r->family = find_family(kinds[r->kind].family);
+        if (r->family < 0)
+            die("%s:%d: kind '%s' belongs to family %s, which families.txt does not name", path,
+                lineno, field[1], kinds[r->kind].family);
+        if ((families[r->family].device == 1) != cuda)
+            die("%s:%d: a %s routine in the %s binding table", path, lineno,
+                device_names[families[r->family].device], cuda ? "CUDA" : "CPU");
         r->cuda_ints = 0;
         if (cuda) {
             r->cuda_ints = atoi(field[4]);
@@ -180,7 +346,6 @@ static void read_bindings(const char *dir, const char *file, int cuda)
         if (r->op_beta < 0)
             die("%s:%d: op '%s' appears in no op list", path, lineno, field[3]);
         strcpy(r->name, field[0]);
-        strcpy(r->kind, field[1]);
         n_routines++;
     }
     fclose(f);
@@ -203,6 +368,56 @@ static const struct form {
     {"%s_64_", "F77", "I64", 1},
 };
 
+/* A kind's name in macros: upper case, without its family's prefix. */
+static void kind_macro(char *dst, int kind)
+{
+    const char *name = kinds[kind].name;
+    size_t fl = strlen(kinds[kind].family);
+    if (strncasecmp(name, kinds[kind].family, fl) == 0 && (name[fl] == '_' || !name[fl]))
+        name += name[fl] ? fl + 1 : fl;
+    upper(dst, *name ? name : "region");
+}
+
+/* The X(...) row of one entry point. */
+static void write_hook_row(FILE *f, const struct routine *rt, const char *sym, const char *form,
+                           const char *ints)
+{
+    char kind[NAME_MAX_LEN];
+    kind_macro(kind, rt->kind);
+    fprintf(f, " \\\n    X(%s, %s, %s, %s, %s, %s, %s)", sym, rt->name, kind, form, ints,
+            ops[rt->op], ops[rt->op_beta]);
+}
+
+/* Every entry point of the routines that pass `take` (a family, a kind),
+ * as rows of X. Returns how many. */
+static int write_hook_rows(FILE *f, int family, int kind)
+{
+    int n = 0;
+    for (int r = 0; r < n_routines; r++) {
+        const struct routine *rt = &routines[r];
+        if (rt->family != family || (kind >= 0 && rt->kind != kind))
+            continue;
+        if (rt->cuda_ints) {
+            /* One entry point, named in full; FORM is the family, INTS I32/I64. */
+            char ints[8];
+            snprintf(ints, sizeof ints, "I%d", rt->cuda_ints);
+            write_hook_row(f, rt, rt->name, families[family].name, ints);
+            n++;
+            continue;
+        }
+        int lapack = strcmp(families[family].name, "LAPACK") == 0;
+        for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+            if (lapack && !forms[i].lapack_too)
+                continue;
+            char sym[NAME_MAX_LEN * 2];
+            snprintf(sym, sizeof sym, forms[i].fmt, rt->name);
+            write_hook_row(f, rt, sym, forms[i].form, forms[i].ints);
+            n++;
+        }
+    }
+    return n;
+}
+
 static void write_header(const char *path)
 {
     FILE *f = open_or_die(path, "w");
@@ -211,48 +426,48 @@ static void write_header(const char *path)
     fprintf(f, "/* X(op): every op named in an op list. */\n#define AMPSHIM_OP_LIST(X)");
     for (int i = 0; i < n_ops; i++)
         fprintf(f, " \\\n    X(%s)", ops[i]);
-    /* One list per library family (shim/<family>.c expands its own), and the
-     * whole list as their concatenation. */
-    static const char *const families[] = {"BLAS",     "LAPACK",   "CUBLAS",
-                                            "CUSOLVER", "CUBLASLT", "CUDNN"};
+    fprintf(f, "\n\n/* X(FAMILY, DEVICE, \"file-name prefix\", \"display name\"): families.txt. */\n"
+               "#define AMPSHIM_FAMILY_LIST(X)");
+    for (int i = 0; i < n_families; i++)
+        fprintf(f, " \\\n    X(%s, %s, \"%s\", \"%s\")", families[i].name,
+                device_macros[families[i].device], families[i].prefix, families[i].display);
+    fprintf(f, "\n\n/* X(name, NAME, KIND, width, \"description\"): counters.txt; KIND OUTCOME\n"
+               " * (calls is their sum) or AMOUNT. */\n#define AMPSHIM_COUNTER_LIST(X)");
+    for (int i = 0; i < n_counters; i++) {
+        char name[NAME_MAX_LEN];
+        upper(name, counters[i].name);
+        fprintf(f, " \\\n    X(%s, %s, %s, %d, \"%s\")", counters[i].name, name,
+                strcmp(counters[i].kind, "outcome") == 0 ? "OUTCOME" : "AMOUNT",
+                counters[i].width, counters[i].description);
+    }
+    fprintf(f, "\n\n/* X(\"file\", DEVICE, CATEGORY): lists.txt, the op lists. */\n"
+               "#define AMPSHIM_LIST_FILES(X)");
+    for (int i = 0; i < n_list_files; i++)
+        fprintf(f, " \\\n    X(\"%s\", %s, %s)", list_files[i].file,
+                device_macros[list_files[i].device], category_macros[list_files[i].category]);
+    /* One list per library family (shim/<device>/ expands its own), one per
+     * family and kind, and the whole list as the families' concatenation. */
     int n_hooks = 0;
-    for (int fam = 0; fam < 6; fam++) {
+    for (int fam = 0; fam < n_families; fam++) {
         fprintf(f, "\n\n/* X(symbol, routine, KIND, FORM, INTS, op, op_beta) for the %s family.\n"
-                   " * FORM is CBLAS or F77; INTS is LP (the forwarded-to library's own integer\n"
-                   " * width, probed) or I64 (always 64-bit: the suffixed names). */\n"
+                   " * FORM is CBLAS or F77 on the CPU, the family on CUDA; INTS is LP (the\n"
+                   " * forwarded-to library's own integer width, probed), I64 (always 64-bit:\n"
+                   " * the suffixed names), or I32/I64 for a CUDA entry point. */\n"
                    "#define AMPSHIM_HOOK_LIST_%s(X)",
-                families[fam], families[fam]);
-        for (int r = 0; r < n_routines; r++) {
-            const struct routine *rt = &routines[r];
-            int lapack = strcmp(rt->kind, "lapack") == 0;
-            int cusolver = strcmp(rt->kind, "cusolver") == 0;
-            int cublaslt = strncmp(rt->kind, "cublaslt", 8) == 0;
-            int cudnn = strncmp(rt->kind, "cudnn", 5) == 0;
-            if ((cudnn ? 5 : cublaslt ? 4 : cusolver ? 3 : rt->cuda_ints ? 2 : lapack) != fam)
+                families[fam].name, families[fam].name);
+        n_hooks += write_hook_rows(f, fam, -1);
+        for (int k = 0; k < N_KINDS; k++) {
+            if (strcmp(kinds[k].family, families[fam].name) != 0)
                 continue;
             char kind[NAME_MAX_LEN];
-            upper(kind, rt->kind);
-            if (rt->cuda_ints) {
-                /* One entry point, named in full; FORM is the family, INTS I32/I64. */
-                fprintf(f, " \\\n    X(%s, %s, %s, %s, I%d, %s, %s)", rt->name, rt->name, kind,
-                        families[fam], rt->cuda_ints, ops[rt->op], ops[rt->op_beta]);
-                n_hooks++;
-                continue;
-            }
-            for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
-                if (lapack && !forms[i].lapack_too)
-                    continue;
-                char sym[NAME_MAX_LEN * 2];
-                snprintf(sym, sizeof sym, forms[i].fmt, rt->name);
-                fprintf(f, " \\\n    X(%s, %s, %s, %s, %s, %s, %s)", sym, rt->name, kind,
-                        forms[i].form, forms[i].ints, ops[rt->op], ops[rt->op_beta]);
-                n_hooks++;
-            }
+            kind_macro(kind, k);
+            fprintf(f, "\n#define AMPSHIM_HOOKS_%s_%s(X)", families[fam].name, kind);
+            write_hook_rows(f, fam, k);
         }
     }
-    fprintf(f, "\n\n#define AMPSHIM_HOOK_LIST(X) AMPSHIM_HOOK_LIST_BLAS(X) AMPSHIM_HOOK_LIST_LAPACK(X) "
-               "AMPSHIM_HOOK_LIST_CUBLAS(X) AMPSHIM_HOOK_LIST_CUSOLVER(X) AMPSHIM_HOOK_LIST_CUBLASLT(X) "
-               "AMPSHIM_HOOK_LIST_CUDNN(X)");
+    fprintf(f, "\n\n#define AMPSHIM_HOOK_LIST(X)");
+    for (int fam = 0; fam < n_families; fam++)
+        fprintf(f, " AMPSHIM_HOOK_LIST_%s(X)", families[fam].name);
     fprintf(f, "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n",
             n_ops, n_hooks);
     fprintf(f, "\n#endif\n");
@@ -266,14 +481,38 @@ static void write_tables(const char *path)
                "#include \"policy/policy.h\"\n\n"
                "const uint8_t amp_policy_default[AMP_DEVICE_COUNT][AMP_OP_COUNT] = {\n");
     for (int dev = 0; dev < 2; dev++) {
-        fprintf(f, "    [%s] = {\n", dev ? "AMP_DEVICE_CUDA" : "AMP_DEVICE_CPU");
+        fprintf(f, "    [AMP_DEVICE_%s] = {\n", device_macros[dev]);
         for (int i = 0; i < n_ops; i++)
             if (op_category[i][dev] != CAT_PASSTHROUGH)
                 fprintf(f, "        [AMP_OP_%s] = AMP_CAT_%s,\n", ops[i],
-                        op_category[i][dev] == CAT_LOWER  ? "LOWER"
-                        : op_category[i][dev] == CAT_FP32 ? "FP32"
-                                                          : "PROMOTE");
+                        category_macros[op_category[i][dev]]);
         fprintf(f, "    },\n");
+    }
+    fprintf(f, "};\n\n/* The op list each listed op's category comes from. */\n"
+               "const char *const amp_policy_source[AMP_DEVICE_COUNT][AMP_OP_COUNT] = {\n");
+    for (int dev = 0; dev < 2; dev++) {
+        fprintf(f, "    [AMP_DEVICE_%s] = {\n", device_macros[dev]);
+        for (int i = 0; i < n_ops; i++)
+            if (op_category[i][dev] != CAT_PASSTHROUGH)
+                fprintf(f, "        [AMP_OP_%s] = \"%s\",\n", ops[i],
+                        list_files[op_source[i][dev]].file);
+        fprintf(f, "    },\n");
+    }
+    /* Per hook, in the hook list's order (family by family). */
+    for (int table = 0; table < 2; table++) {
+        fprintf(f, "};\n\nconst uint8_t %s[AMP_HOOK_COUNT] = {\n",
+                table ? "amp_hook_device" : "amp_hook_family");
+        for (int fam = 0; fam < n_families; fam++)
+            for (int r = 0; r < n_routines; r++) {
+                if (routines[r].family != fam)
+                    continue;
+                int entries = routines[r].cuda_ints ? 1
+                              : strcmp(families[fam].name, "LAPACK") == 0 ? 2
+                                                                          : 4;
+                for (int i = 0; i < entries; i++)
+                    fprintf(f, table ? "    AMP_DEVICE_%s,\n" : "    AMP_FAMILY_%s,\n",
+                            table ? device_macros[families[fam].device] : families[fam].name);
+            }
     }
     fprintf(f, "};\n");
     fclose(f);
@@ -295,6 +534,11 @@ static void write_man_table(FILE *f)
         const char *cuda = rt->cuda_ints ? category_names[op_category[rt->op][1]] : "-";
         fprintf(f, "%s\t%s\t%s\t%s\n", rt->name, op, cpu, cuda);
     }
+    fprintf(f, ".TE\n.PP\nEach op's category comes from the op list that names it, in\n"
+               ".IR policy/data :\n.TS\ntab(\t) box;\nlb lb lb\nl l l.\nop list\tdevice\tcategory\n_\n");
+    for (int i = 0; i < n_list_files; i++)
+        fprintf(f, "%s\t%s\t%s\n", list_files[i].file, device_names[list_files[i].device],
+                category_names[list_files[i].category]);
     fprintf(f, ".TE\n");
 }
 
@@ -317,16 +561,31 @@ static void write_man(const char *template_path, const char *out_path)
     fclose(out);
 }
 
+/* Make's syntax: the outputs depend on every data file read. */
+static void write_depfile(const char *path, const char *target)
+{
+    FILE *f = open_or_die(path, "w");
+    fprintf(f, "%s:", target);
+    for (int i = 0; i < n_read_paths; i++)
+        fprintf(f, " \\\n %s", read_paths[i]);
+    fprintf(f, "\n");
+    fclose(f);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 6)
-        die("usage: ampshim-gen DATA_DIR OUT_HEADER OUT_TABLES_C MAN_TEMPLATE OUT_MAN");
-    for (size_t i = 0; i < sizeof list_files / sizeof *list_files; i++)
+    if (argc != 7)
+        die("usage: ampshim-gen DATA_DIR OUT_HEADER OUT_TABLES_C MAN_TEMPLATE OUT_MAN DEPFILE");
+    read_lists(argv[1]);
+    read_families(argv[1]);
+    read_counters(argv[1]);
+    for (int i = 0; i < n_list_files; i++)
         read_op_list(argv[1], &list_files[i]);
     read_bindings(argv[1], "bindings.txt", 0);
     read_bindings(argv[1], "bindings_cuda.txt", 1);
     write_header(argv[2]);
     write_tables(argv[3]);
     write_man(argv[4], argv[5]);
+    write_depfile(argv[6], argv[2]);
     return 0;
 }

@@ -148,7 +148,7 @@ AMP_DECLARE_EX(I32)
 AMP_DECLARE_EX(I64)
 
 /* cublasSgemm_v2: lowered as cublasGemmEx on the same fp32 buffers. */
-#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM(sym, ints)                                                  \
+#define AMP_DEFINE_CUBLAS_SGEMM(sym, ints)                                                  \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda, \
@@ -172,7 +172,7 @@ AMP_DECLARE_EX(I64)
 
 /* cublasGemmEx: lowered only when every type is fp32 and the compute type is
  * plain CUBLAS_COMPUTE_32F; anything the caller chose stays. */
-#define AMP_DEFINE_CUBLAS_CUBLAS_GEMMEX(sym, ints)                                                 \
+#define AMP_DEFINE_CUBLAS_GEMMEX(sym, ints)                                                 \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const void *alpha, const void *A, int at,               \
@@ -190,7 +190,7 @@ AMP_DECLARE_EX(I64)
                     algo);                                                                         \
     }
 
-#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM_STRIDED(sym, ints)                                          \
+#define AMP_DEFINE_CUBLAS_SGEMM_STRIDED(sym, ints)                                          \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda, \
@@ -215,7 +215,7 @@ AMP_DECLARE_EX(I64)
         return real(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);   \
     }
 
-#define AMP_DEFINE_CUBLAS_CUBLAS_GEMMEX_STRIDED(sym, ints)                                         \
+#define AMP_DEFINE_CUBLAS_GEMMEX_STRIDED(sym, ints)                                         \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(                                                                          \
         void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n, AMP_INT_##ints k,             \
@@ -235,7 +235,7 @@ AMP_DECLARE_EX(I64)
     }
 
 /* cublasSgemmEx: all-fp32 types become GemmEx with the fast compute type. */
-#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMMEX(sym, ints)                                                \
+#define AMP_DEFINE_CUBLAS_SGEMMEX(sym, ints)                                                \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const void *A, int at,              \
@@ -267,7 +267,7 @@ AMP_DECLARE_EX(I64)
 /* cublasSgemv: y = alpha op(A) x + beta y is a GEMM with one column when x
  * and y have unit stride; other strides, or arguments cuBLAS would reject,
  * reach it unchanged so it reports its own errors. */
-#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMV(sym, ints)                                                  \
+#define AMP_DEFINE_CUBLAS_SGEMV(sym, ints)                                                  \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
                          const float *alpha, const float *A, AMP_INT_##ints lda, const float *x,   \
@@ -293,7 +293,7 @@ AMP_DECLARE_EX(I64)
 
 /* cublasSger: A += alpha x y^T is a GEMM with inner dimension 1 (beta 1)
  * when x and y have unit stride and scalars are host pointers. */
-#define AMP_DEFINE_CUBLAS_CUBLAS_SGER(sym, ints)                                                   \
+#define AMP_DEFINE_CUBLAS_SGER(sym, ints)                                                   \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, AMP_INT_##ints m, AMP_INT_##ints n, const float *alpha,          \
                          const float *x, AMP_INT_##ints incx, const float *y, AMP_INT_##ints incy, \
@@ -318,7 +318,7 @@ AMP_DECLARE_EX(I64)
     }
 
 /* cublasSgemmBatched: pointer arrays, lowered as cublasGemmBatchedEx. */
-#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMM_BATCHED(sym, ints)                                          \
+#define AMP_DEFINE_CUBLAS_SGEMM_BATCHED(sym, ints)                                          \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const float *const *A,              \
@@ -343,7 +343,7 @@ AMP_DECLARE_EX(I64)
         return real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, batch);               \
     }
 
-#define AMP_DEFINE_CUBLAS_CUBLAS_GEMMEX_BATCHED(sym, ints)                                         \
+#define AMP_DEFINE_CUBLAS_GEMMEX_BATCHED(sym, ints)                                         \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const void *alpha, const void *const *A, int at,        \
@@ -359,7 +359,7 @@ AMP_DECLARE_EX(I64)
     }
 
 /* cublasSgemvBatched: a pointer-array batch of one-column GEMMs. */
-#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMV_BATCHED(sym, ints)                                          \
+#define AMP_DEFINE_CUBLAS_SGEMV_BATCHED(sym, ints)                                          \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
                          const float *alpha, const float *const *A, AMP_INT_##ints lda,            \
@@ -387,7 +387,7 @@ AMP_DECLARE_EX(I64)
     }
 
 /* cublasSgemvStridedBatched: a strided batch of one-column GEMMs. */
-#define AMP_DEFINE_CUBLAS_CUBLAS_SGEMV_STRIDED(sym, ints)                                          \
+#define AMP_DEFINE_CUBLAS_SGEMV_STRIDED(sym, ints)                                          \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
                          const float *alpha, const float *A, AMP_INT_##ints lda, long long sa,     \
@@ -416,7 +416,7 @@ AMP_DECLARE_EX(I64)
 /* The level-1 reductions: nothing to lower; counted (fp32 for the norms,
  * fp32-list ops) and forwarded word for word. */
 typedef int (*amp_cublas_words_fn)(AMP_WORD_TYPES);
-#define AMP_DEFINE_CUBLAS_CUBLAS_LEAF(sym, ints)                                                   \
+#define AMP_DEFINE_CUBLAS_LEAF(sym, ints)                                                   \
     AMP_STUB(sym) int AMP_C_ENTRY(sym)(AMP_WORD_PARAMS)                                            \
     {                                                                                              \
         amp_cublas_words_fn real = (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym);                  \
@@ -494,10 +494,10 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
         return level3(AMP_HOOK_##sym, (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym), w, kind,      \
                       AMP_IS64_##ints);                                                            \
     }
-#define AMP_DEFINE_CUBLAS_CUBLAS_SYRK(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_SYRK, ints)
-#define AMP_DEFINE_CUBLAS_CUBLAS_SYMM(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_SYMM, ints)
-#define AMP_DEFINE_CUBLAS_CUBLAS_TRMM(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_TRMM, ints)
-#define AMP_DEFINE_CUBLAS_CUBLAS_TRSM(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_TRSM, ints)
+#define AMP_DEFINE_CUBLAS_SYRK(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_SYRK, ints)
+#define AMP_DEFINE_CUBLAS_SYMM(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_SYMM, ints)
+#define AMP_DEFINE_CUBLAS_TRMM(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_TRMM, ints)
+#define AMP_DEFINE_CUBLAS_TRSM(sym, ints) AMP_DEFINE_LEVEL3(sym, AMP_LEVEL3_TRSM, ints)
 
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta)                                    \
     AMP_DEFINE_##form##_##kind(sym, ints)

@@ -58,7 +58,7 @@ static struct {
 static void resolve_helpers(void)
 {
     f.complete = 1;
-#define AMP_NEEDED(name) amp_resolve_needed(name, "cuBLAS", &f.complete)
+#define AMP_NEEDED(name) amp_resolve_needed(name, amp_family_display[AMP_FAMILY_CUBLAS], &f.complete)
     f.get_stream = (int (*)(void *, void **))AMP_NEEDED("cublasGetStream_v2");
     f.trttp = (int (*)(void *, int, int, const float *, int, float *))AMP_NEEDED("cublasStrttp");
     f.tpttr = (int (*)(void *, int, int, const float *, float *, int))AMP_NEEDED("cublasStpttr");

@@ -33,7 +33,7 @@ static int lt_complete = 1;
 /* Once per process (pthread_once): two threads' first calls cannot race. */
 static void lt_resolve(void)
 {
-#define AMP_LT_NEEDED(name) amp_resolve_needed(name, "cuBLASLt", &lt_complete)
+#define AMP_LT_NEEDED(name) amp_resolve_needed(name, amp_family_display[AMP_FAMILY_CUBLASLT], &lt_complete)
     lt.desc_get = (desc_get_fn)AMP_LT_NEEDED("cublasLtMatmulDescGetAttribute");
     lt.desc_set = (desc_set_fn)AMP_LT_NEEDED("cublasLtMatmulDescSetAttribute");
     lt.layout_get = (layout_get_fn)AMP_LT_NEEDED("cublasLtMatrixLayoutGetAttribute");

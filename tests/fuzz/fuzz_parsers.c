@@ -3,7 +3,8 @@
  * matching. The first byte picks the parser; the rest is the text. Beyond
  * memory safety (run under ASan/UBSan) it checks that a rejected policy
  * leaves the overrides unchanged and that every error line is one line with
- * the fixed prefix. AMPSHIM_LOG_FILE is left out: it creates files. */
+ * the fixed prefix. The variables come from config's own table;
+ * AMPSHIM_LOG_FILE is left out: it creates files. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +22,16 @@ static const char *one_var(const char *name)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const char *const vars[] = {
-        "AMPSHIM_ENABLE",      "AMPSHIM_DTYPE",  "AMPSHIM_CPU_DTYPE", "AMPSHIM_CUDA_DTYPE",
-        "AMPSHIM_POLICY",      "AMPSHIM_OUTPUT", "AMPSHIM_THREADS",   "AMPSHIM_REPORT",
-        "AMPSHIM_LOG",         "AMPSHIM_STRICT", "AMPSHIM_POLICY_FILE"};
+    /* The variables from config's own table, less those that open files. */
+    static const char *vars[64];
+    static size_t n_vars;
+    if (!n_vars)
+        for (size_t i = 0; amp_config_variable(i, NULL) && n_vars < 64; i++) {
+            int opens_file;
+            const char *name = amp_config_variable(i, &opens_file);
+            if (!opens_file)
+                vars[n_vars++] = name;
+        }
     if (size < 1)
         return 0;
     char *text = malloc(size);
@@ -51,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         char log[4096] = "";
         FILE *sink = fmemopen(log, sizeof log - 1, "w");
         amp_log_set_stream(sink);
-        fuzz_name = vars[pick % (sizeof vars / sizeof *vars)];
+        fuzz_name = vars[pick % n_vars];
         fuzz_value = text;
         struct amp_config cfg;
         int errors = amp_config_load(&cfg, one_var);

@@ -9,7 +9,7 @@ passed=0 failed=0
 
 # expect_failure NAME MESSAGE: the generator must fail and say MESSAGE.
 expect_failure() {
-    if "$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" 2>"$work/err"; then
+    if "$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" "$work/dep" 2>"$work/err"; then
         echo "FAIL $1: generator accepted bad data"; failed=$((failed + 1))
     elif ! grep -q "$2" "$work/err"; then
         echo "FAIL $1: message '$(cat "$work/err")' lacks '$2'"; failed=$((failed + 1))
@@ -33,18 +33,31 @@ fresh; echo "mm" >> "$work/d/cpu_bfloat16.txt"
 expect_failure "op listed twice" "'mm' listed twice"
 fresh; echo "two words" >> "$work/d/cuda_float16.txt"
 expect_failure "malformed list line" "expected one op name a line"
+fresh; echo "extra.txt gpu lower" >> "$work/d/lists.txt"
+expect_failure "list file of an unknown device" "device is cpu or cuda, not 'gpu'"
+fresh; echo "missing.txt cpu fp32" >> "$work/d/lists.txt"
+expect_failure "list file that is not there" "missing.txt: No such file"
+fresh; grep -v '^CUDNN' "$data/families.txt" > "$work/d/families.txt"
+expect_failure "kind of an unnamed family" "family CUDNN, which families.txt does not name"
+fresh; echo "spilled amount 10 one too many" >> "$work/d/counters.txt"
+expect_failure "a fifth counter" "more than 4 counters"
 
 # An edit to a data file is all it takes to change the policy.
 fresh
-"$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" || { echo "FAIL: good data rejected"; exit 1; }
+"$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" "$work/dep" || { echo "FAIL: good data rejected"; exit 1; }
 if grep -A200 'AMP_DEVICE_CPU' "$work/c" | sed '/AMP_DEVICE_CUDA/q' | grep -q 'AMP_OP_mm] = AMP_CAT_LOWER'; then
     passed=$((passed + 1))
 else
     echo "FAIL: cpu mm is not lower in the generated table"; failed=$((failed + 1))
 fi
+if grep -q 'cuda_float32_linalg.txt' "$work/dep" && grep -q 'counters.txt' "$work/dep"; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: the depfile does not name every data file read"; failed=$((failed + 1))
+fi
 grep -v '^mm$' "$data/cpu_bfloat16.txt" > "$work/d/cpu_bfloat16.txt"
 echo mm >> "$work/d/cpu_float32.txt"
-"$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" || { echo "FAIL: edited data rejected"; exit 1; }
+"$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" "$work/dep" || { echo "FAIL: edited data rejected"; exit 1; }
 if grep -A200 'AMP_DEVICE_CPU' "$work/c" | sed '/AMP_DEVICE_CUDA/q' | grep -q 'AMP_OP_mm] = AMP_CAT_FP32'; then
     passed=$((passed + 1))
 else

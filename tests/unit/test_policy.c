@@ -34,6 +34,10 @@ static void check_list_file(const char *dir, const char *file, enum amp_device d
         n++;
         CHECK(category_of(dev, line) == cat, "%s: %s is %d in the generated table, expected %d",
               file, line, category_of(dev, line), cat);
+        int op = amp_op_from_name(line);
+        CHECK(op >= 0 && amp_policy_source[dev][op] && strcmp(amp_policy_source[dev][op], file) == 0,
+              "%s: the generated source of %s is %s", file, line,
+              op >= 0 && amp_policy_source[dev][op] ? amp_policy_source[dev][op] : "(none)");
     }
     fclose(f);
     CHECK(n > 0, "%s lists no op", file);
@@ -41,12 +45,10 @@ static void check_list_file(const char *dir, const char *file, enum amp_device d
 
 static void generated_tables(const char *dir)
 {
-    check_list_file(dir, "cpu_bfloat16.txt", AMP_DEVICE_CPU, AMP_CAT_LOWER);
-    check_list_file(dir, "cpu_float32.txt", AMP_DEVICE_CPU, AMP_CAT_FP32);
-    check_list_file(dir, "cpu_promote.txt", AMP_DEVICE_CPU, AMP_CAT_PROMOTE);
-    check_list_file(dir, "cuda_float16.txt", AMP_DEVICE_CUDA, AMP_CAT_LOWER);
-    check_list_file(dir, "cuda_float32.txt", AMP_DEVICE_CUDA, AMP_CAT_FP32);
-    check_list_file(dir, "cuda_promote.txt", AMP_DEVICE_CUDA, AMP_CAT_PROMOTE);
+#define AMP_X_LIST(file, device, category)                                                         \
+    check_list_file(dir, file, AMP_DEVICE_##device, AMP_CAT_##category);
+    AMPSHIM_LIST_FILES(AMP_X_LIST)
+#undef AMP_X_LIST
     /* Unlisted means passthrough; a few by name, from the reference. */
     CHECK(category_of(AMP_DEVICE_CPU, "mv") == AMP_CAT_PASSTHROUGH, "cpu mv unlisted");
     CHECK(category_of(AMP_DEVICE_CPU, "dot") == AMP_CAT_PASSTHROUGH, "cpu dot unlisted");

@@ -274,14 +274,6 @@ static int scan_blocks(int remove_dead)
     return 0;
 }
 
-static const char *list_file(enum amp_device dev, int cat)
-{
-    static const char *const files[2][4] = {
-        {NULL, "cpu_bfloat16.txt", "cpu_float32.txt", "cpu_promote.txt"},
-        {NULL, "cuda_float16.txt", "cuda_float32.txt", "cuda_promote.txt"}};
-    return files[dev][cat];
-}
-
 static void explain_device(const char *symbol, int h, enum amp_device dev)
 {
     for (int acc = 0; acc < 2; acc++) {
@@ -289,7 +281,7 @@ static void explain_device(const char *symbol, int h, enum amp_device dev)
             break;
         const char *op = amp_op_names[amp_hook_op[h][acc]];
         int cat = amp_policy_default[dev][amp_hook_op[h][acc]];
-        const char *file = list_file(dev, cat);
+        const char *file = amp_policy_source[dev][amp_hook_op[h][acc]];
         printf("  %s%s: %s, because %s %s%s\n", dev ? "cuda" : "cpu",
                acc ? " (beta != 0)" : "", amp_category_names[cat], op,
                file ? "is listed in policy/data/" : "is on no list (unlisted ops pass through)",

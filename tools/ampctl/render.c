@@ -78,8 +78,10 @@ void ampctl_render_status(FILE *out, const struct amp_ctl_block *b, int json)
         unsigned long long lowered = 0, calls = 0;
         for (int h = 0; h < AMP_HOOK_COUNT; h++) {
             lowered += atomic_load_explicit(&t->counters[h][AMP_CTL_LOWERED], memory_order_relaxed);
-            for (int c = 0; c < 3; c++)
-                calls += atomic_load_explicit(&t->counters[h][c], memory_order_relaxed);
+            for (int c = 0; c < AMP_CTL_COUNTERS; c++)
+                calls += amp_ctl_counter_is_outcome[c]
+                             ? atomic_load_explicit(&t->counters[h][c], memory_order_relaxed)
+                             : 0;
         }
         if (json)
             fprintf(out,
@@ -100,28 +102,37 @@ void ampctl_render_status(FILE *out, const struct amp_ctl_block *b, int json)
 
 void ampctl_render_stats(FILE *out, const struct amp_ctl_block *b, int json)
 {
-    if (json)
+    if (json) {
         fprintf(out, "{\"pid\": %lld, \"symbols\": [", (long long)b->pid);
-    else
-        fprintf(out, "%-18s %-18s %10s %10s %10s %12s %14s\n", "symbol", "op", "calls", "lowered",
-                "fp32", "passthrough", "converted");
+    } else {
+        fprintf(out, "%-18s %-18s %10s", "symbol", "op", "calls");
+        for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+            fprintf(out, " %*s", (int)amp_ctl_counter_width[i],
+                    amp_ctl_counter_names[i]);
+        fputc('\n', out);
+    }
     int first = 1;
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-        unsigned long long c[4];
-        for (int i = 0; i < 4; i++)
+        uint64_t c[AMP_CTL_COUNTERS];
+        for (int i = 0; i < AMP_CTL_COUNTERS; i++)
             c[i] = amp_ctl_counter(b, h, i);
-        unsigned long long calls = c[0] + c[1] + c[2];
+        unsigned long long calls = amp_ctl_calls(c);
         if (!calls)
             continue;
         if (json)
-            fprintf(out,
-                    "%s{\"symbol\": \"%s\", \"op\": \"%s\", \"calls\": %llu, \"lowered\": %llu, "
-                    "\"fp32\": %llu, \"passthrough\": %llu, \"converted\": %llu}",
-                    first ? "" : ", ", amp_hook_names[h], amp_op_names[amp_hook_op[h][0]], calls,
-                    c[0], c[1], c[2], c[3]);
+            fprintf(out, "%s{\"symbol\": \"%s\", \"op\": \"%s\", \"calls\": %llu",
+                    first ? "" : ", ", amp_hook_names[h], amp_op_names[amp_hook_op[h][0]], calls);
         else
-            fprintf(out, "%-18s %-18s %10llu %10llu %10llu %12llu %14llu\n", amp_hook_names[h],
-                    amp_op_names[amp_hook_op[h][0]], calls, c[0], c[1], c[2], c[3]);
+            fprintf(out, "%-18s %-18s %10llu", amp_hook_names[h], amp_op_names[amp_hook_op[h][0]],
+                    calls);
+        for (int i = 0; i < AMP_CTL_COUNTERS; i++) {
+            if (json)
+                fprintf(out, ", \"%s\": %llu", amp_ctl_counter_names[i], (unsigned long long)c[i]);
+            else
+                fprintf(out, " %*llu", (int)amp_ctl_counter_width[i],
+                        (unsigned long long)c[i]);
+        }
+        fputs(json ? "}" : "\n", out);
         first = 0;
     }
     if (json)

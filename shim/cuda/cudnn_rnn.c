@@ -1,0 +1,93 @@
+/* The cuDNN RNN hook: cudnnRNNForward in inference mode on fp32 data with
+ * fp32 math precision. fp16 sets CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION on the
+ * RNN descriptor for the call (rewriting the descriptor with
+ * cudnnSetRNNDescriptor_v8, then back), with more workspace if cuDNN then
+ * wants it; tf32 runs as made (default math on fp32 uses TF32 on Ampere and
+ * later). Training mode is never changed: its reserve space must match the
+ * backward calls, which run with the program's descriptor. bf16 has no path
+ * (the weight space's layout is the data type's) and runs as made. */
+#include "runtime/decide.h"
+#include "shim/cuda/cudnn_scope.h"
+#include "shim/hook_stub.h"
+#include "shim/resolve.h"
+
+struct rnn_config {
+    int algo, cell, bias, dir, input, data, prec, math;
+    int32_t input_size, hidden, proj, layers;
+    void *dropout;
+    uint32_t aux;
+};
+
+static int rnn_get(const struct amp_dnn *f, void *rd, struct rnn_config *c)
+{
+    return f->get_rnn(rd, &c->algo, &c->cell, &c->bias, &c->dir, &c->input, &c->data, &c->prec,
+                      &c->math, &c->input_size, &c->hidden, &c->proj, &c->layers, &c->dropout,
+                      &c->aux) == AMP_DNN_OK;
+}
+
+static int rnn_set_math(const struct amp_dnn *f, void *rd, const struct rnn_config *c, int math)
+{
+    return f->set_rnn(rd, c->algo, c->cell, c->bias, c->dir, c->input, c->data, c->prec, math,
+                      c->input_size, c->hidden, c->proj, c->layers, c->dropout, c->aux) == AMP_DNN_OK;
+}
+
+typedef int (*rnn_fwd_fn)(void *, void *, int, const int32_t *, void *, const void *, void *,
+                          void *, void *, const void *, void *, void *, const void *, void *,
+                          size_t, const void *, size_t, void *, size_t, void *);
+
+static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, int mode,
+                   const int32_t *lengths, void *xd, const void *x, void *yd, void *y, void *hd,
+                   const void *hx, void *hy, void *cd, const void *cx, void *cy,
+                   size_t weight_bytes, const void *weights, size_t ws_bytes, void *ws,
+                   size_t reserve_bytes, void *reserve)
+{
+    struct amp_thread *t = amp_thread_enter();
+    if (!t)
+        return real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes,
+                    weights, ws_bytes, ws, reserve_bytes, reserve);
+    const struct amp_dnn *f = amp_dnn();
+    struct rnn_config c;
+    int dtype = -1, status = -1;
+    enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
+    if (f && mode == AMP_CUDNN_FWD_MODE_INFERENCE && rnn_get(f, rd, &c) &&
+        c.data == AMP_CUDNN_DATA_FLOAT && c.prec == AMP_CUDNN_DATA_FLOAT &&
+        (c.math == AMP_CUDNN_DEFAULT_MATH || c.math == AMP_CUDNN_TENSOR_OP_MATH))
+        dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
+    if (dtype == AMP_DTYPE_FP16) {
+        struct amp_dnn_scope s;
+        size_t need = 0, reserve_need = 0, work_bytes = ws_bytes;
+        void *work = ws;
+        amp_dnn_scope_begin(&s, f, h);
+        if (!s.failed && rnn_set_math(f, rd, &c, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) {
+            if (f->ws_rnn(h, rd, mode, xd, &need, &reserve_need) == AMP_DNN_OK &&
+                amp_dnn_scope_workspace(&s, need, &work, &work_bytes))
+                status = real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,
+                              weight_bytes, weights, work_bytes, work, reserve_bytes, reserve);
+            rnn_set_math(f, rd, &c, c.math);
+        }
+        amp_dnn_scope_end(&s);
+        if (status != AMP_DNN_OK)
+            outcome = amp_not_lowered_after_all(outcome);
+    } else if (dtype == AMP_DTYPE_BF16) {
+        outcome = amp_not_lowered_after_all(outcome); /* no bf16 path */
+    }
+    if (status != AMP_DNN_OK) /* tf32 (cuDNN's own default on fp32), or as made */
+        status = real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes,
+                      weights, ws_bytes, ws, reserve_bytes, reserve);
+    amp_count(t, hook, outcome, 1);
+    return status;
+}
+
+#define AMP_DEFINE_RNN_FWD(sym, ...)                                                               \
+    AMP_STUB(sym)                                                                                  \
+    int AMP_C_ENTRY(sym)(void *h, void *rd, int mode, const int32_t *lengths, void *xd,            \
+                         const void *x, void *yd, void *y, void *hd, const void *hx, void *hy,     \
+                         void *cd, const void *cx, void *cy, size_t weight_bytes,                  \
+                         const void *weights, size_t ws_bytes, void *ws, size_t reserve_bytes,     \
+                         void *reserve)                                                            \
+    {                                                                                              \
+        return rnn_fwd(AMP_HOOK_##sym, (rnn_fwd_fn)amp_real(AMP_HOOK_##sym), h, rd, mode, lengths, \
+                       xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes, weights, ws_bytes, ws,  \
+                       reserve_bytes, reserve);                                                    \
+    }
+AMPSHIM_HOOKS_CUDNN_RNN_FWD(AMP_DEFINE_RNN_FWD)
