@@ -20,9 +20,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "runtime/export.h"
 #include "ampshim_generated.h"
 
-#define AMP_EXPORT __attribute__((visibility("default")))
 
 static struct link_map *shim;
 static uintptr_t cuda_cookie; /* any value: marks the CUDA libraries' cookies */

@@ -24,10 +24,17 @@ const char *ampshim_version(void);
  * match the innermost push) or EOVERFLOW (more than 32 deep). When the shim
  * is disabled (AMPSHIM_ENABLE=0) they do nothing and return 0. */
 enum ampshim_dtype { AMPSHIM_DEFAULT = 0, AMPSHIM_BF16 = 1, AMPSHIM_FP16 = 2, AMPSHIM_TF32 = 3 };
-int amp_autocast_push(int dtype);
-int amp_autocast_pop(void);
-int amp_fp32_push(void);
-int amp_fp32_pop(void);
+int ampshim_autocast_push(int dtype);
+int ampshim_autocast_pop(void);
+int ampshim_fp32_push(void);
+int ampshim_fp32_pop(void);
+
+/* The names of release 0.1: aliases of the four above, to be removed in 0.2.
+ * Every public name of libampshim.so is now ampshim_*. */
+int amp_autocast_push(int dtype) __attribute__((deprecated("use ampshim_autocast_push")));
+int amp_autocast_pop(void) __attribute__((deprecated("use ampshim_autocast_pop")));
+int amp_fp32_push(void) __attribute__((deprecated("use ampshim_fp32_push")));
+int amp_fp32_pop(void) __attribute__((deprecated("use ampshim_fp32_pop")));
 
 /* Reads and/or writes a control name (see ampctl(1) for the list; in the
  * process, "thread.self." stands for the calling thread's "thread.<tid>.").

@@ -1,4 +1,4 @@
-/* The environment protocol (DESIGN §4): every AMPSHIM_* variable, parsed once
+/* The environment protocol (ampshim(7), ENVIRONMENT): every AMPSHIM_* variable, parsed once
  * at load into struct amp_config. A bad value logs one "ampshim: VAR: ...;
  * using DEFAULT" line and keeps the default. */
 #ifndef AMPSHIM_CONFIG_H

@@ -55,7 +55,7 @@ static inline uint64_t amp_ctl_calls(const uint64_t row[AMP_CTL_COUNTERS])
 
 /* One thread's state. The first 16 bytes are read by the entry stubs. */
 struct amp_thread {
-    uint32_t fp32_depth;          /*  0: > 0 inside an fp32 region (LAPACK, amp_fp32_push) */
+    uint32_t fp32_depth;          /*  0: > 0 inside an fp32 region (LAPACK, ampshim_fp32_push) */
     uint8_t selected;             /*  4: autocast is on for this thread now */
     uint8_t caller_filter;        /*  5: AMPSHIM_CALLERS: decide in C from the caller */
     uint8_t rename_pending;       /*  6: re-read the name (AMPSHIM_THREADS) */
@@ -65,7 +65,7 @@ struct amp_thread {
     char name[16];                /* 24: the thread's name when last read */
     _Atomic uint32_t want;        /* 40: enum amp_ctl_want, written by ampctl */
     _Atomic uint32_t dtype;       /* 44: the thread's CPU dtype now (enum amp_lowp_dtype) */
-    uint32_t region_depth;        /* 48: amp_autocast_push / amp_fp32_push entries */
+    uint32_t region_depth;        /* 48: ampshim_autocast_push / ampshim_fp32_push entries */
     _Atomic uint32_t cuda_dtype;  /* 52: the thread's CUDA dtype now */
     uint64_t owner_private[5];    /* 56: the owner's bookkeeping (scratch, pthread id) */
     uint8_t regions[32];          /* 96: the region stack (encoding: runtime/decide.h) */

@@ -13,9 +13,9 @@
 /* ---- the region stack (struct amp_thread.regions), encoded and decoded
  * here only ---- */
 
-/* An fp32 region (amp_fp32_push). */
+/* An fp32 region (ampshim_fp32_push). */
 #define AMP_REGION_FP32 0x00u
-/* An autocast region (amp_autocast_push): AMP_REGION_AUTOCAST | dtype, where
+/* An autocast region (ampshim_autocast_push): AMP_REGION_AUTOCAST | dtype, where
  * the dtype is an enum amp_lowp_dtype or AMP_REGION_PROCESS_DTYPE ("the
  * process's dtype", resolved per device when a call is decided). */
 #define AMP_REGION_AUTOCAST 0x80u

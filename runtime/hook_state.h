@@ -1,8 +1,8 @@
 /* Process-wide and per-thread state the hooks read on every call, kept small
  * and branch-light: one global mode word, one thread-local pointer, one
  * category byte per hook. */
-#ifndef AMPSHIM_STATE_H
-#define AMPSHIM_STATE_H
+#ifndef AMPSHIM_HOOK_STATE_H
+#define AMPSHIM_HOOK_STATE_H
 
 #include <stdatomic.h>
 #include <stddef.h>

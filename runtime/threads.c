@@ -101,9 +101,10 @@ static void apply_process_settings(uint64_t gen)
     pthread_mutex_unlock(&registry_lock);
 }
 
-/* Whether autocast is on for this thread, and in which dtype, by the
- * sources of DESIGN §5, highest first: the in-process region stack, ampctl
- * for this thread, ampctl for the process, AMPSHIM_THREADS. */
+/* Whether autocast is on for this thread, and in which dtype on each device,
+ * by its sources, highest first (ampshim(7) says the same): the in-process
+ * region stack, ampctl for this thread, ampctl for the process,
+ * AMPSHIM_THREADS. */
 static void recompute_thread(struct amp_thread *t)
 {
     int selected = amp_innermost_autocast(t) >= 0 ? 1 : -1;

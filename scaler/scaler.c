@@ -1,6 +1,7 @@
 /* The loss scaler: GradScaler's state machine (torch's _amp_update_scale_),
  * fused unscale + check over many buffers, state files, and multi-rank
  * agreement on found_inf. */
+#include "runtime/export.h"
 #include "amp_scaler.h"
 
 #include <dlfcn.h>
@@ -18,7 +19,6 @@
 #include "kernels/cpu/unscale.h"
 #include "kernels/cuda/scaler_cuda.h"
 
-#define AMP_PUBLIC __attribute__((visibility("default")))
 
 struct amp_scaler {
     amp_scaler_config config; /* factors and interval as set now */
@@ -56,7 +56,7 @@ static int succeed(amp_scaler *s)
     return 0;
 }
 
-AMP_PUBLIC void amp_scaler_config_default(amp_scaler_config *config)
+AMP_EXPORT void amp_scaler_config_default(amp_scaler_config *config)
 {
     config->init_scale = 65536.0;
     config->growth_factor = 2.0;
@@ -99,7 +99,7 @@ static const char *config_problem(const amp_scaler_config *c)
     return p;
 }
 
-AMP_PUBLIC amp_scaler *amp_scaler_create(const amp_scaler_config *config)
+AMP_EXPORT amp_scaler *amp_scaler_create(const amp_scaler_config *config)
 {
     amp_scaler_config c;
     if (config)
@@ -120,14 +120,14 @@ AMP_PUBLIC amp_scaler *amp_scaler_create(const amp_scaler_config *config)
     return s;
 }
 
-AMP_PUBLIC void amp_scaler_destroy(amp_scaler *s)
+AMP_EXPORT void amp_scaler_destroy(amp_scaler *s)
 {
     if (s && s->dev)
         s->cuda->destroy(s->dev);
     free(s);
 }
 
-AMP_PUBLIC int amp_scaler_is_enabled(const amp_scaler *s)
+AMP_EXPORT int amp_scaler_is_enabled(const amp_scaler *s)
 {
     return s->config.enabled != 0;
 }
@@ -142,7 +142,7 @@ static void current_state(const amp_scaler *s, float *scale, int64_t *tracker)
         read_device(s, scale, tracker, NULL);
 }
 
-AMP_PUBLIC float amp_scaler_get_scale(const amp_scaler *s)
+AMP_EXPORT float amp_scaler_get_scale(const amp_scaler *s)
 {
     if (!s->config.enabled)
         return 1.0f;
@@ -152,7 +152,7 @@ AMP_PUBLIC float amp_scaler_get_scale(const amp_scaler *s)
     return scale;
 }
 
-AMP_PUBLIC int64_t amp_scaler_get_growth_tracker(const amp_scaler *s)
+AMP_EXPORT int64_t amp_scaler_get_growth_tracker(const amp_scaler *s)
 {
     float scale;
     int64_t tracker;
@@ -160,22 +160,22 @@ AMP_PUBLIC int64_t amp_scaler_get_growth_tracker(const amp_scaler *s)
     return tracker;
 }
 
-AMP_PUBLIC double amp_scaler_get_growth_factor(const amp_scaler *s)
+AMP_EXPORT double amp_scaler_get_growth_factor(const amp_scaler *s)
 {
     return s->config.growth_factor;
 }
 
-AMP_PUBLIC double amp_scaler_get_backoff_factor(const amp_scaler *s)
+AMP_EXPORT double amp_scaler_get_backoff_factor(const amp_scaler *s)
 {
     return s->config.backoff_factor;
 }
 
-AMP_PUBLIC int64_t amp_scaler_get_growth_interval(const amp_scaler *s)
+AMP_EXPORT int64_t amp_scaler_get_growth_interval(const amp_scaler *s)
 {
     return s->config.growth_interval;
 }
 
-AMP_PUBLIC int amp_scaler_set_growth_factor(amp_scaler *s, double v)
+AMP_EXPORT int amp_scaler_set_growth_factor(amp_scaler *s, double v)
 {
     const char *p = growth_factor_problem(v);
     if (p)
@@ -184,7 +184,7 @@ AMP_PUBLIC int amp_scaler_set_growth_factor(amp_scaler *s, double v)
     return succeed(s);
 }
 
-AMP_PUBLIC int amp_scaler_set_backoff_factor(amp_scaler *s, double v)
+AMP_EXPORT int amp_scaler_set_backoff_factor(amp_scaler *s, double v)
 {
     const char *p = backoff_factor_problem(v);
     if (p)
@@ -193,7 +193,7 @@ AMP_PUBLIC int amp_scaler_set_backoff_factor(amp_scaler *s, double v)
     return succeed(s);
 }
 
-AMP_PUBLIC int amp_scaler_set_growth_interval(amp_scaler *s, int64_t v)
+AMP_EXPORT int amp_scaler_set_growth_interval(amp_scaler *s, int64_t v)
 {
     const char *p = growth_interval_problem(v);
     if (p)
@@ -320,7 +320,7 @@ static int multiply_buffers(amp_buffer *b, size_t n, float factor)
     return nonfinite;
 }
 
-AMP_PUBLIC int amp_scaler_scale(amp_scaler *s, amp_buffer *buffers, size_t n)
+AMP_EXPORT int amp_scaler_scale(amp_scaler *s, amp_buffer *buffers, size_t n)
 {
     if (!s->config.enabled)
         return succeed(s);
@@ -337,7 +337,7 @@ AMP_PUBLIC int amp_scaler_scale(amp_scaler *s, amp_buffer *buffers, size_t n)
     return succeed(s);
 }
 
-AMP_PUBLIC int amp_scaler_unscale(amp_scaler *s, amp_buffer *buffers, size_t n)
+AMP_EXPORT int amp_scaler_unscale(amp_scaler *s, amp_buffer *buffers, size_t n)
 {
     if (!s->config.enabled)
         return succeed(s);
@@ -382,7 +382,7 @@ AMP_PUBLIC int amp_scaler_unscale(amp_scaler *s, amp_buffer *buffers, size_t n)
     return succeed(s);
 }
 
-AMP_PUBLIC int amp_scaler_step_ok(const amp_scaler *s)
+AMP_EXPORT int amp_scaler_step_ok(const amp_scaler *s)
 {
     if (!s->config.enabled)
         return 1;
@@ -394,7 +394,7 @@ AMP_PUBLIC int amp_scaler_step_ok(const amp_scaler *s)
     return !s->found_inf;
 }
 
-AMP_PUBLIC int amp_scaler_update(amp_scaler *s, const float *new_scale)
+AMP_EXPORT int amp_scaler_update(amp_scaler *s, const float *new_scale)
 {
     if (!s->config.enabled)
         return succeed(s);
@@ -444,7 +444,7 @@ AMP_PUBLIC int amp_scaler_update(amp_scaler *s, const float *new_scale)
     return succeed(s);
 }
 
-AMP_PUBLIC int amp_scaler_set_agreement(amp_scaler *s, amp_scaler_agree_fn agree, void *context)
+AMP_EXPORT int amp_scaler_set_agreement(amp_scaler *s, amp_scaler_agree_fn agree, void *context)
 {
     s->agree = agree;
     s->agree_context = context;
@@ -455,7 +455,7 @@ AMP_PUBLIC int amp_scaler_set_agreement(amp_scaler *s, amp_scaler_agree_fn agree
 
 #define STATE_MAGIC "ampscaler-state 1"
 
-AMP_PUBLIC int amp_scaler_save(const amp_scaler *s, const char *path)
+AMP_EXPORT int amp_scaler_save(const amp_scaler *s, const char *path)
 {
     if (!s->config.enabled)
         return 0;
@@ -512,7 +512,7 @@ static int parse_int64(const char *text, int64_t *out)
     return end != text && *end == '\0' && errno == 0 ? 0 : -1;
 }
 
-AMP_PUBLIC int amp_scaler_load(amp_scaler *s, const char *path)
+AMP_EXPORT int amp_scaler_load(amp_scaler *s, const char *path)
 {
     if (!s->config.enabled)
         return succeed(s);
@@ -596,14 +596,14 @@ AMP_PUBLIC int amp_scaler_load(amp_scaler *s, const char *path)
     return succeed(s);
 }
 
-AMP_PUBLIC const char *amp_scaler_last_error(const amp_scaler *s)
+AMP_EXPORT const char *amp_scaler_last_error(const amp_scaler *s)
 {
     return s->error;
 }
 
 /* ---- MPI agreement, found at run time ---- */
 
-AMP_PUBLIC int amp_scaler_agree_mpi(int *found_inf, void *context)
+AMP_EXPORT int amp_scaler_agree_mpi(int *found_inf, void *context)
 {
     int (*initialized)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "MPI_Initialized");
     void *allreduce = dlsym(RTLD_DEFAULT, "MPI_Allreduce");

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/export.h"
 #include "ampshim.h"
 #include "runtime/ctl_names.h"
 #include "runtime/decide.h"
 #include "runtime/hook_state.h"
 
-#define AMP_EXPORT __attribute__((visibility("default")))
 
 static int push_region(uint8_t entry)
 {
@@ -47,7 +47,7 @@ static int pop_region(int autocast)
     return 0;
 }
 
-AMP_EXPORT int amp_autocast_push(int dtype)
+AMP_EXPORT int ampshim_autocast_push(int dtype)
 {
     /* AMPSHIM_DEFAULT stays "the process's dtype" in the region, resolved per
      * device when a call is decided (runtime/decide.h). */
@@ -60,17 +60,17 @@ AMP_EXPORT int amp_autocast_push(int dtype)
     return push_region(amp_region_autocast(lowp[dtype]));
 }
 
-AMP_EXPORT int amp_autocast_pop(void)
+AMP_EXPORT int ampshim_autocast_pop(void)
 {
     return pop_region(1);
 }
 
-AMP_EXPORT int amp_fp32_push(void)
+AMP_EXPORT int ampshim_fp32_push(void)
 {
     return push_region(AMP_REGION_FP32);
 }
 
-AMP_EXPORT int amp_fp32_pop(void)
+AMP_EXPORT int ampshim_fp32_pop(void)
 {
     return pop_region(0);
 }
@@ -100,6 +100,13 @@ static int typed_read(enum amp_ctl_type type, const char *text, void *oldp, size
     }
     return 0;
 }
+
+/* The names of release 0.1, kept as aliases for programs built against it
+ * (ampshim.h marks them deprecated); to be removed in 0.2. */
+AMP_EXPORT int amp_autocast_push(int dtype) __attribute__((alias("ampshim_autocast_push")));
+AMP_EXPORT int amp_autocast_pop(void) __attribute__((alias("ampshim_autocast_pop")));
+AMP_EXPORT int amp_fp32_push(void) __attribute__((alias("ampshim_fp32_push")));
+AMP_EXPORT int amp_fp32_pop(void) __attribute__((alias("ampshim_fp32_pop")));
 
 AMP_EXPORT int ampshim_ctl(const char *name, void *oldp, size_t *oldlenp, const void *newp,
                            size_t newlen)

@@ -3,15 +3,17 @@
  * through calls without touching an argument) with the C entry hidden as
  * sym_c. Used by every hook whose fast path is "call the real function
  * unchanged": BLAS, cuBLAS, cuBLASLt, cuDNN. */
-#ifndef AMPSHIM_ENTRY_STUB_H
-#define AMPSHIM_ENTRY_STUB_H
+#ifndef AMPSHIM_HOOK_STUB_H
+#define AMPSHIM_HOOK_STUB_H
+
+#include "runtime/export.h"
 
 #if defined(__x86_64__) && defined(__ELF__)
 #include "shim/hook_stub_x86_64.h"
 #define AMP_C_ENTRY(sym) __attribute__((used, visibility("hidden"))) sym##_c
 #define AMP_STUB(sym) AMP_ENTRY_STUB(sym);
 #else
-#define AMP_C_ENTRY(sym) __attribute__((visibility("default"))) sym
+#define AMP_C_ENTRY(sym) AMP_EXPORT sym
 #define AMP_STUB(sym)
 #endif
 

@@ -10,8 +10,8 @@
  * with the full arguments. Uses only rax, r10, r11 (not argument registers in
  * the SysV ABI). Field offsets are checked by _Static_assert in
  * runtime/threads.c. */
-#ifndef AMPSHIM_ENTRY_X86_64_H
-#define AMPSHIM_ENTRY_X86_64_H
+#ifndef AMPSHIM_HOOK_STUB_X86_64_H
+#define AMPSHIM_HOOK_STUB_X86_64_H
 
 #ifdef __CET__
 #define AMP_ENDBR "  endbr64\n"

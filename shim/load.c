@@ -3,6 +3,7 @@
  * report at unload. */
 #include <stdatomic.h>
 
+#include "runtime/export.h"
 #include "runtime/report.h"
 #include "runtime/hook_state.h"
 
@@ -24,7 +25,7 @@ __attribute__((destructor)) static void ampshim_unload(void)
 #define AMP_STR2(x) #x
 #define AMP_STR(x) AMP_STR2(x)
 
-__attribute__((visibility("default"))) const char *ampshim_version(void)
+AMP_EXPORT const char *ampshim_version(void)
 {
     return AMP_STR(AMPSHIM_VERSION_MAJOR) "." AMP_STR(AMPSHIM_VERSION_MINOR) "." AMP_STR(
         AMPSHIM_VERSION_PATCH);

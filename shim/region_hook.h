@@ -4,10 +4,12 @@
  * x86-64 and AArch64 calling conventions the callee reads only the arguments
  * it has; the extra words forwarded are the caller's stack, never used. Used
  * for LAPACK and cuSOLVER, whose routines have many signatures. */
-#ifndef AMPSHIM_FORWARD_WORDS_H
-#define AMPSHIM_FORWARD_WORDS_H
+#ifndef AMPSHIM_REGION_HOOK_H
+#define AMPSHIM_REGION_HOOK_H
 
 #include <stdint.h>
+
+#include "runtime/export.h"
 
 /* More than the longest such routine's arguments plus hidden lengths. */
 #define AMP_WORDS(X)                                                                               \
@@ -30,7 +32,7 @@
  * CTC loss. Needs runtime/decide.h and shim/resolve.h. */
 typedef int (*amp_words_status_fn)(AMP_WORD_TYPES);
 #define AMP_DEFINE_FP32_REGION_HOOK(sym)                                                           \
-    __attribute__((visibility("default"))) int sym(AMP_WORD_PARAMS)                                \
+    AMP_EXPORT int sym(AMP_WORD_PARAMS)                                \
     {                                                                                              \
         amp_words_status_fn real = (amp_words_status_fn)amp_real(AMP_HOOK_##sym);                  \
         struct amp_thread *t = amp_thread_enter();                                                 \

@@ -3,6 +3,7 @@
 #ifndef AMPSHIM_TEST_CHECK_H
 #define AMPSHIM_TEST_CHECK_H
 
+#include <dlfcn.h>
 #include <stdio.h>
 
 static _Atomic int failures;
@@ -18,5 +19,16 @@ static int checks;
             printf("\n");                                                                          \
         }                                                                                          \
     } while (0)
+
+/* Whether libampshim.so is in this process (its public ampshim_version, which
+ * it exports enabled or not). A test that claims "the same as without the
+ * shim" checks it first, so it cannot pass because the preload failed. */
+static inline int shim_loaded(void)
+{
+    return dlsym(RTLD_DEFAULT, "ampshim_version") != NULL;
+}
+
+#define CHECK_SHIM_LOADED()                                                                        \
+    CHECK(shim_loaded(), "libampshim.so is loaded (the test runs under LD_PRELOAD)")
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "runtime/export.h"
 #include "kernels/cuda/scaler_cuda.h"
 
 struct amp_cuda_state {
@@ -226,6 +227,6 @@ static int read_state(amp_cuda_scaler *st, float *scale, int64_t *tracker, int *
     return 0;
 }
 
-extern "C" __attribute__((visibility("default"))) const amp_scaler_cuda_ops amp_scaler_cuda_ops_v1 = {
+extern "C" AMP_EXPORT const amp_scaler_cuda_ops amp_scaler_cuda_ops_v1 = {
     AMP_SCALER_CUDA_ABI, create, destroy, begin_unscale, multiply, update, write_state, read_state,
 };

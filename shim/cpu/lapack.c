@@ -7,11 +7,11 @@
  * as machine words. */
 #include <stdint.h>
 
+#include "runtime/export.h"
 #include "runtime/decide.h"
 #include "shim/region_hook.h"
 #include "shim/resolve.h"
 
-#define AMP_EXPORT __attribute__((visibility("default")))
 
 typedef void (*amp_f77_subroutine)(AMP_WORD_TYPES);
 

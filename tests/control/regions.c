@@ -50,10 +50,10 @@ int main(void)
 {
     expected_answers(N, a, b, (float *[3]){want[0], want[1], want[2]});
 
-    push = (int (*)(int))dlsym(RTLD_DEFAULT, "amp_autocast_push");
-    pop = (int (*)(void))dlsym(RTLD_DEFAULT, "amp_autocast_pop");
-    fp32_push = (int (*)(void))dlsym(RTLD_DEFAULT, "amp_fp32_push");
-    fp32_pop = (int (*)(void))dlsym(RTLD_DEFAULT, "amp_fp32_pop");
+    push = (int (*)(int))dlsym(RTLD_DEFAULT, "ampshim_autocast_push");
+    pop = (int (*)(void))dlsym(RTLD_DEFAULT, "ampshim_autocast_pop");
+    fp32_push = (int (*)(void))dlsym(RTLD_DEFAULT, "ampshim_fp32_push");
+    fp32_pop = (int (*)(void))dlsym(RTLD_DEFAULT, "ampshim_fp32_pop");
     ctl = (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
                                                                                "ampshim_ctl");
     if (!push || !pop || !fp32_push || !fp32_pop || !ctl) {

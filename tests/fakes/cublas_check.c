@@ -55,6 +55,7 @@ int main(int argc, char **argv)
     if (argc != 2)
         return 2;
     int expect = strcmp(argv[1], "none") == 0 ? 0 : atoi(argv[1]);
+    CHECK_SHIM_LOADED();
     lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
     CHECK(lib != NULL, "libcublas.so.13 is loaded");
     for (int i = 0; i < K * M * 2; i++)

@@ -1,6 +1,6 @@
 /* A cuBLAS program that opens autocast regions with the in-process API
  * (found with dlsym, so a missing shim fails the test): inside
- * amp_autocast_push(AMPSHIM_DEFAULT) a CUDA GEMM runs in the process's CUDA
+ * ampshim_autocast_push(AMPSHIM_DEFAULT) a CUDA GEMM runs in the process's CUDA
  * dtype, not the CPU's; inside an explicit dtype it runs in that dtype, and
  * after the last pop in the process's again. The fast compute type that
  * reaches the (fake) cuBLAS tells which.
@@ -33,12 +33,16 @@ int main(int argc, char **argv)
     if (argc != 2)
         return 2;
     int outside = strcmp(argv[1], "none") == 0 ? CUBLAS_COMPUTE_32F : atoi(argv[1]);
-    int (*push)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "amp_autocast_push");
-    int (*pop)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "amp_autocast_pop");
+    int (*push)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "ampshim_autocast_push");
+    int (*pop)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "ampshim_autocast_pop");
     if (!push || !pop) {
         printf("FAIL: ampshim's in-process API is not in the process (no shim?)\n");
         return 1;
     }
+    /* The 0.1 names stay as aliases of the same functions. */
+    CHECK(dlsym(RTLD_DEFAULT, "amp_autocast_push") == (void *)push &&
+              dlsym(RTLD_DEFAULT, "amp_autocast_pop") == (void *)pop,
+          "amp_autocast_push/pop are aliases of ampshim_autocast_push/pop");
     cublasHandle_t h;
     CHECK(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
     CHECK(sgemm_compute(h) == outside, "outside regions: compute %d, want %d",
@@ -46,7 +50,7 @@ int main(int argc, char **argv)
     CHECK(push(AMPSHIM_DEFAULT) == 0, "push(AMPSHIM_DEFAULT)");
     /* The process's CUDA dtype is fp16 by default, whatever the CPU's is. */
     CHECK(sgemm_compute(h) == CUBLAS_COMPUTE_32F_FAST_16F,
-          "inside amp_autocast_push(AMPSHIM_DEFAULT): compute %d, want %d (the CUDA default, fp16)",
+          "inside ampshim_autocast_push(AMPSHIM_DEFAULT): compute %d, want %d (the CUDA default, fp16)",
           fake_cublas_last_call()->compute, CUBLAS_COMPUTE_32F_FAST_16F);
     CHECK(push(AMPSHIM_BF16) == 0, "push(AMPSHIM_BF16)");
     CHECK(sgemm_compute(h) == CUBLAS_COMPUTE_32F_FAST_16BF, "inside a bf16 region: compute %d",

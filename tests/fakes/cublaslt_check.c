@@ -29,6 +29,7 @@ int main(int argc, char **argv)
     if (argc != 2)
         return 2;
     int expect = strcmp(argv[1], "none") == 0 ? 0 : atoi(argv[1]);
+    CHECK_SHIM_LOADED();
     matmul_fn direct = (matmul_fn)dlsym(dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD),
                                         "cublasLtMatmul");
     static float a[M * K], b[K * N], c[M * N], d[M * N], want[M * N], plain[M * N];

@@ -528,6 +528,7 @@ int main(int argc, char **argv)
         return 2;
     const char *mode = argv[1];
     int fp32 = strcmp(argv[2], "fp32") == 0;
+    CHECK_SHIM_LOADED();
     lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
     CHECK(lib != NULL, "libcudnn.so.9 is loaded");
     cudnnHandle_t h;

@@ -18,6 +18,7 @@ enum { N = 24 };
 int main(int argc, char **argv)
 {
     int expect_fp32 = argc > 1 && strcmp(argv[1], "inner-fp32") == 0;
+    CHECK_SHIM_LOADED();
     float a[N * N], work[1];
     int ipiv[N], info = -1;
     for (int i = 0; i < N * N; i++)

@@ -1,4 +1,4 @@
-/* TEST-ONLY FAKE of libcublas.so.13: a CPU stand-in, never installed, so the
+/* TEST-ONLY AMP_EXPORT of libcublas.so.13: a CPU stand-in, never installed, so the
  * cuBLAS hooks can be tested on machines without a GPU. Compiled against the
  * real cublas_v2.h (so every signature is the real one), it works on host
  * memory, records the last call (function, data types, compute type) for
@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/export.h"
+#include "runtime/export.h"
 #include "shim/cuda/cublas_abi.h"
 #include "tests/fakes/fake_cublas.h"
 
@@ -29,11 +31,10 @@ SAME(CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION,
 SAME(CUBLAS_POINTER_MODE_HOST, AMP_CUBLAS_POINTER_MODE_HOST);
 SAME(CUBLAS_GEMM_DEFAULT, AMP_CUBLAS_GEMM_DEFAULT);
 
-#define FAKE __attribute__((visibility("default")))
 
 static struct fake_cublas_record last;
 
-FAKE const struct fake_cublas_record *fake_cublas_last_call(void)
+AMP_EXPORT const struct fake_cublas_record *fake_cublas_last_call(void)
 {
     return &last;
 }
@@ -54,37 +55,37 @@ struct cublasContext {
     cudaStream_t stream;
 };
 
-FAKE cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
+AMP_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
 {
     *handle = calloc(1, sizeof(struct cublasContext));
     return *handle ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
 }
 
-FAKE cublasStatus_t cublasDestroy_v2(cublasHandle_t handle)
+AMP_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t handle)
 {
     free(handle);
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode)
+AMP_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode)
 {
     h->math = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasGetMathMode(cublasHandle_t h, cublasMath_t *mode)
+AMP_EXPORT cublasStatus_t cublasGetMathMode(cublasHandle_t h, cublasMath_t *mode)
 {
     *mode = h->math;
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t mode)
+AMP_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t mode)
 {
     h->pointer = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t *mode)
+AMP_EXPORT cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t h, cublasPointerMode_t *mode)
 {
     *mode = h->pointer;
     return CUBLAS_STATUS_SUCCESS;
@@ -141,7 +142,7 @@ static void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, c
 }
 
 #define FAKE_SGEMM(name, INT)                                                                      \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
                              INT n, INT k, const float *alpha, const float *A, INT lda,            \
                              const float *B, INT ldb, const float *beta, float *C, INT ldc)        \
     {                                                                                              \
@@ -155,7 +156,7 @@ FAKE_SGEMM(cublasSgemm_v2, int)
 FAKE_SGEMM(cublasSgemm_v2_64, int64_t)
 
 #define FAKE_GEMMEX(name, INT)                                                                     \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
                              INT n, INT k, const void *alpha, const void *A, cudaDataType at,      \
                              INT lda, const void *B, cudaDataType bt, INT ldb, const void *beta,   \
                              void *C, cudaDataType ct, INT ldc, cublasComputeType_t compute,       \
@@ -174,7 +175,7 @@ FAKE_GEMMEX(cublasGemmEx, int)
 FAKE_GEMMEX(cublasGemmEx_64, int64_t)
 
 #define FAKE_SGEMM_STRIDED(name, INT)                                                              \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
                              INT n, INT k, const float *alpha, const float *A, INT lda,            \
                              long long sa, const float *B, INT ldb, long long sb,                  \
                              const float *beta, float *C, INT ldc, long long sc, INT batch)        \
@@ -190,7 +191,7 @@ FAKE_SGEMM_STRIDED(cublasSgemmStridedBatched, int)
 FAKE_SGEMM_STRIDED(cublasSgemmStridedBatched_64, int64_t)
 
 #define FAKE_GEMMEX_STRIDED(name, INT)                                                             \
-    FAKE cublasStatus_t name(                                                                      \
+    AMP_EXPORT cublasStatus_t name(                                                                      \
         cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m, INT n, INT k,         \
         const void *alpha, const void *A, cudaDataType at, INT lda, long long sa, const void *B,   \
         cudaDataType bt, INT ldb, long long sb, const void *beta, void *C, cudaDataType ct,        \
@@ -211,7 +212,7 @@ FAKE_GEMMEX_STRIDED(cublasGemmStridedBatchedEx, int)
 FAKE_GEMMEX_STRIDED(cublasGemmStridedBatchedEx_64, int64_t)
 
 #define FAKE_SGEMMEX(name, INT)                                                                    \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
                              INT n, INT k, const float *alpha, const void *A, cudaDataType at,     \
                              INT lda, const void *B, cudaDataType bt, INT ldb, const float *beta,  \
                              void *C, cudaDataType ct, INT ldc)                                    \
@@ -240,7 +241,7 @@ static void gemv(int trans, int64_t m, int64_t n, float alpha, const float *A, i
 }
 
 #define FAKE_SGEMV(name, INT)                                                                      \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
                              const float *alpha, const float *A, INT lda, const float *x,          \
                              INT incx, const float *beta, float *y, INT incy)                      \
     {                                                                                              \
@@ -253,7 +254,7 @@ FAKE_SGEMV(cublasSgemv_v2, int)
 FAKE_SGEMV(cublasSgemv_v2_64, int64_t)
 
 #define FAKE_SGER(name, INT)                                                                       \
-    FAKE cublasStatus_t name(cublasHandle_t h, INT m, INT n, const float *alpha, const float *x,   \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT m, INT n, const float *alpha, const float *x,   \
                              INT incx, const float *y, INT incy, float *A, INT lda)                \
     {                                                                                              \
         (void)h;                                                                                   \
@@ -268,7 +269,7 @@ FAKE_SGER(cublasSger_v2_64, int64_t)
 
 /* Pointer-array batches. */
 #define FAKE_SGEMM_BATCHED(name, INT)                                                              \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
                              INT n, INT k, const float *alpha, const float *const A[], INT lda,    \
                              const float *const B[], INT ldb, const float *beta, float *const C[], \
                              INT ldc, INT batch)                                                   \
@@ -284,7 +285,7 @@ FAKE_SGEMM_BATCHED(cublasSgemmBatched, int)
 FAKE_SGEMM_BATCHED(cublasSgemmBatched_64, int64_t)
 
 #define FAKE_GEMMEX_BATCHED(name, INT)                                                             \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
                              INT n, INT k, const void *alpha, const void *const A[],               \
                              cudaDataType at, INT lda, const void *const B[], cudaDataType bt,     \
                              INT ldb, const void *beta, void *const C[], cudaDataType ct, INT ldc, \
@@ -305,7 +306,7 @@ FAKE_GEMMEX_BATCHED(cublasGemmBatchedEx_64, int64_t)
 
 /* Batched gemv: the single-vector fake per batch entry (any strides). */
 #define FAKE_SGEMV_BATCHED(name, INT)                                                              \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
                              const float *alpha, const float *const A[], INT lda,                  \
                              const float *const x[], INT incx, const float *beta,                  \
                              float *const y[], INT incy, INT batch)                                \
@@ -320,7 +321,7 @@ FAKE_SGEMV_BATCHED(cublasSgemvBatched, int)
 FAKE_SGEMV_BATCHED(cublasSgemvBatched_64, int64_t)
 
 #define FAKE_SGEMV_STRIDED(name, INT)                                                              \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
                              const float *alpha, const float *A, INT lda, long long sa,            \
                              const float *x, INT incx, long long sx, const float *beta, float *y,  \
                              INT incy, long long sy, INT batch)                                    \
@@ -336,7 +337,7 @@ FAKE_SGEMV_STRIDED(cublasSgemvStridedBatched_64, int64_t)
 
 /* Level-1 reductions, host pointer mode. */
 #define FAKE_REDUCTION(name, INT, TERM, FINISH)                                                    \
-    FAKE cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx, float *result)     \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx, float *result)     \
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
@@ -354,7 +355,7 @@ FAKE_REDUCTION(cublasSasum_v2, int, fabsf, FAKE_SAME)
 FAKE_REDUCTION(cublasSasum_v2_64, int64_t, fabsf, FAKE_SAME)
 
 #define FAKE_SDOT(name, INT)                                                                       \
-    FAKE cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx, const float *y,    \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx, const float *y,    \
                              INT incy, float *result)                                              \
     {                                                                                              \
         (void)h;                                                                                   \
@@ -407,7 +408,7 @@ static float tri_at(const float *A, int64_t lda, int uplo, int trans, int diag, 
 }
 
 #define FAKE_SSYRK(name, INT)                                                                      \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans,     \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans,     \
                              INT n, INT k, const float *alpha, const float *A, INT lda,            \
                              const float *beta, float *C, INT ldc)                                 \
     {                                                                                              \
@@ -430,7 +431,7 @@ FAKE_SSYRK(cublasSsyrk_v2, int)
 FAKE_SSYRK(cublasSsyrk_v2_64, int64_t)
 
 #define FAKE_SSYMM(name, INT)                                                                      \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
                              INT m, INT n, const float *alpha, const float *A, INT lda,            \
                              const float *B, INT ldb, const float *beta, float *C, INT ldc)        \
     {                                                                                              \
@@ -455,7 +456,7 @@ FAKE_SSYMM(cublasSsymm_v2_64, int64_t)
 
 /* Out of place, as cuBLAS's v2 trmm: C = alpha op(A) B or alpha B op(A). */
 #define FAKE_STRMM(name, INT)                                                                      \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
                              cublasOperation_t trans, cublasDiagType_t diag, INT m, INT n,         \
                              const float *alpha, const float *A, INT lda, const float *B, INT ldb, \
                              float *C, INT ldc)                                                    \
@@ -481,7 +482,7 @@ FAKE_STRMM(cublasStrmm_v2_64, int64_t)
 
 /* op(A) X = alpha B, left side only (this fake refuses the right side). */
 #define FAKE_STRSM(name, INT)                                                                      \
-    FAKE cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
                              cublasOperation_t trans, cublasDiagType_t diag, INT m, INT n,         \
                              const float *alpha, const float *A, INT lda, float *B, INT ldb)       \
     {                                                                                              \
@@ -509,13 +510,13 @@ FAKE_STRSM(cublasStrsm_v2_64, int64_t)
 
 /* The helpers ampshim builds fp16/bf16 level 3 from. Not recorded: the
  * record keeps the GEMM that did the arithmetic. */
-FAKE cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t stream)
+AMP_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t stream)
 {
     h->stream = stream;
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasGetStream_v2(cublasHandle_t h, cudaStream_t *stream)
+AMP_EXPORT cublasStatus_t cublasGetStream_v2(cublasHandle_t h, cudaStream_t *stream)
 {
     *stream = h->stream;
     return CUBLAS_STATUS_SUCCESS;
@@ -528,7 +529,7 @@ static int64_t packed_at(int uplo, int n, int i, int j)
                                           : i + (int64_t)j * (2 * n - j - 1) / 2;
 }
 
-FAKE cublasStatus_t cublasStrttp(cublasHandle_t h, cublasFillMode_t uplo, int n, const float *A,
+AMP_EXPORT cublasStatus_t cublasStrttp(cublasHandle_t h, cublasFillMode_t uplo, int n, const float *A,
                                  int lda, float *AP)
 {
     (void)h;
@@ -539,7 +540,7 @@ FAKE cublasStatus_t cublasStrttp(cublasHandle_t h, cublasFillMode_t uplo, int n,
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasStpttr(cublasHandle_t h, cublasFillMode_t uplo, int n, const float *AP,
+AMP_EXPORT cublasStatus_t cublasStpttr(cublasHandle_t h, cublasFillMode_t uplo, int n, const float *AP,
                                  float *A, int lda)
 {
     (void)h;
@@ -551,7 +552,7 @@ FAKE cublasStatus_t cublasStpttr(cublasHandle_t h, cublasFillMode_t uplo, int n,
 }
 
 /* C = alpha op(A) + beta op(B); in place when C is A with op(A) = A. */
-FAKE cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
+AMP_EXPORT cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
                                 int n, const float *alpha, const float *A, int lda,
                                 const float *beta, const float *B, int ldb, float *C, int ldc)
 {
@@ -567,7 +568,7 @@ FAKE cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOp
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasSscal_v2(cublasHandle_t h, int n, const float *alpha, float *x, int incx)
+AMP_EXPORT cublasStatus_t cublasSscal_v2(cublasHandle_t h, int n, const float *alpha, float *x, int incx)
 {
     (void)h;
     for (int i = 0; i < n; i++)
@@ -575,7 +576,7 @@ FAKE cublasStatus_t cublasSscal_v2(cublasHandle_t h, int n, const float *alpha, 
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasSaxpy_v2(cublasHandle_t h, int n, const float *alpha, const float *x,
+AMP_EXPORT cublasStatus_t cublasSaxpy_v2(cublasHandle_t h, int n, const float *alpha, const float *x,
                                    int incx, float *y, int incy)
 {
     (void)h;

@@ -1,4 +1,4 @@
-/* TEST-ONLY FAKE of libcublasLt.so.13: a CPU stand-in, never installed.
+/* TEST-ONLY AMP_EXPORT of libcublasLt.so.13: a CPU stand-in, never installed.
  * Descriptors live in the real header's opaque storage. cublasLtMatmul works
  * on host memory, records the compute type it ran with, and emulates its
  * precision. One rule stands in for cuBLASLt's algorithm checks: an algo
@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/export.h"
+#include "runtime/export.h"
 #include "shim/cuda/cublas_abi.h"
 
 #define SAME(real, ours) _Static_assert((int)(real) == (int)(ours), #ours)
@@ -16,28 +18,27 @@ SAME(CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE);
 SAME(CUBLASLT_MATMUL_DESC_SCALE_TYPE, AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE);
 SAME(CUBLASLT_MATRIX_LAYOUT_TYPE, AMP_CUBLASLT_MATRIX_LAYOUT_TYPE);
 
-#define FAKE __attribute__((visibility("default")))
 
 static int last_compute = -1;
-FAKE int fake_cublaslt_last_compute(void)
+AMP_EXPORT int fake_cublaslt_last_compute(void)
 {
     return last_compute;
 }
 
-FAKE cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
+AMP_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *h)
 {
     *h = (cublasLtHandle_t)malloc(1);
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasLtDestroy(cublasLtHandle_t h)
+AMP_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t h)
 {
     free(h);
     return CUBLAS_STATUS_SUCCESS;
 }
 
 /* desc->data: [0] compute, [1] scale, [3] transa, [4] transb (by attribute). */
-FAKE cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
+AMP_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
                                              cudaDataType_t scale)
 {
     *d = calloc(1, sizeof **d);
@@ -46,13 +47,13 @@ FAKE cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComp
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d)
+AMP_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d)
 {
     free(d);
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
+AMP_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
                                                    cublasLtMatmulDescAttributes_t attr,
                                                    const void *buf, size_t size)
 {
@@ -64,7 +65,7 @@ FAKE cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
+AMP_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
                                                    cublasLtMatmulDescAttributes_t attr, void *buf,
                                                    size_t size, size_t *written)
 {
@@ -77,7 +78,7 @@ FAKE cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
 }
 
 /* layout->data: [0] type, [1] rows, [2] cols, [3] ld. */
-FAKE cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type,
+AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type,
                                                uint64_t rows, uint64_t cols, int64_t ld)
 {
     *l = calloc(1, sizeof **l);
@@ -88,13 +89,13 @@ FAKE cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDa
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l)
+AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l)
 {
     free(l);
     return CUBLAS_STATUS_SUCCESS;
 }
 
-FAKE cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l,
+AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l,
                                                      cublasLtMatrixLayoutAttribute_t attr, void *buf,
                                                      size_t size, size_t *written)
 {
@@ -122,7 +123,7 @@ static float input(const void *p, uint64_t i, int type, int compute)
 }
 
 /* D = alpha op(A) op(B) + beta C, column major (no transposes in the tests). */
-FAKE cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const void *alpha,
+AMP_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const void *alpha,
                                    const void *A, cublasLtMatrixLayout_t al, const void *B,
                                    cublasLtMatrixLayout_t bl, const void *beta, const void *C,
                                    cublasLtMatrixLayout_t cl, void *D, cublasLtMatrixLayout_t dl,

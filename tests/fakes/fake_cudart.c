@@ -1,4 +1,4 @@
-/* TEST-ONLY FAKE of libcudart.so.13: a CPU stand-in, never installed. It
+/* TEST-ONLY AMP_EXPORT of libcudart.so.13: a CPU stand-in, never installed. It
  * gives the shim the stream-ordered allocator it uses for device scratch
  * (cudaMallocAsync / cudaFreeAsync, cudaMemsetAsync / cudaMemset2DAsync) on
  * host memory, counts what is
@@ -10,16 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FAKE __attribute__((visibility("default")))
+#include "runtime/export.h"
 
 static _Atomic long outstanding, total;
 
-FAKE long fake_cudart_outstanding(void)
+AMP_EXPORT long fake_cudart_outstanding(void)
 {
     return atomic_load(&outstanding);
 }
 
-FAKE long fake_cudart_allocations(void)
+AMP_EXPORT long fake_cudart_allocations(void)
 {
     return atomic_load(&total);
 }
@@ -29,7 +29,7 @@ FAKE long fake_cudart_allocations(void)
 #undef cudaMemsetAsync
 #undef cudaMemset2DAsync
 
-FAKE cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
+AMP_EXPORT cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
 {
     (void)stream;
     const char *fail = getenv("FAKE_CUDART_FAIL_ALLOC");
@@ -43,7 +43,7 @@ FAKE cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
     return cudaSuccess;
 }
 
-FAKE cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
+AMP_EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
 {
     (void)stream;
     if (p) {
@@ -53,14 +53,14 @@ FAKE cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
     return cudaSuccess;
 }
 
-FAKE cudaError_t cudaMemsetAsync(void *p, int value, size_t count, cudaStream_t stream)
+AMP_EXPORT cudaError_t cudaMemsetAsync(void *p, int value, size_t count, cudaStream_t stream)
 {
     (void)stream;
     memset(p, value, count);
     return cudaSuccess;
 }
 
-FAKE cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width, size_t height,
+AMP_EXPORT cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width, size_t height,
                                    cudaStream_t stream)
 {
     (void)stream;

@@ -1,4 +1,4 @@
-/* TEST-ONLY FAKE of libcudnn.so.9: a CPU stand-in, never installed, so the
+/* TEST-ONLY AMP_EXPORT of libcudnn.so.9: a CPU stand-in, never installed, so the
  * cuDNN hooks can be tested on machines without a GPU. Compiled against the
  * real cudnn.h (every signature is the real one), it works on host memory
  * and implements the slice of the legacy API the tests use: 4-d NCHW
@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/export.h"
 #include "shim/cuda/cudnn_abi.h"
 #include "tests/fakes/fake_cudnn.h"
 
@@ -43,14 +44,13 @@ SAME(CUDNN_TENSOR_NHWC, AMP_CUDNN_TENSOR_NHWC);
 SAME(CUDNN_FWD_MODE_INFERENCE, AMP_CUDNN_FWD_MODE_INFERENCE);
 SAME(CUDNN_NORM_OPS_NORM, AMP_CUDNN_NORM_OPS_NORM);
 
-#define FAKE __attribute__((visibility("default")))
 #define BAD CUDNN_STATUS_BAD_PARAM
 #define UNSUPPORTED CUDNN_STATUS_NOT_SUPPORTED
 
 /* Per thread, so threads calling at once each see their own last call. */
 static __thread struct fake_cudnn_record last;
 
-FAKE const struct fake_cudnn_record *fake_cudnn_last_call(void)
+AMP_EXPORT const struct fake_cudnn_record *fake_cudnn_last_call(void)
 {
     return &last;
 }
@@ -155,25 +155,25 @@ struct cudnnContext {
     cudaStream_t stream;
 };
 
-FAKE cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
+AMP_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
 {
     *h = calloc(1, sizeof **h);
     return *h ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-FAKE cudnnStatus_t cudnnDestroy(cudnnHandle_t h)
+AMP_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t h)
 {
     free(h);
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetStream(cudnnHandle_t h, cudaStream_t s)
+AMP_EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t h, cudaStream_t s)
 {
     h->stream = s;
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetStream(cudnnHandle_t h, cudaStream_t *s)
+AMP_EXPORT cudnnStatus_t cudnnGetStream(cudnnHandle_t h, cudaStream_t *s)
 {
     *s = h->stream;
     return CUDNN_STATUS_SUCCESS;
@@ -184,19 +184,19 @@ struct cudnnTensorStruct {
     int nb, dims[CUDNN_DIM_MAX], strides[CUDNN_DIM_MAX];
 };
 
-FAKE cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d)
+AMP_EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
     return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-FAKE cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d)
+AMP_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d)
 {
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d, cudnnDataType_t type,
+AMP_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d, cudnnDataType_t type,
                                               int nb, const int dims[], const int strides[])
 {
     if (!d || nb < 3 || nb > CUDNN_DIM_MAX || !type_ok(type))
@@ -211,7 +211,7 @@ FAKE cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d, cudnnDa
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format,
+AMP_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format,
                                               cudnnDataType_t type, int n, int c, int h, int w)
 {
     int dims[4] = {n, c, h, w};
@@ -221,7 +221,7 @@ FAKE cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTe
     return cudnnSetTensorNdDescriptor(d, type, 4, dims, format == CUDNN_TENSOR_NCHW ? nchw : nhwc);
 }
 
-FAKE cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t d, int requested,
+AMP_EXPORT cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t d, int requested,
                                               cudnnDataType_t *type, int *nb, int dims[],
                                               int strides[])
 {
@@ -242,19 +242,19 @@ struct cudnnFilterStruct {
     int nb, dims[CUDNN_DIM_MAX];
 };
 
-FAKE cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d)
+AMP_EXPORT cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
     return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-FAKE cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d)
+AMP_EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d)
 {
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type,
+AMP_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type,
                                               cudnnTensorFormat_t format, int nb, const int dims[])
 {
     if (!d || nb < 3 || nb > CUDNN_DIM_MAX || !type_ok(type) ||
@@ -267,7 +267,7 @@ FAKE cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, cudnnDa
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type,
+AMP_EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type,
                                               cudnnTensorFormat_t format, int k, int c, int h,
                                               int w)
 {
@@ -275,7 +275,7 @@ FAKE cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDa
     return cudnnSetFilterNdDescriptor(d, type, format, 4, dims);
 }
 
-FAKE cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t d, int requested,
+AMP_EXPORT cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t d, int requested,
                                               cudnnDataType_t *type, cudnnTensorFormat_t *format,
                                               int *nb, int dims[])
 {
@@ -307,19 +307,19 @@ struct cudnnConvolutionStruct {
     cudnnMathType_t math;
 };
 
-FAKE cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d)
+AMP_EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
     return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-FAKE cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d)
+AMP_EXPORT cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d)
 {
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int pad_h,
+AMP_EXPORT cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int pad_h,
                                                    int pad_w, int u, int v, int dil_h, int dil_w,
                                                    cudnnConvolutionMode_t mode,
                                                    cudnnDataType_t compute)
@@ -331,7 +331,7 @@ FAKE cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t 
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvolutionDescriptor_t d,
+AMP_EXPORT cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvolutionDescriptor_t d,
                                                    int requested, int *length, int pad[],
                                                    int stride[], int dilation[],
                                                    cudnnConvolutionMode_t *mode,
@@ -347,7 +347,7 @@ FAKE cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvolutionDescrip
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t m)
+AMP_EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t m)
 {
     if (m < CUDNN_DEFAULT_MATH || m > CUDNN_FMA_MATH)
         return BAD;
@@ -355,7 +355,7 @@ FAKE cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, c
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t *m)
+AMP_EXPORT cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t *m)
 {
     *m = d->math;
     return CUDNN_STATUS_SUCCESS;
@@ -480,7 +480,7 @@ static cudnnStatus_t conv_run(const char *name, int kind, const struct conv_ops 
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
+AMP_EXPORT cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
     cudnnHandle_t h, const cudnnTensorDescriptor_t x, const cudnnFilterDescriptor_t w,
     const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t y,
     cudnnConvolutionFwdAlgo_t algo, size_t *size)
@@ -493,7 +493,7 @@ FAKE cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
+AMP_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
     cudnnHandle_t h, const cudnnFilterDescriptor_t w, const cudnnTensorDescriptor_t dy,
     const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t dx,
     cudnnConvolutionBwdDataAlgo_t algo, size_t *size)
@@ -506,7 +506,7 @@ FAKE cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
+AMP_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
     cudnnHandle_t h, const cudnnTensorDescriptor_t x, const cudnnTensorDescriptor_t dy,
     const cudnnConvolutionDescriptor_t conv, const cudnnFilterDescriptor_t dw,
     cudnnConvolutionBwdFilterAlgo_t algo, size_t *size)
@@ -519,7 +519,7 @@ FAKE cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
+AMP_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
                                            const cudnnTensorDescriptor_t xd, const void *x,
                                            const cudnnFilterDescriptor_t wd, const void *w,
                                            const cudnnConvolutionDescriptor_t conv,
@@ -533,7 +533,7 @@ FAKE cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha,
                     ws_bytes, ws);
 }
 
-FAKE cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha,
+AMP_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha,
                                                 const cudnnFilterDescriptor_t wd, const void *w,
                                                 const cudnnTensorDescriptor_t dyd, const void *dy,
                                                 const cudnnConvolutionDescriptor_t conv,
@@ -547,7 +547,7 @@ FAKE cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alp
                     *(const float *)beta, ws_bytes, ws);
 }
 
-FAKE cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
+AMP_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
                                                   const cudnnTensorDescriptor_t xd, const void *x,
                                                   const cudnnTensorDescriptor_t dyd, const void *dy,
                                                   const cudnnConvolutionDescriptor_t conv,
@@ -565,19 +565,19 @@ struct cudnnActivationStruct {
     cudnnActivationMode_t mode;
 };
 
-FAKE cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t *d)
+AMP_EXPORT cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
     return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-FAKE cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t d)
+AMP_EXPORT cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t d)
 {
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d,
+AMP_EXPORT cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d,
                                                 cudnnActivationMode_t mode,
                                                 cudnnNanPropagation_t nan, double coef)
 {
@@ -589,7 +589,7 @@ FAKE cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d,
 }
 
 /* y = act(alpha1 * conv(x, w) + alpha2 * z + bias), bias one value a channel. */
-FAKE cudnnStatus_t cudnnConvolutionBiasActivationForward(
+AMP_EXPORT cudnnStatus_t cudnnConvolutionBiasActivationForward(
     cudnnHandle_t h, const void *alpha1, const cudnnTensorDescriptor_t xd, const void *x,
     const cudnnFilterDescriptor_t wd, const void *w, const cudnnConvolutionDescriptor_t conv,
     cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *alpha2,
@@ -668,7 +668,7 @@ static void transform_one(long xi, long yi, void *user)
     blend(j->yd->type, j->y, yi, load(j->xd->type, j->x, xi), j->alpha, j->beta);
 }
 
-FAKE cudnnStatus_t cudnnTransformTensor(cudnnHandle_t h, const void *alpha,
+AMP_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t h, const void *alpha,
                                         const cudnnTensorDescriptor_t xd, const void *x,
                                         const void *beta, const cudnnTensorDescriptor_t yd, void *y)
 {
@@ -719,7 +719,7 @@ static int same_layout(const struct cudnnTensorStruct *a, const struct cudnnTens
            memcmp(a->strides, b->strides, sizeof(int) * (size_t)a->nb) == 0;
 }
 
-FAKE cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t h, cudnnSoftmaxAlgorithm_t algo,
+AMP_EXPORT cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t h, cudnnSoftmaxAlgorithm_t algo,
                                        cudnnSoftmaxMode_t mode, const void *alpha,
                                        const cudnnTensorDescriptor_t xd, const void *x,
                                        const void *beta, const cudnnTensorDescriptor_t yd, void *y)
@@ -750,7 +750,7 @@ FAKE cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t h, cudnnSoftmaxAlgorithm_t 
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t h, cudnnSoftmaxAlgorithm_t algo,
+AMP_EXPORT cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t h, cudnnSoftmaxAlgorithm_t algo,
                                         cudnnSoftmaxMode_t mode, const void *alpha,
                                         const cudnnTensorDescriptor_t yd, const void *y,
                                         const cudnnTensorDescriptor_t dyd, const void *dy,
@@ -790,19 +790,19 @@ struct cudnnReduceTensorStruct {
     cudnnIndicesType_t index_type;
 };
 
-FAKE cudnnStatus_t cudnnCreateReduceTensorDescriptor(cudnnReduceTensorDescriptor_t *d)
+AMP_EXPORT cudnnStatus_t cudnnCreateReduceTensorDescriptor(cudnnReduceTensorDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
     return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-FAKE cudnnStatus_t cudnnDestroyReduceTensorDescriptor(cudnnReduceTensorDescriptor_t d)
+AMP_EXPORT cudnnStatus_t cudnnDestroyReduceTensorDescriptor(cudnnReduceTensorDescriptor_t d)
 {
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetReduceTensorDescriptor(cudnnReduceTensorDescriptor_t d,
+AMP_EXPORT cudnnStatus_t cudnnSetReduceTensorDescriptor(cudnnReduceTensorDescriptor_t d,
                                                   cudnnReduceTensorOp_t op, cudnnDataType_t comp,
                                                   cudnnNanPropagation_t nan,
                                                   cudnnReduceTensorIndices_t indices,
@@ -814,7 +814,7 @@ FAKE cudnnStatus_t cudnnSetReduceTensorDescriptor(cudnnReduceTensorDescriptor_t 
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetReduceTensorDescriptor(const cudnnReduceTensorDescriptor_t d,
+AMP_EXPORT cudnnStatus_t cudnnGetReduceTensorDescriptor(const cudnnReduceTensorDescriptor_t d,
                                                   cudnnReduceTensorOp_t *op, cudnnDataType_t *comp,
                                                   cudnnNanPropagation_t *nan,
                                                   cudnnReduceTensorIndices_t *indices,
@@ -832,7 +832,7 @@ static size_t reduce_workspace(const struct cudnnReduceTensorStruct *r,
 }
 
 #ifndef FAKE_CUDNN_PARTIAL /* the partial build lacks this one */
-FAKE cudnnStatus_t cudnnGetReductionWorkspaceSize(cudnnHandle_t h,
+AMP_EXPORT cudnnStatus_t cudnnGetReductionWorkspaceSize(cudnnHandle_t h,
                                                   const cudnnReduceTensorDescriptor_t r,
                                                   const cudnnTensorDescriptor_t a,
                                                   const cudnnTensorDescriptor_t c, size_t *size)
@@ -845,7 +845,7 @@ FAKE cudnnStatus_t cudnnGetReductionWorkspaceSize(cudnnHandle_t h,
 
 /* C = alpha * reduce(A) + beta * C over the dimensions where C has 1; the
  * accumulator is kept in the compute type. ADD, MUL, NORM1, NORM2, AVG. */
-FAKE cudnnStatus_t cudnnReduceTensor(cudnnHandle_t h, const cudnnReduceTensorDescriptor_t r,
+AMP_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t h, const cudnnReduceTensorDescriptor_t r,
                                      void *indices, size_t indices_bytes, void *ws, size_t ws_bytes,
                                      const void *alpha, const cudnnTensorDescriptor_t ad,
                                      const void *A, const void *beta,
@@ -915,7 +915,7 @@ FAKE cudnnStatus_t cudnnReduceTensor(cudnnHandle_t h, const cudnnReduceTensorDes
 
 /* Inference normalisation, CUDNN_NORM_OPS_NORM only: per-activation (scale
  * etc. shaped 1,C,H,W) or per-channel (1,C,1,1) on 4-d NCHW tensors. */
-FAKE cudnnStatus_t cudnnNormalizationForwardInference(
+AMP_EXPORT cudnnStatus_t cudnnNormalizationForwardInference(
     cudnnHandle_t h, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
     const void *alpha, const void *beta, const cudnnTensorDescriptor_t xd, const void *x,
     const cudnnTensorDescriptor_t sbd, const void *scale, const void *bias,
@@ -953,7 +953,7 @@ FAKE cudnnStatus_t cudnnNormalizationForwardInference(
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetNormalizationForwardTrainingWorkspaceSize(
+AMP_EXPORT cudnnStatus_t cudnnGetNormalizationForwardTrainingWorkspaceSize(
     cudnnHandle_t h, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
     const cudnnTensorDescriptor_t xd, const cudnnTensorDescriptor_t zd,
     const cudnnTensorDescriptor_t yd, const cudnnTensorDescriptor_t sbd,
@@ -969,7 +969,7 @@ FAKE cudnnStatus_t cudnnGetNormalizationForwardTrainingWorkspaceSize(
 /* Training normalisation, CUDNN_NORM_OPS_NORM only, 4-d NCHW: statistics
  * over N (per-activation) or N, H, W (per-channel), biased variance; the
  * running statistics move by `factor`; intermediates rounded to x's type. */
-FAKE cudnnStatus_t cudnnNormalizationForwardTraining(
+AMP_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(
     cudnnHandle_t h, cudnnNormMode_t mode, cudnnNormOps_t ops, cudnnNormAlgo_t algo,
     const void *alpha, const void *beta, const cudnnTensorDescriptor_t xd, const void *x,
     const cudnnTensorDescriptor_t sbd, const void *scale, const void *bias, double factor,
@@ -1039,19 +1039,19 @@ struct cudnnCTCLossStruct {
     cudnnDataType_t type;
 };
 
-FAKE cudnnStatus_t cudnnCreateCTCLossDescriptor(cudnnCTCLossDescriptor_t *d)
+AMP_EXPORT cudnnStatus_t cudnnCreateCTCLossDescriptor(cudnnCTCLossDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
     return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-FAKE cudnnStatus_t cudnnDestroyCTCLossDescriptor(cudnnCTCLossDescriptor_t d)
+AMP_EXPORT cudnnStatus_t cudnnDestroyCTCLossDescriptor(cudnnCTCLossDescriptor_t d)
 {
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetCTCLossDescriptor(cudnnCTCLossDescriptor_t d, cudnnDataType_t type)
+AMP_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptor(cudnnCTCLossDescriptor_t d, cudnnDataType_t type)
 {
     d->type = type;
     return CUDNN_STATUS_SUCCESS;
@@ -1059,7 +1059,7 @@ FAKE cudnnStatus_t cudnnSetCTCLossDescriptor(cudnnCTCLossDescriptor_t d, cudnnDa
 
 /* probs: T x N x A, packed, already softmax-ed; gradients are not computed
  * (this fake leaves them zero). */
-FAKE cudnnStatus_t cudnnCTCLoss(cudnnHandle_t h, const cudnnTensorDescriptor_t pd,
+AMP_EXPORT cudnnStatus_t cudnnCTCLoss(cudnnHandle_t h, const cudnnTensorDescriptor_t pd,
                                 const void *probs, const int labels[], const int label_lengths[],
                                 const int input_lengths[], void *costs,
                                 const cudnnTensorDescriptor_t gd, void *gradients,
@@ -1123,19 +1123,19 @@ struct cudnnRNNStruct {
     uint32_t aux;
 };
 
-FAKE cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *d)
+AMP_EXPORT cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
     return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-FAKE cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t d)
+AMP_EXPORT cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t d)
 {
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo_t algo,
+AMP_EXPORT cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo_t algo,
                                             cudnnRNNMode_t cell, cudnnRNNBiasMode_t bias,
                                             cudnnDirectionMode_t dir, cudnnRNNInputMode_t input,
                                             cudnnDataType_t data, cudnnDataType_t prec,
@@ -1151,7 +1151,7 @@ FAKE cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo_t *algo,
+AMP_EXPORT cudnnStatus_t cudnnGetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo_t *algo,
                                             cudnnRNNMode_t *cell, cudnnRNNBiasMode_t *bias,
                                             cudnnDirectionMode_t *dir, cudnnRNNInputMode_t *input,
                                             cudnnDataType_t *data, cudnnDataType_t *prec,
@@ -1172,20 +1172,20 @@ struct cudnnRNNDataStruct {
     int max_len, batch, vector;
 };
 
-FAKE cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t *d)
+AMP_EXPORT cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
     return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-FAKE cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor_t d)
+AMP_EXPORT cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor_t d)
 {
     free(d);
     return CUDNN_STATUS_SUCCESS;
 }
 
 /* Sequence-major unpacked layout, every sequence of the full length. */
-FAKE cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t d, cudnnDataType_t type,
+AMP_EXPORT cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t d, cudnnDataType_t type,
                                              cudnnRNNDataLayout_t layout, int max_len, int batch,
                                              int vector, const int lengths[], void *fill)
 {
@@ -1199,7 +1199,7 @@ FAKE cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t d, cudnnDa
     return CUDNN_STATUS_SUCCESS;
 }
 
-FAKE cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t h, cudnnRNNDescriptor_t d, size_t *size)
+AMP_EXPORT cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t h, cudnnRNNDescriptor_t d, size_t *size)
 {
     (void)h;
     *size = sizeof(float) * (size_t)(d->hidden * (d->input_size + d->hidden) + 2 * d->hidden);
@@ -1212,7 +1212,7 @@ static size_t rnn_workspace(const struct cudnnRNNStruct *d)
                                                                                            : 0;
 }
 
-FAKE cudnnStatus_t cudnnGetRNNTempSpaceSizes(cudnnHandle_t h, cudnnRNNDescriptor_t d,
+AMP_EXPORT cudnnStatus_t cudnnGetRNNTempSpaceSizes(cudnnHandle_t h, cudnnRNNDescriptor_t d,
                                              cudnnForwardMode_t mode, cudnnRNNDataDescriptor_t x,
                                              size_t *ws, size_t *reserve)
 {
@@ -1232,7 +1232,7 @@ static float rnn_operand(const struct cudnnRNNStruct *d, float v)
     return tf32_allowed() ? round_bits(v, 13) : v;
 }
 
-FAKE cudnnStatus_t cudnnRNNForward(cudnnHandle_t h, cudnnRNNDescriptor_t d, cudnnForwardMode_t mode,
+AMP_EXPORT cudnnStatus_t cudnnRNNForward(cudnnHandle_t h, cudnnRNNDescriptor_t d, cudnnForwardMode_t mode,
                                    const int32_t lengths[], cudnnRNNDataDescriptor_t xd,
                                    const void *x, cudnnRNNDataDescriptor_t yd, void *y,
                                    cudnnTensorDescriptor_t hd, const void *hx, void *hy,

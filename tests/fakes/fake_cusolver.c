@@ -1,4 +1,4 @@
-/* TEST-ONLY FAKE of libcusolver.so.12: a CPU stand-in, never installed. Its
+/* TEST-ONLY AMP_EXPORT of libcusolver.so.12: a CPU stand-in, never installed. Its
  * cusolverDnSgetrf is a blocked LU with partial pivoting whose trailing
  * updates go through cublasSgemm_v2, as the real cuSOLVER calls cuBLAS
  * internally, so a test can see whether those inner calls were lowered. */
@@ -7,13 +7,13 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define FAKE __attribute__((visibility("default")))
+#include "runtime/export.h"
 
 struct cusolverDnContext {
     cublasHandle_t blas;
 };
 
-FAKE cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t *handle)
+AMP_EXPORT cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t *handle)
 {
     *handle = calloc(1, sizeof(struct cusolverDnContext));
     if (!*handle || cublasCreate(&(*handle)->blas) != CUBLAS_STATUS_SUCCESS)
@@ -21,7 +21,7 @@ FAKE cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t *handle)
     return CUSOLVER_STATUS_SUCCESS;
 }
 
-FAKE cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle)
+AMP_EXPORT cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle)
 {
     cublasDestroy(handle->blas);
     free(handle);
@@ -31,7 +31,7 @@ FAKE cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle)
 enum { PANEL = 4 };
 
 /* Column-major LU of an m x n matrix; ipiv 1-based, as LAPACK's. */
-FAKE cusolverStatus_t cusolverDnSgetrf(cusolverDnHandle_t handle, int m, int n, float *A, int lda,
+AMP_EXPORT cusolverStatus_t cusolverDnSgetrf(cusolverDnHandle_t handle, int m, int n, float *A, int lda,
                                        float *work, int *ipiv, int *info)
 {
     (void)work;

@@ -554,6 +554,14 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* Every mode runs under the preload: "identical" must not pass because
+     * the preload failed and no shim is there. */
+    checks++;
+    if (!dlsym(RTLD_DEFAULT, "ampshim_version")) {
+        printf("FAIL: libampshim.so is not loaded (the test runs under LD_PRELOAD)\n");
+        failures++;
+    }
+
     static const float betas[] = {0.0f, 0.5f};
     for (int f = 0; f < 2; f++)
         for (int l = 0; l < (f ? 1 : 2); l++)

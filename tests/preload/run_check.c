@@ -10,7 +10,14 @@
  *   --exit N        the preloaded run exits with status N
  *   --stderr-lines N   the preloaded run's stderr has exactly N lines
  *   --stderr-has S  the preloaded run's stderr contains S (repeatable)
- *   --quiet         the preloaded run prints nothing on stdout or stderr */
+ *   --quiet         the preloaded run prints nothing on stdout or stderr
+ *   --no-shim       the --env settings leave the shim out on purpose (a
+ *                   baseline of what the loader does without it)
+ * Whatever the options, run_check first proves the --env settings really
+ * load the shim (or, with --no-shim, really do not) (it runs itself with them, as "run_check --probe", which
+ * looks for ampshim_version), so no check can pass because the preload
+ * silently failed. */
+#include <dlfcn.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,9 +85,28 @@ static int exit_code(int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* Does the environment envp load libampshim.so into a program? Runs this
+ * program as "--probe" under it: found, or ended at load by the shim itself
+ * (AMPSHIM_STRICT=1 with a bad variable says so with the ampshim: prefix). */
+static int preload_works(char **envp)
+{
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 0;
+    self[n] = '\0';
+    char *argv[] = {self, "--probe", NULL};
+    struct result r = run(argv, envp);
+    return strstr(r.out, "ampshim is loaded") != NULL || strstr(r.err, "ampshim: ") != NULL;
+}
+
 int main(int argc, char **argv)
 {
-    int same = 0, differ = 0, quiet = 0, want_exit = -1, want_lines = -1, i;
+    if (argc == 2 && strcmp(argv[1], "--probe") == 0) {
+        puts(dlsym(RTLD_DEFAULT, "ampshim_version") ? "ampshim is loaded" : "no ampshim");
+        return 0;
+    }
+    int same = 0, differ = 0, quiet = 0, no_shim = 0, want_exit = -1, want_lines = -1, i;
     const char *has[16];
     int n_has = 0;
     char *extra[32];
@@ -92,6 +118,8 @@ int main(int argc, char **argv)
             differ = 1;
         else if (strcmp(argv[i], "--quiet") == 0)
             quiet = 1;
+        else if (strcmp(argv[i], "--no-shim") == 0)
+            no_shim = 1;
         else if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc)
             want_exit = atoi(argv[++i]);
         else if (strcmp(argv[i], "--stderr-lines") == 0 && i + 1 < argc)
@@ -127,6 +155,11 @@ int main(int argc, char **argv)
         }
         if (!overridden)
             shimmed[k++] = environ[j];
+    }
+    checks++;
+    if (preload_works(shimmed) == no_shim) {
+        failures++;
+        printf("FAIL the --env settings %s libampshim.so\n", no_shim ? "load" : "do not load");
     }
     struct result pre = run(prog, shimmed);
     printf("--- stdout under ampshim ---\n%s--- stderr under ampshim ---\n%s---\n", pre.out,
