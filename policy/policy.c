@@ -49,7 +49,11 @@ const char *const amp_family_display[AMP_FAMILY_COUNT] = {
 #undef AMP_X_FAMILY
 };
 
-const char *const amp_category_names[AMP_CAT_COUNT] = {"passthrough", "lower", "fp32", "promote"};
+const char *const amp_category_names[AMP_CAT_COUNT] = {
+#define AMP_X_CATEGORY(name, NAME) #name,
+    AMPSHIM_CATEGORY_LIST(AMP_X_CATEGORY)
+#undef AMP_X_CATEGORY
+};
 const char *const amp_device_names[AMP_DEVICE_COUNT] = {"cpu", "cuda"};
 
 void amp_policy_overrides_clear(struct amp_policy_overrides *ov)

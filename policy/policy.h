@@ -19,12 +19,13 @@ enum amp_family {
     AMP_FAMILY_COUNT
 };
 
-/* Order matters: ampshim-gen writes these codes. */
+/* From the generator's list: passthrough (unlisted: run in the input type),
+ * lower (multiplicands in the thread's dtype), fp32 (run in fp32, an fp32
+ * region), promote (run in the widest input type). */
 enum amp_category {
-    AMP_CAT_PASSTHROUGH, /* unlisted: run in the input type */
-    AMP_CAT_LOWER,       /* round multiplicands to the thread's dtype */
-    AMP_CAT_FP32,        /* run in fp32 and open an fp32 region */
-    AMP_CAT_PROMOTE,     /* run in the widest input type */
+#define AMP_X_CATEGORY(name, NAME) AMP_CAT_##NAME,
+    AMPSHIM_CATEGORY_LIST(AMP_X_CATEGORY)
+#undef AMP_X_CATEGORY
     AMP_CAT_COUNT,
     AMP_CAT_UNSET = 0xff /* override slot: no override */
 };

@@ -1,6 +1,6 @@
 /* The exported cuSOLVER entry points, expanded from
  * AMPSHIM_HOOK_LIST_CUSOLVER. Each runs the real routine inside an fp32
- * region (category fp32: policy/data/cuda_float32_linalg.txt), so the cuBLAS
+ * region (category fp32, from the CUDA linalg op list), so the cuBLAS
  * calls cuSOLVER makes inside are not lowered. Their arguments are all
  * machine words and they return a status: shim/region_hook.h forwards
  * them. */

@@ -66,7 +66,7 @@ void ampctl_render_status(FILE *out, const struct amp_ctl_block *b, int json)
                 (long long)b->pid, exe, want_name(atomic_load(&b->enabled)),
                 dtype_name(atomic_load(&b->dtype[0])), dtype_name(atomic_load(&b->dtype[1])),
                 atomic_load(&b->output_round) ? "round" : "keep", "tid", "name", "enabled",
-                "active", "dtype", "lowered", "calls");
+                "active", "dtype", amp_ctl_counter_names[AMP_CTL_LOWERED], "calls");
     int first = 1;
     for (int i = 0; i < AMP_CTL_MAX_THREADS; i++) {
         const struct amp_thread *t = &b->threads[i];
