@@ -22,7 +22,7 @@ struct fp32_call {
     int want, half;
 };
 
-static struct fp32_call fp32_call_begin(enum amp_hook_id hook, int n, void *const *descs,
+static inline __attribute__((always_inline)) struct fp32_call fp32_call_begin(enum amp_hook_id hook, int n, void *const *descs,
                                         int eligible)
 {
     struct fp32_call c = {.t = amp_thread_enter(), .hook = hook};

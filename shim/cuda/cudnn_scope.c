@@ -10,16 +10,21 @@
 static struct amp_dnn functions;
 static int complete;
 
+const struct amp_dnn *_Atomic amp_dnn_table;
+
 static void resolve_functions(void)
 {
     complete = 1;
 #define AMP_X_RESOLVE(member, name, ...)                                                           \
-    functions.member = (int (*)(__VA_ARGS__))amp_resolve_needed(#name, amp_family_display[AMP_FAMILY_CUDNN], &complete);
+    functions.member = (int (*)(__VA_ARGS__))amp_resolve_needed(                                   \
+        #name, amp_family_display[AMP_FAMILY_CUDNN], &complete);
     AMP_DNN_FUNCTIONS(AMP_X_RESOLVE)
 #undef AMP_X_RESOLVE
+    if (complete)
+        atomic_store_explicit(&amp_dnn_table, &functions, memory_order_release);
 }
 
-const struct amp_dnn *amp_dnn(void)
+const struct amp_dnn *amp_dnn_resolve(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, resolve_functions);

@@ -7,6 +7,7 @@
 #ifndef AMPSHIM_CUDNN_SCOPE_H
 #define AMPSHIM_CUDNN_SCOPE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,8 +57,16 @@ struct amp_dnn {
 };
 
 /* The functions, or NULL if the loaded cuDNN lacks any of them; resolved
- * once per process (pthread_once: two threads' first calls cannot race). */
-const struct amp_dnn *amp_dnn(void);
+ * once per process (pthread_once: two threads' first calls cannot race),
+ * then published in amp_dnn_table, which every later call reads. */
+extern const struct amp_dnn *_Atomic amp_dnn_table;
+const struct amp_dnn *amp_dnn_resolve(void);
+
+static inline const struct amp_dnn *amp_dnn(void)
+{
+    const struct amp_dnn *f = atomic_load_explicit(&amp_dnn_table, memory_order_acquire);
+    return f ? f : amp_dnn_resolve();
+}
 
 /* A tensor or filter as cuDNN describes it; a filter's strides follow from
  * its format (NCHW: packed, last dimension fastest; NHWC: channels fastest). */
