@@ -126,8 +126,10 @@ AMP_EXPORT uintptr_t la_symbind64(ElfW(Sym) * sym, unsigned int ndx, uintptr_t *
                                   uintptr_t *defcook, unsigned int *flags, const char *symname)
 {
     (void)ndx;
+    /* Lookups by a CUDA library itself (cuDNN taking cublasLtMatmul) are the
+     * library's business, as its direct calls are: left alone. */
     if (!shim || !(*flags & LA_SYMB_DLSYM) || *defcook != (uintptr_t)&cuda_cookie ||
-        *refcook == (uintptr_t)shim)
+        *refcook == (uintptr_t)shim || *refcook == (uintptr_t)&cuda_cookie)
         return sym->st_value;
     uintptr_t hook = lookup(shim, symname);
     return hook ? hook : sym->st_value;

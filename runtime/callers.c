@@ -1,31 +1,132 @@
-/* AMPSHIM_CALLERS: which calling code a hooked call comes from, found from
- * its return address with dladdr, matched against object-basename and
- * symbol globs, and cached by return address in a small lock-free table (a
- * call site's answer never changes), so the fast path pays one load. */
+/* Who makes a hooked call, from its return address: whether AMPSHIM_CALLERS
+ * selects that code (object-basename and symbol globs), and whether it is a
+ * numerical library calling itself (its calls are the library's business:
+ * forwarded untouched). Both answers are cached by return address in small
+ * lock-free tables (a call site's answer never changes while its object is
+ * loaded), so a decided call pays one load. */
 #include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "runtime/hook_state.h"
 
 __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
 
 enum { CACHE_SIZE = 1024 };
-/* Each entry packs (address << 1) | selected in one word; 0 is empty. User
+
+/* Each entry packs (address << 1) | answer in one word; 0 is empty. User
  * addresses fit in 63 bits on every 64-bit Linux. */
-static _Atomic uint64_t cache[CACHE_SIZE];
+struct answer_cache {
+    _Atomic uint64_t entry[CACHE_SIZE];
+};
+
+static _Atomic uint64_t *cache_slot(struct answer_cache *c, uint64_t addr)
+{
+    return &c->entry[(size_t)((addr >> 2) * 0x9e3779b97f4a7c15ull >> 54) % CACHE_SIZE];
+}
+
+/* The cached answer for addr, or -1. */
+static int cached(struct answer_cache *c, void *return_address)
+{
+    uint64_t addr = (uint64_t)(uintptr_t)return_address;
+    uint64_t entry = atomic_load_explicit(cache_slot(c, addr), memory_order_relaxed);
+    return entry && entry >> 1 == addr ? (int)(entry & 1) : -1;
+}
+
+static int remember(struct answer_cache *c, void *return_address, int answer)
+{
+    uint64_t addr = (uint64_t)(uintptr_t)return_address;
+    atomic_store_explicit(cache_slot(c, addr), addr << 1 | (uint64_t)(answer != 0),
+                          memory_order_relaxed);
+    return answer;
+}
+
+static struct answer_cache selected_cache, library_cache;
 
 int amp_caller_selected(void *return_address)
 {
-    uint64_t addr = (uint64_t)(uintptr_t)return_address;
-    size_t slot = (size_t)((addr >> 2) * 0x9e3779b97f4a7c15ull >> 54) % CACHE_SIZE;
-    uint64_t entry = atomic_load_explicit(&cache[slot], memory_order_relaxed);
-    if (entry && entry >> 1 == addr)
-        return (int)(entry & 1);
+    int answer = cached(&selected_cache, return_address);
+    if (answer >= 0)
+        return answer;
     Dl_info info;
     int selected = dladdr(return_address, &info)
                        ? amp_config_selects_caller(&amp_rt.cfg, info.dli_fname, info.dli_sname)
                        : amp_config_selects_caller(&amp_rt.cfg, NULL, NULL);
-    atomic_store_explicit(&cache[slot], addr << 1 | (uint64_t)selected, memory_order_relaxed);
-    return selected;
+    return remember(&selected_cache, return_address, selected);
+}
+
+/* ---- numerical libraries ---- */
+
+static int is_main_program(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    /* The first object is the program itself (its name is empty). */
+    *(uintptr_t *)data = info->dlpi_addr;
+    return 1;
+}
+
+/* Whether the object at `base` (file `path`) is a numerical library: a CUDA
+ * library of a hooked family by its file name, or a shared object that
+ * defines, in its own symbol table, an entry point ampshim hooks (libopenblas,
+ * libblas and its CBLAS, liblapack, ...). The program itself never is. */
+static int object_is_library(const char *path, void *base)
+{
+    uintptr_t main_base = 0;
+    dl_iterate_phdr(is_main_program, &main_base);
+    if (!path || !*path || (uintptr_t)base == main_base)
+        return 0;
+    const char *slash = strrchr(path, '/');
+    const char *file = slash ? slash + 1 : path;
+    for (int f = 0; f < AMP_FAMILY_COUNT; f++)
+        if (amp_family_prefix[f][0] && strncmp(file, amp_family_prefix[f], strlen(amp_family_prefix[f])) == 0)
+            return 1;
+    void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    int library = 0;
+    for (int i = 0; i < AMP_HOOK_COUNT && !library; i++) {
+        /* dlsym searches the object's dependencies too: only a definition
+         * inside the object itself counts. */
+        void *p = dlsym(h, amp_hook_names[i]);
+        Dl_info where;
+        library = p && dladdr(p, &where) && where.dli_fbase == base;
+    }
+    dlclose(h);
+    return library;
+}
+
+int amp_caller_is_library(void *return_address)
+{
+    int answer = cached(&library_cache, return_address);
+    if (answer >= 0)
+        return answer;
+    /* One verdict per object, kept while the object is loaded: objects
+     * are few, call sites many. */
+    static struct {
+        void *base;
+        int library;
+    } objects[64];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    Dl_info info;
+    if (!dladdr(return_address, &info))
+        return remember(&library_cache, return_address, 0);
+    pthread_mutex_lock(&lock);
+    int library = -1;
+    for (size_t i = 0; i < sizeof objects / sizeof *objects && objects[i].base; i++)
+        if (objects[i].base == info.dli_fbase)
+            library = objects[i].library;
+    if (library < 0) {
+        library = object_is_library(info.dli_fname, info.dli_fbase);
+        for (size_t i = 0; i < sizeof objects / sizeof *objects; i++)
+            if (!objects[i].base) {
+                objects[i].base = info.dli_fbase;
+                objects[i].library = library;
+                break;
+            }
+    }
+    pthread_mutex_unlock(&lock);
+    return remember(&library_cache, return_address, library);
 }

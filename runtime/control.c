@@ -30,9 +30,19 @@ const uint8_t amp_ctl_counter_width[AMP_CTL_COUNTERS] = {
 };
 
 #define AMP_COUNTER_KIND_OUTCOME 1
+#define AMP_COUNTER_KIND_LIBRARY 0
 #define AMP_COUNTER_KIND_AMOUNT 0
 const uint8_t amp_ctl_counter_is_outcome[AMP_CTL_COUNTERS] = {
 #define AMP_X_COUNTER(name, NAME, kind, width, description) AMP_COUNTER_KIND_##kind,
+    AMPSHIM_COUNTER_LIST(AMP_X_COUNTER)
+#undef AMP_X_COUNTER
+};
+
+const uint8_t amp_ctl_counter_is_call[AMP_CTL_COUNTERS] = {
+#define AMP_COUNTER_CALL_OUTCOME 1
+#define AMP_COUNTER_CALL_LIBRARY 1
+#define AMP_COUNTER_CALL_AMOUNT 0
+#define AMP_X_COUNTER(name, NAME, kind, width, description) AMP_COUNTER_CALL_##kind,
     AMPSHIM_COUNTER_LIST(AMP_X_COUNTER)
 #undef AMP_X_COUNTER
 };

@@ -19,7 +19,7 @@
 #include "ampshim_generated.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-#define AMP_CTL_VERSION 1u
+#define AMP_CTL_VERSION 2u /* 2: five counters per hook (internal) */
 #define AMP_CTL_MAX_THREADS 256
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 256
@@ -35,8 +35,8 @@ enum amp_ctl_counter {
 #undef AMP_X_COUNTER
     AMP_CTL_COUNTERS
 };
-#define AMP_CTL_COUNTER_SLOTS 4 /* per hook in the block's layout */
-_Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 4 counters per hook");
+#define AMP_CTL_COUNTER_SLOTS 5 /* per hook in the block's layout */
+_Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 5 counters per hook");
 
 /* Each counter's name, and whether it counts calls by outcome ("calls" is
  * the sum of those). */
@@ -44,13 +44,25 @@ extern const char *const amp_ctl_counter_names[AMP_CTL_COUNTERS];
 extern const uint8_t amp_ctl_counter_is_outcome[AMP_CTL_COUNTERS];
 extern const uint8_t amp_ctl_counter_width[AMP_CTL_COUNTERS]; /* its table column */
 
-/* The calls a row of counters records: the sum of its outcome counters. */
+extern const uint8_t amp_ctl_counter_is_call[AMP_CTL_COUNTERS]; /* outcome or library */
+
+/* The program's calls a row of counters records: the sum of its outcome
+ * counters. */
 static inline uint64_t amp_ctl_calls(const uint64_t row[AMP_CTL_COUNTERS])
 {
     uint64_t n = 0;
     for (int i = 0; i < AMP_CTL_COUNTERS; i++)
         n += amp_ctl_counter_is_outcome[i] ? row[i] : 0;
     return n;
+}
+
+/* Whether a row records any call at all, the program's or a library's own. */
+static inline int amp_ctl_row_used(const uint64_t row[AMP_CTL_COUNTERS])
+{
+    for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+        if (amp_ctl_counter_is_call[i] && row[i])
+            return 1;
+    return 0;
 }
 
 /* One thread's state. The first 16 bytes are read by the entry stubs. */
@@ -91,7 +103,7 @@ struct amp_ctl_block {
     uint8_t reserved[56];           /* 136 */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
-    struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 8896 */
+    struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 10944 */
 };
 
 _Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "layout");
@@ -105,13 +117,13 @@ _Static_assert(offsetof(struct amp_thread, dtype) == 44, "layout");
 _Static_assert(offsetof(struct amp_thread, cuda_dtype) == 52, "layout");
 _Static_assert(offsetof(struct amp_thread, regions) == 96, "layout");
 _Static_assert(offsetof(struct amp_thread, counters) == 128, "layout");
-_Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 32, "layout");
+_Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 40, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, generation) == 112, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, enabled) == 120, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, dtype) == 128, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, policy) == 192, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
-_Static_assert(offsetof(struct amp_ctl_block, threads) == 8896, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, threads) == 10944, "layout");
 
 /* The shared-memory name of a process's block. */
 void amp_ctl_block_name(char *out, size_t outlen, unsigned uid, long pid);

@@ -74,6 +74,7 @@ enum amp_outcome {
     AMP_OUTCOME_LOWERED,     /* multiplicands in decision.dtype, fp32 accumulation */
     AMP_OUTCOME_FP32,        /* computed in fp32; an fp32 region while it runs */
     AMP_OUTCOME_PROMOTE,     /* widest input type: typed fp32 calls run as made */
+    AMP_OUTCOME_INTERNAL,    /* a numerical library calling itself: untouched */
 };
 
 struct amp_decision {
@@ -98,6 +99,13 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
                                                 enum amp_decide_as as)
 {
     struct amp_decision d = {AMP_OUTCOME_PASSTHROUGH, AMP_DTYPE_BF16};
+    /* A call libopenblas, liblapack, cuSOLVER or cuDNN makes to its own kind
+     * is part of a routine the program called: forwarded untouched, so every
+     * library routine computes as without the shim, listed or not. */
+    if (amp_caller_is_library(amp_tls_caller)) {
+        d.outcome = AMP_OUTCOME_INTERNAL;
+        return d;
+    }
     if (amp_unlikely(t->fp32_depth)) {
         d.outcome = AMP_OUTCOME_FP32;
         return d;
@@ -138,9 +146,10 @@ static inline struct amp_decision amp_decide(const struct amp_thread *t, enum am
  * as made. */
 static inline enum amp_ctl_counter amp_outcome_counter(enum amp_outcome outcome)
 {
-    return outcome == AMP_OUTCOME_LOWERED ? AMP_CTL_LOWERED
-           : outcome == AMP_OUTCOME_FP32  ? AMP_CTL_FP32
-                                          : AMP_CTL_PASSTHROUGH;
+    return outcome == AMP_OUTCOME_LOWERED    ? AMP_CTL_LOWERED
+           : outcome == AMP_OUTCOME_FP32     ? AMP_CTL_FP32
+           : outcome == AMP_OUTCOME_INTERNAL ? AMP_CTL_INTERNAL
+                                             : AMP_CTL_PASSTHROUGH;
 }
 
 /* How a call counts when its lowered form could not be had (no library path,
@@ -187,19 +196,20 @@ static inline int amp_decide_passes_untouched(const struct amp_thread *t, enum a
 /* ---- region hooks: the routine runs inside an fp32 region when decided
  * fp32 ---- */
 
-/* Opens the region when the decision is fp32; returns whether it did. */
-static inline int amp_fp32_region_enter(struct amp_thread *t, enum amp_device dev,
-                                        enum amp_hook_id hook)
+/* Opens the region when the decision is fp32; returns the outcome. */
+static inline enum amp_outcome amp_fp32_region_enter(struct amp_thread *t, enum amp_device dev,
+                                                     enum amp_hook_id hook)
 {
-    int fp32 = amp_decide_as(t, dev, hook, 0, AMP_DECIDE_REGION).outcome == AMP_OUTCOME_FP32;
-    t->fp32_depth += (uint32_t)fp32;
-    return fp32;
+    enum amp_outcome o = amp_decide_as(t, dev, hook, 0, AMP_DECIDE_REGION).outcome;
+    t->fp32_depth += (uint32_t)(o == AMP_OUTCOME_FP32);
+    return o;
 }
 
-static inline void amp_fp32_region_leave(struct amp_thread *t, enum amp_hook_id hook, int fp32)
+static inline void amp_fp32_region_leave(struct amp_thread *t, enum amp_hook_id hook,
+                                         enum amp_outcome o)
 {
-    t->fp32_depth -= (uint32_t)fp32;
-    amp_count(t, hook, fp32 ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);
+    t->fp32_depth -= (uint32_t)(o == AMP_OUTCOME_FP32);
+    amp_count(t, hook, amp_outcome_counter(o == AMP_OUTCOME_LOWERED ? AMP_OUTCOME_PASSTHROUGH : o), 1);
 }
 
 #endif

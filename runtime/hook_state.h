@@ -60,9 +60,17 @@ void amp_thread_recompute(struct amp_thread *t);
  * matches names) at its next call. */
 void amp_thread_renamed(unsigned long pthread_id);
 
-/* The return address of the hooked call being decided, when the thread's
- * caller_filter is on (AMPSHIM_CALLERS). */
+/* The return address of the hooked call being decided. */
 extern __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
+
+/* Every hook's C entry notes its return address first thing (a stub in
+ * front of it jumps, so it is the program's call site). */
+#define AMP_NOTE_CALLER() (amp_tls_caller = __builtin_return_address(0))
+
+/* Is the code at this return address a numerical library calling itself
+ * (an object that defines hooked entry points, or a CUDA library of a hooked
+ * family)? Cached. */
+int amp_caller_is_library(void *return_address);
 
 /* Does AMPSHIM_CALLERS select the code at this return address? Cached. */
 int amp_caller_selected(void *return_address);

@@ -29,7 +29,7 @@ int amp_report_write(FILE *out)
     int rows = 0, width = 18, cuda = 0;
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
         amp_counters_total((enum amp_hook_id)h, c[h]);
-        if (amp_ctl_calls(c[h]) == 0)
+        if (!amp_ctl_row_used(c[h]))
             continue;
         rows++;
         int len = (int)strlen(amp_hook_names[h]);
@@ -51,7 +51,7 @@ int amp_report_write(FILE *out)
                 amp_ctl_counter_names[i]);
     fputc('\n', out);
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-        if (amp_ctl_calls(c[h]) == 0)
+        if (!amp_ctl_row_used(c[h]))
             continue;
         uint8_t category = amp_live_load(&amp_rt.category[amp_hook_device[h]][h][0]);
         write_row(out, width, amp_hook_names[h], amp_op_names[amp_hook_op[h][0]],

@@ -71,9 +71,8 @@ void amp_runtime_apply_policy(void)
         amp_live_store(&amp_slot_of[h]->passes,
                        (uint8_t)(runs_unchanged(amp_live_load(&cat[0])) &&
                                  runs_unchanged(amp_live_load(&cat[1]))));
-        amp_slot_of[h]->passthrough_counter = (uint32_t)(
-            offsetof(struct amp_thread, counters) +
-            ((size_t)h * 4 + AMP_CTL_PASSTHROUGH) * sizeof(uint64_t));
+        amp_slot_of[h]->passthrough_counter =
+            (uint32_t)offsetof(struct amp_thread, counters[h][AMP_CTL_PASSTHROUGH]);
     }
 }
 

@@ -34,11 +34,12 @@ typedef int (*amp_words_status_fn)(AMP_WORD_TYPES);
 #define AMP_DEFINE_FP32_REGION_HOOK(sym)                                                           \
     AMP_EXPORT int sym(AMP_WORD_PARAMS)                                \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         amp_words_status_fn real = (amp_words_status_fn)amp_real(AMP_HOOK_##sym);                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         if (!t)                                                                                    \
             return real(AMP_WORD_ARGS);                                                            \
-        int fp32 = amp_fp32_region_enter(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym);                                       \
+        enum amp_outcome fp32 = amp_fp32_region_enter(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym);                                       \
         int status = real(AMP_WORD_ARGS);                                                          \
         amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
         return status;                                                                             \

@@ -19,7 +19,7 @@
 #include <strings.h>
 
 enum { MAX_OPS = 512, MAX_ROUTINES = 256, NAME_MAX_LEN = 64, MAX_LISTS = 32, MAX_FAMILIES = 16,
-       MAX_COUNTERS = 4 /* the control block's layout */ };
+       MAX_COUNTERS = 5 /* the control block's layout */ };
 
 /* The categories; policy/policy.h expands enum amp_category from the list
  * written below, so codes and names are defined here only. */
@@ -255,9 +255,10 @@ static void read_counters(const char *dir)
         desc[strcspn(desc, "\r\n")] = '\0';
         if (n != 3 || !*desc || !is_identifier(field[0]) || atoi(field[2]) < 1 ||
             atoi(field[2]) > 40 ||
-            (strcmp(field[1], "outcome") != 0 && strcmp(field[1], "amount") != 0) ||
+            (strcmp(field[1], "outcome") != 0 && strcmp(field[1], "amount") != 0 &&
+             strcmp(field[1], "library") != 0) ||
             strchr(desc, '"') || strchr(desc, '\\'))
-            die("%s:%d: expected: name outcome|amount width description", path, lineno);
+            die("%s:%d: expected: name outcome|library|amount width description", path, lineno);
         if (n_counters == MAX_COUNTERS)
             die("%s:%d: more than %d counters: the control block has room for %d", path, lineno,
                 MAX_COUNTERS, MAX_COUNTERS);
@@ -437,12 +438,14 @@ static void write_header(const char *path)
         fprintf(f, " \\\n    X(%s, %s, \"%s\", \"%s\")", families[i].name,
                 device_macros[families[i].device], families[i].prefix, families[i].display);
     fprintf(f, "\n\n/* X(name, NAME, KIND, width, \"description\"): counters.txt; KIND OUTCOME\n"
-               " * (calls is their sum) or AMOUNT. */\n#define AMPSHIM_COUNTER_LIST(X)");
+               " * (calls is their sum), LIBRARY (a library's calls to itself) or AMOUNT. */\n#define AMPSHIM_COUNTER_LIST(X)");
     for (int i = 0; i < n_counters; i++) {
         char name[NAME_MAX_LEN];
         upper(name, counters[i].name);
         fprintf(f, " \\\n    X(%s, %s, %s, %d, \"%s\")", counters[i].name, name,
-                strcmp(counters[i].kind, "outcome") == 0 ? "OUTCOME" : "AMOUNT",
+                strcmp(counters[i].kind, "outcome") == 0   ? "OUTCOME"
+                : strcmp(counters[i].kind, "library") == 0 ? "LIBRARY"
+                                                           : "AMOUNT",
                 counters[i].width, counters[i].description);
     }
     fprintf(f, "\n\n/* X(\"file\", DEVICE, CATEGORY): lists.txt, the op lists. */\n"

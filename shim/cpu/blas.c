@@ -70,8 +70,7 @@ static inline int64_t iref(const void *p, int ilp64)
         sym##_fn real = (sym##_fn)atomic_load_explicit(&amp_slot_##sym.real, memory_order_acquire); \
         struct amp_thread *t = amp_tls_thread;                                                     \
         int mode = amp_mode();                                                                     \
-        if (amp_unlikely(amp_rt.cfg.callers[0]))                                                   \
-            amp_tls_caller = __builtin_return_address(0);                                          \
+        AMP_NOTE_CALLER();                                                                         \
         if (amp_likely(real && (mode == AMP_MODE_INERT ||                                          \
                                 (t && amp_blas_passes_through(t, AMP_HOOK_##sym, ACC))))) {        \
             real ARGS;                                                                             \
@@ -107,8 +106,7 @@ static inline int64_t iref(const void *p, int ilp64)
         sym##_fn real = (sym##_fn)atomic_load_explicit(&amp_slot_##sym.real, memory_order_acquire); \
         struct amp_thread *t = amp_tls_thread;                                                     \
         int mode = amp_mode();                                                                     \
-        if (amp_unlikely(amp_rt.cfg.callers[0]))                                                   \
-            amp_tls_caller = __builtin_return_address(0);                                          \
+        AMP_NOTE_CALLER();                                                                         \
         if (amp_likely(real && (mode == AMP_MODE_INERT ||                                          \
                                 (t && amp_blas_passes_through(t, AMP_HOOK_##sym, 0)))))            \
             return real ARGS;                                                                      \

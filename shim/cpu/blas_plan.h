@@ -88,6 +88,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
         break;
     case AMP_OUTCOME_PASSTHROUGH:
     case AMP_OUTCOME_PROMOTE:
+    case AMP_OUTCOME_INTERNAL:
         amp_count(c->t, c->hook, amp_outcome_counter(c->outcome), 1);
         break;
     }

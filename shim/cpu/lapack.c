@@ -18,6 +18,7 @@ typedef void (*amp_f77_subroutine)(AMP_WORD_TYPES);
 #define AMP_DEFINE_F77_LAPACK(sym)                                                                 \
     AMP_EXPORT void sym(AMP_WORD_PARAMS)                                     \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         amp_f77_subroutine real = (amp_f77_subroutine)amp_real(AMP_HOOK_##sym);                    \
         struct amp_thread *t = amp_thread_enter();                                                 \
         if (!t) {                                                                                  \
@@ -26,7 +27,7 @@ typedef void (*amp_f77_subroutine)(AMP_WORD_TYPES);
         }                                                                                          \
         /* fp32 opens a region; any other category leaves the BLAS calls    \
          * inside to their own policy (LAPACK itself cannot be lowered). */ \
-        int fp32 = amp_fp32_region_enter(t, AMP_DEVICE_CPU, AMP_HOOK_##sym);                                       \
+        enum amp_outcome fp32 = amp_fp32_region_enter(t, AMP_DEVICE_CPU, AMP_HOOK_##sym);                                       \
         real(AMP_WORD_ARGS);                                                                       \
         amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
     }

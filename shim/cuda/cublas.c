@@ -114,11 +114,6 @@ static int ex_compute(struct amp_thread *t, enum amp_hook_id hook, void *handle,
     return lowering(t, hook, hook, eligible, handle, (const float *)beta, &fast) ? fast : compute;
 }
 
-static void note_caller(void *return_address)
-{
-    if (amp_unlikely(amp_rt.cfg.callers[0]))
-        amp_tls_caller = return_address;
-}
 
 #define AMP_INT_I32 int
 #define AMP_INT_I64 int64_t
@@ -148,18 +143,18 @@ AMP_DECLARE_EX(I32)
 AMP_DECLARE_EX(I64)
 
 /* cublasSgemm_v2: lowered as cublasGemmEx on the same fp32 buffers. */
-#define AMP_DEFINE_CUBLAS_SGEMM(sym, ints)                                                  \
+#define AMP_DEFINE_CUBLAS_SGEMM(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda, \
                          const float *B, AMP_INT_##ints ldb, const float *beta, float *C,          \
                          AMP_INT_##ints ldc)                                                       \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const float *, AMP_INT_##ints, const float *,             \
                           AMP_INT_##ints, const float *, float *, AMP_INT_##ints);                 \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         int compute;                                                                               \
         amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
@@ -172,7 +167,7 @@ AMP_DECLARE_EX(I64)
 
 /* cublasGemmEx: lowered only when every type is fp32 and the compute type is
  * plain CUBLAS_COMPUTE_32F; anything the caller chose stays. */
-#define AMP_DEFINE_CUBLAS_GEMMEX(sym, ints)                                                 \
+#define AMP_DEFINE_CUBLAS_GEMMEX(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const void *alpha, const void *A, int at,               \
@@ -180,17 +175,17 @@ AMP_DECLARE_EX(I64)
                          const void *beta, void *C, int ct, AMP_INT_##ints ldc, int compute,       \
                          int algo)                                                                 \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
                           AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         compute = ex_compute(amp_thread_enter(), AMP_HOOK_##sym, h, at, bt, ct, compute, beta);    \
         return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute,  \
                     algo);                                                                         \
     }
 
-#define AMP_DEFINE_CUBLAS_SGEMM_STRIDED(sym, ints)                                          \
+#define AMP_DEFINE_CUBLAS_SGEMM_STRIDED(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda, \
@@ -198,12 +193,12 @@ AMP_DECLARE_EX(I64)
                          const float *beta, float *C, AMP_INT_##ints ldc, long long sc,            \
                          AMP_INT_##ints batch)                                                     \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const float *, AMP_INT_##ints, long long, const float *,  \
                           AMP_INT_##ints, long long, const float *, float *, AMP_INT_##ints,       \
                           long long, AMP_INT_##ints);                                              \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         int compute;                                                                               \
         amp_stridedex_##ints lowered = (amp_stridedex_##ints)lowering(                             \
@@ -215,7 +210,7 @@ AMP_DECLARE_EX(I64)
         return real(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);   \
     }
 
-#define AMP_DEFINE_CUBLAS_GEMMEX_STRIDED(sym, ints)                                         \
+#define AMP_DEFINE_CUBLAS_GEMMEX_STRIDED(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(                                                                          \
         void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n, AMP_INT_##ints k,             \
@@ -223,30 +218,30 @@ AMP_DECLARE_EX(I64)
         int bt, AMP_INT_##ints ldb, long long sb, const void *beta, void *C, int ct,               \
         AMP_INT_##ints ldc, long long sc, AMP_INT_##ints batch, int compute, int algo)             \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const void *, const void *, int, AMP_INT_##ints, long long,              \
                           const void *, int, AMP_INT_##ints, long long, const void *, void *, int, \
                           AMP_INT_##ints, long long, AMP_INT_##ints, int, int);                    \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         compute = ex_compute(amp_thread_enter(), AMP_HOOK_##sym, h, at, bt, ct, compute, beta);    \
         return real(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc,   \
                     sc, batch, compute, algo);                                                     \
     }
 
 /* cublasSgemmEx: all-fp32 types become GemmEx with the fast compute type. */
-#define AMP_DEFINE_CUBLAS_SGEMMEX(sym, ints)                                                \
+#define AMP_DEFINE_CUBLAS_SGEMMEX(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const void *A, int at,              \
                          AMP_INT_##ints lda, const void *B, int bt, AMP_INT_##ints ldb,            \
                          const float *beta, void *C, int ct, AMP_INT_##ints ldc)                   \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const void *, int, AMP_INT_##ints, const void *, int,     \
                           AMP_INT_##ints, const float *, void *, int, AMP_INT_##ints);             \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         int compute;                                                                               \
         int fp32 = at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F;           \
@@ -267,17 +262,17 @@ AMP_DECLARE_EX(I64)
 /* cublasSgemv: y = alpha op(A) x + beta y is a GEMM with one column when x
  * and y have unit stride; other strides, or arguments cuBLAS would reject,
  * reach it unchanged so it reports its own errors. */
-#define AMP_DEFINE_CUBLAS_SGEMV(sym, ints)                                                  \
+#define AMP_DEFINE_CUBLAS_SGEMV(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
                          const float *alpha, const float *A, AMP_INT_##ints lda, const float *x,   \
                          AMP_INT_##ints incx, const float *beta, float *y, AMP_INT_##ints incy)    \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
                           const float *, AMP_INT_##ints, const float *, AMP_INT_##ints,            \
                           const float *, float *, AMP_INT_##ints);                                 \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
         int compute;                                                                               \
@@ -293,17 +288,17 @@ AMP_DECLARE_EX(I64)
 
 /* cublasSger: A += alpha x y^T is a GEMM with inner dimension 1 (beta 1)
  * when x and y have unit stride and scalars are host pointers. */
-#define AMP_DEFINE_CUBLAS_SGER(sym, ints)                                                   \
+#define AMP_DEFINE_CUBLAS_SGER(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, AMP_INT_##ints m, AMP_INT_##ints n, const float *alpha,          \
                          const float *x, AMP_INT_##ints incx, const float *y, AMP_INT_##ints incy, \
                          float *A, AMP_INT_##ints lda)                                             \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, AMP_INT_##ints, AMP_INT_##ints, const float *, const float *,    \
                           AMP_INT_##ints, const float *, AMP_INT_##ints, float *, AMP_INT_##ints); \
         static const float one = 1.0f;                                                             \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         int shaped = incx == 1 && incy == 1 && m >= 0 && n >= 0 && lda >= (m > 1 ? m : 1) &&       \
                      host_pointers(h);                                                             \
@@ -318,7 +313,7 @@ AMP_DECLARE_EX(I64)
     }
 
 /* cublasSgemmBatched: pointer arrays, lowered as cublasGemmBatchedEx. */
-#define AMP_DEFINE_CUBLAS_SGEMM_BATCHED(sym, ints)                                          \
+#define AMP_DEFINE_CUBLAS_SGEMM_BATCHED(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const float *const *A,              \
@@ -326,12 +321,12 @@ AMP_DECLARE_EX(I64)
                          const float *beta, float *const *C, AMP_INT_##ints ldc,                   \
                          AMP_INT_##ints batch)                                                     \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
                           const float *, const float *const *, AMP_INT_##ints,                     \
                           const float *const *, AMP_INT_##ints, const float *, float *const *,     \
                           AMP_INT_##ints, AMP_INT_##ints);                                         \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         int compute;                                                                               \
         amp_batchedex_##ints lowered = (amp_batchedex_##ints)lowering(                             \
@@ -343,7 +338,7 @@ AMP_DECLARE_EX(I64)
         return real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, batch);               \
     }
 
-#define AMP_DEFINE_CUBLAS_GEMMEX_BATCHED(sym, ints)                                         \
+#define AMP_DEFINE_CUBLAS_GEMMEX_BATCHED(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const void *alpha, const void *const *A, int at,        \
@@ -351,27 +346,27 @@ AMP_DECLARE_EX(I64)
                          const void *beta, void *const *C, int ct, AMP_INT_##ints ldc,             \
                          AMP_INT_##ints batch, int compute, int algo)                              \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         amp_batchedex_##ints real = (amp_batchedex_##ints)amp_real(AMP_HOOK_##sym);                \
-        note_caller(__builtin_return_address(0));                                                  \
         compute = ex_compute(amp_thread_enter(), AMP_HOOK_##sym, h, at, bt, ct, compute, beta);    \
         return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, batch,    \
                     compute, algo);                                                                \
     }
 
 /* cublasSgemvBatched: a pointer-array batch of one-column GEMMs. */
-#define AMP_DEFINE_CUBLAS_SGEMV_BATCHED(sym, ints)                                          \
+#define AMP_DEFINE_CUBLAS_SGEMV_BATCHED(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
                          const float *alpha, const float *const *A, AMP_INT_##ints lda,            \
                          const float *const *x, AMP_INT_##ints incx, const float *beta,            \
                          float *const *y, AMP_INT_##ints incy, AMP_INT_##ints batch)               \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
                           const float *const *, AMP_INT_##ints, const float *const *,              \
                           AMP_INT_##ints, const float *, float *const *, AMP_INT_##ints,           \
                           AMP_INT_##ints);                                                         \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
         int compute;                                                                               \
@@ -387,19 +382,19 @@ AMP_DECLARE_EX(I64)
     }
 
 /* cublasSgemvStridedBatched: a strided batch of one-column GEMMs. */
-#define AMP_DEFINE_CUBLAS_SGEMV_STRIDED(sym, ints)                                          \
+#define AMP_DEFINE_CUBLAS_SGEMV_STRIDED(sym, ints) \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
                          const float *alpha, const float *A, AMP_INT_##ints lda, long long sa,     \
                          const float *x, AMP_INT_##ints incx, long long sx, const float *beta,     \
                          float *y, AMP_INT_##ints incy, long long sy, AMP_INT_##ints batch)        \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
                           const float *, AMP_INT_##ints, long long, const float *, AMP_INT_##ints, \
                           long long, const float *, float *, AMP_INT_##ints, long long,            \
                           AMP_INT_##ints);                                                         \
         fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        note_caller(__builtin_return_address(0));                                                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
         int compute;                                                                               \
@@ -416,9 +411,10 @@ AMP_DECLARE_EX(I64)
 /* The level-1 reductions: nothing to lower; counted (fp32 for the norms,
  * fp32-list ops) and forwarded word for word. */
 typedef int (*amp_cublas_words_fn)(AMP_WORD_TYPES);
-#define AMP_DEFINE_CUBLAS_LEAF(sym, ints)                                                   \
+#define AMP_DEFINE_CUBLAS_LEAF(sym, ints) \
     AMP_STUB(sym) int AMP_C_ENTRY(sym)(AMP_WORD_PARAMS)                                            \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         amp_cublas_words_fn real = (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym);                  \
         struct amp_thread *t = amp_thread_enter();                                                 \
         if (t)                                                                                     \
@@ -490,6 +486,7 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
 #define AMP_DEFINE_LEVEL3(sym, kind, ints)                                                         \
     AMP_STUB(sym) int AMP_C_ENTRY(sym)(AMP_WORD_PARAMS)                                            \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         const uintptr_t w[] = {AMP_WORD_ARGS};                                                     \
         return level3(AMP_HOOK_##sym, (amp_cublas_words_fn)amp_real(AMP_HOOK_##sym), w, kind,      \
                       AMP_IS64_##ints);                                                            \

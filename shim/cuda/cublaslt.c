@@ -78,6 +78,7 @@ static int plain_fp32(const struct lt_functions *f, void *desc, void *a, void *b
                          void *c_layout, void *D, void *d_layout, const void *algo,                \
                          void *workspace, size_t workspace_bytes, void *stream)                    \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         typedef int (*fn)(void *, void *, const void *, const void *, void *, const void *,        \
                           void *, const void *, const void *, void *, void *, void *,              \
                           const void *, void *, size_t, void *);                                   \

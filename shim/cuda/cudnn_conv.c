@@ -150,6 +150,7 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
                          const void *p2, void *conv, int algo, void *ws, size_t ws_bytes,          \
                          const void *beta, void *dout, void *pout)                                 \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         struct conv_args a = {                                                                     \
             h, alpha, d1, p1, d2, p2, conv, algo, ws, ws_bytes, beta, dout, pout};                 \
         return conv_hook(kind, AMP_HOOK_##sym, (conv_fn)amp_real(AMP_HOOK_##sym), a);              \
@@ -214,6 +215,7 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
                          const void *alpha2, void *zd, const void *z, void *bd, const void *bias,  \
                          void *act, void *yd, void *y)                                             \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         return conv_bias_act(AMP_HOOK_##sym, (conv_bias_act_fn)amp_real(AMP_HOOK_##sym), h,        \
                              alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd,    \
                              bias, act, yd, y);                                                    \

@@ -83,6 +83,7 @@ static int softmax_fwd(enum amp_hook_id hook, softmax_fwd_fn real, void *h, int 
     int AMP_C_ENTRY(sym)(void *h, int algo, int mode, const void *alpha, void *xd, const void *x,  \
                          const void *beta, void *yd, void *y)                                      \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         return softmax_fwd(AMP_HOOK_##sym, (softmax_fwd_fn)amp_real(AMP_HOOK_##sym), h, algo,      \
                            mode, alpha, xd, x, beta, yd, y);                                       \
     }
@@ -116,6 +117,7 @@ static int softmax_bwd(enum amp_hook_id hook, softmax_bwd_fn real, void *h, int 
     int AMP_C_ENTRY(sym)(void *h, int algo, int mode, const void *alpha, void *yd, const void *y,  \
                          void *dyd, const void *dy, const void *beta, void *dxd, void *dx)         \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         return softmax_bwd(AMP_HOOK_##sym, (softmax_bwd_fn)amp_real(AMP_HOOK_##sym), h, algo,      \
                            mode, alpha, yd, y, dyd, dy, beta, dxd, dx);                            \
     }
@@ -161,6 +163,7 @@ static int norm_inference(enum amp_hook_id hook, norm_inference_fn real, void *h
                          const void *bias, void *mvd, const void *mean, const void *var, void *zd, \
                          const void *z, void *act, void *yd, void *y, double epsilon, int groups)  \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         return norm_inference(AMP_HOOK_##sym, (norm_inference_fn)amp_real(AMP_HOOK_##sym), h,      \
                               mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, mvd, mean,    \
                               var, zd, z, act, yd, y, epsilon, groups);                            \
@@ -231,6 +234,7 @@ static int norm_training(enum amp_hook_id hook, norm_training_fn real, void *h, 
                          void *act, void *zd, const void *z, void *yd, void *y, void *ws,          \
                          size_t ws_bytes, void *reserve, size_t reserve_bytes, int groups)         \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         return norm_training(AMP_HOOK_##sym, (norm_training_fn)amp_real(AMP_HOOK_##sym), h, mode,  \
                              ops, algo, alpha, beta, xd, x, sbd, scale, bias, factor, mvd,         \
                              run_mean, run_var, epsilon, save_mean, save_inv_var, act, zd, z, yd,  \
@@ -298,6 +302,7 @@ static int reduce(enum amp_hook_id hook, reduce_fn real, void *h, void *rd, void
                          size_t ws_bytes, const void *alpha, void *ad, const void *A,              \
                          const void *beta, void *cd, void *C)                                      \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         return reduce(AMP_HOOK_##sym, (reduce_fn)amp_real(AMP_HOOK_##sym), h, rd, indices,         \
                       indices_bytes, ws, ws_bytes, alpha, ad, A, beta, cd, C);                     \
     }

@@ -86,6 +86,7 @@ static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, in
                          const void *weights, size_t ws_bytes, void *ws, size_t reserve_bytes,     \
                          void *reserve)                                                            \
     {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
         return rnn_fwd(AMP_HOOK_##sym, (rnn_fwd_fn)amp_real(AMP_HOOK_##sym), h, rd, mode, lengths, \
                        xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes, weights, ws_bytes, ws,  \
                        reserve_bytes, reserve);                                                    \

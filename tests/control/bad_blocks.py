@@ -11,7 +11,7 @@ import sys
 ampctl = sys.argv[1]
 uid, pid = os.getuid(), os.getpid()
 path = f"/dev/shm/ampshim.{uid}.{pid}"
-SIZE = 2138816  # sizeof(struct amp_ctl_block), pinned by runtime/control.h
+SIZE = 2665152  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 2)
 MAGIC = 0x314C544353504D41
 passed = failed = 0
 
@@ -39,7 +39,7 @@ def refused(what, message):
               message in r.stderr and r.stderr.count("\n") == 1, repr(r.stderr))
 
 
-def header(version=1, size=SIZE, ops=None, hooks=None):
+def header(version=2, size=SIZE, ops=None, hooks=None):
     return struct.pack("<QIIqIIIIQ", MAGIC, version, size, pid, uid, ops or 0, hooks or 0, 256, 0)
 
 

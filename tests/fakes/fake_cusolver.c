@@ -1,7 +1,9 @@
 /* TEST-ONLY AMP_EXPORT of libcusolver.so.12: a CPU stand-in, never installed. Its
  * cusolverDnSgetrf is a blocked LU with partial pivoting whose trailing
  * updates go through cublasSgemm_v2, as the real cuSOLVER calls cuBLAS
- * internally, so a test can see whether those inner calls were lowered. */
+ * internally, so a test can see whether those inner calls were lowered. Its
+ * cusolverDnXgetrf (the 64-bit generic API, which PyTorch uses and ampshim
+ * does not list) runs the same LU on fp32 data. */
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 #include <math.h>
@@ -79,4 +81,21 @@ AMP_EXPORT cusolverStatus_t cusolverDnSgetrf(cusolverDnHandle_t handle, int m, i
         }
     }
     return CUSOLVER_STATUS_SUCCESS;
+}
+
+AMP_EXPORT cusolverStatus_t cusolverDnXgetrf(cusolverDnHandle_t handle, cusolverDnParams_t params,
+                                             int64_t m, int64_t n, cudaDataType type_a, void *A,
+                                             int64_t lda, int64_t *ipiv, cudaDataType compute,
+                                             void *device_buffer, size_t device_bytes,
+                                             void *host_buffer, size_t host_bytes, int *info)
+{
+    (void)params, (void)device_buffer, (void)device_bytes, (void)host_buffer, (void)host_bytes;
+    if (type_a != CUDA_R_32F || compute != CUDA_R_32F || m > 4096 || n > 4096 || lda > 4096)
+        return CUSOLVER_STATUS_NOT_SUPPORTED;
+    int pivots[4096];
+    cusolverStatus_t status =
+        cusolverDnSgetrf(handle, (int)m, (int)n, A, (int)lda, NULL, pivots, info);
+    for (int64_t i = 0; i < (m < n ? m : n); i++)
+        ipiv[i] = pivots[i];
+    return status;
 }

@@ -1,9 +1,10 @@
 /* An ordinary program linked to -llapack -lblas: solves, factors and
  * diagonalises single-precision matrices and multiplies doubles, then prints
  * a hash of every result bit. run_check compares the output with and without
- * ampshim: LAPACK runs in an fp32 region (its internal sgemm_/strmm_ calls are
- * not lowered) and dgemm is never touched, so the hashes must match. With
- * AMPSHIM_POLICY=cpu:geqrf=passthrough they must not (the negative check). */
+ * ampshim: the sgemm_/strmm_ calls LAPACK makes to its BLAS are its own
+ * business (forwarded untouched, fp32 region or not) and dgemm is never
+ * touched, so the hashes must match, with the listed routines' regions on
+ * (the default) or off (AMPSHIM_POLICY=cpu:geqrf=passthrough,...). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

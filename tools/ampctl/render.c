@@ -117,7 +117,7 @@ void ampctl_render_stats(FILE *out, const struct amp_ctl_block *b, int json)
         for (int i = 0; i < AMP_CTL_COUNTERS; i++)
             c[i] = amp_ctl_counter(b, h, i);
         unsigned long long calls = amp_ctl_calls(c);
-        if (!calls)
+        if (!amp_ctl_row_used(c))
             continue;
         if (json)
             fprintf(out, "%s{\"symbol\": \"%s\", \"op\": \"%s\", \"calls\": %llu",
