@@ -3,6 +3,7 @@
 #include "policy/policy.h"
 
 #include <ctype.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -93,6 +94,37 @@ int amp_category_from_name(const char *name)
     return -1;
 }
 
+int amp_policy_is_pattern(const char *name)
+{
+    return strpbrk(name, "*?[") != NULL;
+}
+
+int amp_policy_pattern_matches(const char *pattern, int hook, int accumulates)
+{
+    return fnmatch(pattern, amp_hook_names[hook], 0) == 0 ||
+           fnmatch(pattern, amp_hook_routines[hook], 0) == 0 ||
+           fnmatch(pattern, amp_op_names[amp_hook_op[hook][accumulates != 0]], 0) == 0;
+}
+
+/* Applies a wildcard entry; returns how many (hook, beta) pairs it matched
+ * on the devices first..last. */
+static int apply_pattern(const char *pattern, int first, int last, int cat,
+                         struct amp_policy_overrides *ov)
+{
+    int matched = 0;
+    for (int h = 0; h < AMP_HOOK_COUNT; h++)
+        for (int acc = 0; acc < 2; acc++)
+            if (amp_hook_device[h] >= first && amp_hook_device[h] <= last &&
+                amp_policy_pattern_matches(pattern, h, acc)) {
+                /* A routine has a category on its own device; the other
+                 * device's entry is kept too, as an op override would be. */
+                for (int dev = first; dev <= last; dev++)
+                    ov->wildcard[dev][h][acc] = (uint8_t)cat;
+                matched++;
+            }
+    return matched;
+}
+
 static char *trim(char *s)
 {
     while (isspace((unsigned char)*s))
@@ -127,6 +159,14 @@ static int apply_entry(char *entry, struct amp_policy_overrides *ov, char *err, 
                  name, value);
         return -1;
     }
+    if (amp_policy_is_pattern(name)) {
+        if (!apply_pattern(name, first, last, cat, ov)) {
+            snprintf(err, errlen, "'%s' matches no op or symbol%s", name,
+                     first == last ? " on this device" : "");
+            return -1;
+        }
+        return 0;
+    }
     int hook = amp_hook_from_name(name), routine = routine_from_name(name),
         op = amp_op_from_name(name);
     if (hook < 0 && routine < 0 && op < 0) {
@@ -146,51 +186,80 @@ static int apply_entry(char *entry, struct amp_policy_overrides *ov, char *err, 
     return 0;
 }
 
-int amp_policy_parse(const char *text, int comments, struct amp_policy_overrides *ov, char *err,
-                     size_t errlen)
+int amp_policy_parse_each(const char *text, int comments, struct amp_policy_overrides *ov,
+                         amp_policy_bad_entry_fn bad, void *ctx)
 {
-    struct amp_policy_overrides work = *ov;
-    char buf[512];
+    char buf[512], err[384], msg[448];
     const char *p = text;
-    int lineno = 1;
+    int lineno = 1, n_bad = 0;
     while (*p) {
         size_t len = strcspn(p, comments ? "\n" : ",\n");
+        const char *problem = NULL;
         if (len >= sizeof buf) {
-            snprintf(err, errlen, "entry too long at line %d", lineno);
-            return -1;
-        }
-        memcpy(buf, p, len);
-        buf[len] = '\0';
-        if (comments) {
-            char *hash = strchr(buf, '#');
-            if (hash)
-                *hash = '\0';
-        }
-        char *entry = trim(buf);
-        if (*entry && apply_entry(entry, &work, err, errlen) < 0) {
+            snprintf(err, sizeof err, "entry too long");
+            problem = err;
+        } else {
+            memcpy(buf, p, len);
+            buf[len] = '\0';
             if (comments) {
-                char msg[384];
-                snprintf(msg, sizeof msg, "line %d: %s", lineno, err);
-                snprintf(err, errlen, "%s", msg);
+                char *hash = strchr(buf, '#');
+                if (hash)
+                    *hash = '\0';
             }
-            return -1;
+            char *entry = trim(buf);
+            if (!*entry && !comments) {
+                snprintf(err, sizeof err, "empty entry");
+                problem = err;
+            } else if (*entry) {
+                /* Each entry applies whole or not at all. */
+                struct amp_policy_overrides work = *ov;
+                if (apply_entry(entry, &work, err, sizeof err) < 0)
+                    problem = err;
+                else
+                    *ov = work;
+            }
         }
-        if (!*entry && !comments) {
-            snprintf(err, errlen, "empty entry");
-            return -1;
+        if (problem) {
+            n_bad++;
+            if (comments)
+                snprintf(msg, sizeof msg, "line %d: %s", lineno, problem);
+            else
+                snprintf(msg, sizeof msg, "%s", problem);
+            if (bad)
+                bad(ctx, msg);
         }
         p += len;
         if (*p) {
             if (*p == ',' && !p[1]) {
-                snprintf(err, errlen, "empty entry");
-                return -1;
+                n_bad++;
+                if (bad)
+                    bad(ctx, "empty entry");
             }
             lineno += *p == '\n';
             p++;
         }
     }
-    *ov = work;
-    return 0;
+    return n_bad;
+}
+
+struct first_error {
+    char *err;
+    size_t errlen;
+    int seen;
+};
+
+static void keep_first(void *ctx, const char *message)
+{
+    struct first_error *f = ctx;
+    if (!f->seen++ && f->errlen)
+        snprintf(f->err, f->errlen, "%s", message);
+}
+
+int amp_policy_parse(const char *text, int comments, struct amp_policy_overrides *ov, char *err,
+                     size_t errlen)
+{
+    struct first_error first = {err, errlen, 0};
+    return amp_policy_parse_each(text, comments, ov, keep_first, &first) ? -1 : 0;
 }
 
 enum amp_category amp_policy_category(const struct amp_policy_overrides *ov, enum amp_device dev,
@@ -204,6 +273,8 @@ enum amp_category amp_policy_category(const struct amp_policy_overrides *ov, enu
         uint8_t op = amp_hook_op[hook][accumulates != 0];
         if (ov->op[dev][op] != AMP_CAT_UNSET)
             return (enum amp_category)ov->op[dev][op];
+        if (ov->wildcard[dev][hook][accumulates != 0] != AMP_CAT_UNSET)
+            return (enum amp_category)ov->wildcard[dev][hook][accumulates != 0];
     }
     return (enum amp_category)amp_policy_default[dev][amp_hook_op[hook][accumulates != 0]];
 }

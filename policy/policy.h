@@ -67,18 +67,35 @@ extern const uint8_t amp_hook_device[AMP_HOOK_COUNT]; /* enum amp_device */
 
 /* Overrides from the environment or ampctl; AMP_CAT_UNSET where none. A symbol
  * override (cblas_sgemm) beats a routine override (sgemm), which beats an op
- * override (mm). */
+ * override (mm), which beats a wildcard (mm*, cpu:*, *); among wildcards the
+ * later entry wins. A wildcard (fnmatch: * ? [...]) applies to every hook
+ * whose symbol, routine or op (the op of the call's beta) it matches. */
 struct amp_policy_overrides {
     uint8_t op[AMP_DEVICE_COUNT][AMP_OP_COUNT];
     uint8_t hook[AMP_DEVICE_COUNT][AMP_HOOK_COUNT];
     uint8_t routine[AMP_DEVICE_COUNT][AMP_HOOK_COUNT]; /* indexed by any hook of the routine */
+    uint8_t wildcard[AMP_DEVICE_COUNT][AMP_HOOK_COUNT][2]; /* [accumulates] */
 };
+
+/* Whether a policy name is a wildcard pattern. */
+int amp_policy_is_pattern(const char *name);
+
+/* Whether the pattern matches hook h's symbol, routine, or op when the call
+ * accumulates (or not). */
+int amp_policy_pattern_matches(const char *pattern, int hook, int accumulates);
 
 void amp_policy_overrides_clear(struct amp_policy_overrides *ov);
 
 /* Parses "NAME=CATEGORY" pairs separated by ',' or newlines ('#' starts a
- * comment when comments is set) into ov. On error returns -1 with a message
- * in err and leaves ov unchanged. */
+ * comment when comments is set) into ov. Every good entry applies; each bad
+ * one changes nothing and is reported once through bad (one line, "line N: "
+ * first in a file). Returns the number of bad entries. */
+typedef void (*amp_policy_bad_entry_fn)(void *ctx, const char *message);
+int amp_policy_parse_each(const char *text, int comments, struct amp_policy_overrides *ov,
+                          amp_policy_bad_entry_fn bad, void *ctx);
+
+/* The same, returning -1 with the first bad entry's message in err when
+ * there is one, else 0. */
 int amp_policy_parse(const char *text, int comments, struct amp_policy_overrides *ov, char *err,
                      size_t errlen);
 

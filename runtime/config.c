@@ -62,8 +62,9 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->cuda_tf32_allowed = 1;
 }
 
-/* Each parser returns 0, or -1 with a reason in err; cfg is changed only on
- * success. */
+/* Each parser returns 0, or -1 with a reason in err (cfg is then unchanged),
+ * or a count N > 0 of problems it has reported itself, one line each (the
+ * policy parsers: each bad entry is ignored, the good ones apply). */
 typedef int (*var_parser)(struct amp_config *cfg, const char *value, char *err, size_t errlen);
 
 static int parse_bool_into(int *field, const char *v, char *err, size_t errlen)
@@ -117,9 +118,17 @@ static int parse_cuda_dtype(struct amp_config *cfg, const char *v, char *err, si
     return dtype_for(cfg, v, err, errlen, AMP_DEVICE_CUDA, AMP_DEVICE_CUDA);
 }
 
+/* One warning per bad policy entry, naming the variable; the good entries
+ * apply. */
+static void warn_bad_entry(void *variable, const char *message)
+{
+    amp_log(AMP_LOG_WARN, "%s: %s; entry ignored", (const char *)variable, message);
+}
+
 static int parse_policy(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    return amp_policy_parse(v, 0, &cfg->policy, err, errlen);
+    (void)err, (void)errlen;
+    return amp_policy_parse_each(v, 0, &cfg->policy, warn_bad_entry, "AMPSHIM_POLICY");
 }
 
 static int parse_policy_file(struct amp_config *cfg, const char *v, char *err, size_t errlen)
@@ -147,7 +156,7 @@ static int parse_policy_file(struct amp_config *cfg, const char *v, char *err, s
         snprintf(err, errlen, "'%s' is not a text file", v);
         return -1;
     }
-    return amp_policy_parse(text, 1, &cfg->policy, err, errlen);
+    return amp_policy_parse_each(text, 1, &cfg->policy, warn_bad_entry, "AMPSHIM_POLICY_FILE");
 }
 
 static int parse_output(struct amp_config *cfg, const char *v, char *err, size_t errlen)
@@ -313,9 +322,12 @@ int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
         if (!value || !*value)
             continue;
         char err[512];
-        if (vars[i].parse(cfg, value, err, sizeof err) < 0) {
+        int rc = vars[i].parse(cfg, value, err, sizeof err);
+        if (rc < 0) {
             amp_log(AMP_LOG_WARN, "%s: %s; using %s", vars[i].name, err, vars[i].default_text);
             errors++;
+        } else {
+            errors += rc;
         }
     }
     const char *tf32 = getenv_fn("NVIDIA_TF32_OVERRIDE");

@@ -4,6 +4,7 @@
 #include "runtime/ctl_names.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,11 +165,41 @@ static int bad(char *why, size_t whylen, const char *fmt, const char *value)
     return EINVAL;
 }
 
+static int policy_value(const char *value)
+{
+    return strcasecmp(value, "default") == 0 ? (int)AMP_CTL_POLICY_NONE
+                                             : amp_category_from_name(value);
+}
+
+/* policy.<device>.<pattern>: every op the pattern matches. */
+static int set_policy_pattern(struct amp_ctl_block *b, int dev, const char *pattern,
+                              const char *value, char *why, size_t whylen)
+{
+    int cat = policy_value(value);
+    if (cat < 0)
+        return bad(why, whylen, "'%s' is not lower, fp32, promote, passthrough or default", value);
+    int matched = 0;
+    for (int op = 0; op < AMP_OP_COUNT; op++)
+        if (fnmatch(pattern, amp_op_names[op], 0) == 0) {
+            atomic_store(&b->policy[dev][op], (uint8_t)cat);
+            matched++;
+        }
+    if (!matched) {
+        snprintf(why, whylen, "'%s' matches no op", pattern);
+        return ENOENT;
+    }
+    atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);
+    return 0;
+}
+
 int amp_ctl_set(struct amp_ctl_block *b, const char *name, const char *value, char *why,
                 size_t whylen)
 {
     char probe[64], mid[64];
     const char *last;
+    if (split_node(name, "policy.", mid, sizeof mid, &last) == 0 && device_of(mid) >= 0 &&
+        amp_policy_is_pattern(last))
+        return set_policy_pattern(b, device_of(mid), last, value, why, whylen);
     if (amp_ctl_get(b, name, probe, sizeof probe, NULL) != 0) {
         snprintf(why, whylen, "unknown name '%s'", name);
         return ENOENT;
@@ -192,8 +223,7 @@ int amp_ctl_set(struct amp_ctl_block *b, const char *name, const char *value, ch
             return bad(why, whylen, "'%s' is not keep or round", value);
         atomic_store(&b->output_round, strcasecmp(value, "round") == 0);
     } else if (split_node(name, "policy.", mid, sizeof mid, &last) == 0) {
-        int cat = strcasecmp(value, "default") == 0 ? (int)AMP_CTL_POLICY_NONE
-                                                    : amp_category_from_name(value);
+        int cat = policy_value(value);
         if (cat < 0)
             return bad(why, whylen,
                        "'%s' is not lower, fp32, promote, passthrough or default", value);

@@ -135,6 +135,12 @@ try:
     expect_classes("policy.cpu.mm=passthrough live", {n: "F" for n in names})
     ctl("set", pid, "policy.cpu.mm=default")
     expect_classes("policy back to default", {n: "B" for n in names})
+    ctl("set", pid, "policy.cpu.*=passthrough")
+    check("a wildcard sets every op", ctl("get", pid, "policy.cpu.mm").stdout.strip() == "passthrough"
+          and ctl("get", pid, "policy.cpu.matmul").stdout.strip() == "passthrough")
+    expect_classes("policy.cpu.*=passthrough live", {n: "F" for n in names})
+    ctl("set", pid, "policy.cpu.*=default")
+    expect_classes("wildcard back to default", {n: "B" for n in names})
 
     ctl("set", pid, "opt.dtype=fp16")
     check("get opt.dtype", ctl("get", pid, "opt.dtype").stdout.strip() == "fp16")
@@ -151,6 +157,8 @@ try:
     check("bad value says so", "unknown dtype 'fp8'" in r.stderr, r.stderr)
     r = ctl("set", pid, "policy.cpu.mm=fast", expect=1)
     check("bad category says so", "'fast' is not" in r.stderr, r.stderr)
+    r = ctl("set", pid, "policy.cpu.zz*=fp32", expect=1)
+    check("a wildcard matching nothing says so", "'zz*' matches no op" in r.stderr, r.stderr)
     ctl("get", pid, "stats.cblas_sgemm.speed", expect=1)
     check("failed sets changed nothing", ctl("get", pid, "process.generation").stdout.strip() == gen)
     ctl("set", pid, expect=2)

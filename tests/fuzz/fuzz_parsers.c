@@ -1,9 +1,10 @@
 /* libFuzzer target for every parser of user input: AMPSHIM_POLICY pairs,
  * policy files, each AMPSHIM_* variable's value, and AMPSHIM_THREADS
  * matching. The first byte picks the parser; the rest is the text. Beyond
- * memory safety (run under ASan/UBSan) it checks that a rejected policy
- * leaves the overrides unchanged and that every error line is one line with
- * the fixed prefix. The variables come from config's own table;
+ * memory safety (run under ASan/UBSan) it checks that each bad policy entry
+ * is reported once, in one line, and changes nothing (a bad entry appended
+ * to any text leaves the overrides as the text alone makes them), and that
+ * every warning is one line with the fixed prefix. The variables come from config's own table;
  * AMPSHIM_LOG_FILE is left out: it creates files. */
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,14 @@
 #include "runtime/config.h"
 
 static const char *fuzz_name, *fuzz_value;
+
+/* A bad-entry report: one line, counted. */
+static void count_one_line(void *ctx, const char *message)
+{
+    if (strchr(message, '\n'))
+        abort();
+    ++*(int *)ctx;
+}
 
 static const char *one_var(const char *name)
 {
@@ -40,17 +49,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned pick = data[0];
 
     if (pick < 64) { /* policy text, comma or file syntax */
-        struct amp_policy_overrides ov, before;
+        struct amp_policy_overrides ov, with_bad;
         amp_policy_overrides_clear(&ov);
         amp_policy_parse("cpu:mm=fp32", 0, &ov, (char[64]){0}, 64);
-        before = ov;
-        char err[256];
-        if (amp_policy_parse(text, pick & 1, &ov, err, sizeof err) < 0) {
-            if (memcmp(&before, &ov, sizeof ov) != 0)
-                abort(); /* a rejected policy must change nothing */
-            if (strchr(err, '\n'))
-                abort(); /* errors are one line */
-        }
+        with_bad = ov;
+        int reported = 0;
+        int bad = amp_policy_parse_each(text, pick & 1, &ov, count_one_line, &reported);
+        if (bad != reported)
+            abort(); /* each bad entry reported once */
+        /* The same text with a bad entry after it: one more report, and
+         * the same overrides. */
+        size_t len = strlen(text);
+        char *more = malloc(len + 16);
+        memcpy(more, text, len);
+        strcpy(more + len, (pick & 1) ? "\nzz=fast" : ",zz=fast");
+        reported = 0;
+        int bad_more = amp_policy_parse_each(more, pick & 1, &with_bad, count_one_line, &reported);
+        free(more);
+        if (bad_more != reported || memcmp(&ov, &with_bad, sizeof ov) != 0)
+            abort();
         for (int h = 0; h < AMP_HOOK_COUNT; h++)
             if (amp_policy_category(&ov, AMP_DEVICE_CPU, (enum amp_hook_id)h, h & 1) >= AMP_CAT_COUNT)
                 abort();
@@ -64,10 +81,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int errors = amp_config_load(&cfg, one_var);
         fclose(sink);
         amp_log_set_stream(NULL);
-        if (errors > 1)
-            abort(); /* one variable, at most one complaint */
-        if (errors == 1 && (strncmp(log, "ampshim: ", 9) != 0 || strchr(log, '\n') != strrchr(log, '\n')))
-            abort(); /* exactly one line, with the prefix */
+        /* One line per complaint, each with the prefix; only the policy
+         * variables may have more than one (one per bad entry). */
+        int lines = 0, full = strlen(log) >= sizeof log - 2; /* the sink ran out */
+        for (const char *l = log; *l; l = strchr(l, '\n') + 1) {
+            if (!strchr(l, '\n') && full)
+                break;
+            if (strncmp(l, "ampshim: ", 9) != 0 || !strchr(l, '\n'))
+                abort();
+            lines++;
+        }
+        if ((!full && lines != errors) || (errors > 1 && !strstr(fuzz_name, "POLICY")))
+            abort();
         amp_config_selects_thread(&cfg, 1234, 1000, "worker-1");
     } else { /* thread selection: the text is the list, then a name */
         struct amp_config cfg;

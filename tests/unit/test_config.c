@@ -62,6 +62,26 @@ static void expect_bad(const char *assignment, const char *message)
     CHECK(memcmp(&cfg, &def, sizeof cfg) == 0, "%s: configuration changed", assignment);
 }
 
+/* A policy list: one line per bad entry ("...; entry ignored"), and the
+ * good entries of the same list applied. */
+static void expect_bad_entries(const char *assignment, int n_bad, const char *message)
+{
+    struct amp_config cfg, with_good;
+    char both[512];
+    snprintf(both, sizeof both, "%s,cpu:addmm=fp32", assignment);
+    const char *env[] = {both, NULL};
+    int errors = load(&cfg, env);
+    CHECK(errors == n_bad, "%s: %d errors, want %d", both, errors, n_bad);
+    CHECK(count_lines(log_text) == n_bad, "%s: %d log lines: %s", both, count_lines(log_text),
+          log_text);
+    CHECK(strstr(log_text, message) != NULL, "%s: '%s' not in '%s'", both, message, log_text);
+    CHECK(strstr(log_text, "; entry ignored") != NULL, "%s: says the entry is ignored", both);
+    const char *good[] = {"AMPSHIM_POLICY=cpu:addmm=fp32", NULL};
+    load(&with_good, good);
+    CHECK(memcmp(&cfg.policy, &with_good.policy, sizeof cfg.policy) == 0,
+          "%s: the good entry did not apply alone", both);
+}
+
 static void good_values(void)
 {
     struct amp_config cfg;
@@ -170,8 +190,9 @@ static void bad_values(void)
     expect_bad("AMPSHIM_DTYPE=fp8", "unknown dtype 'fp8'");
     expect_bad("AMPSHIM_CPU_DTYPE=float32", "unknown dtype");
     expect_bad("AMPSHIM_CUDA_DTYPE=bf16 ", "unknown dtype");
-    expect_bad("AMPSHIM_POLICY=mm", "not NAME=CATEGORY");
-    expect_bad("AMPSHIM_POLICY=mm=fp32,softmax=quick", "unknown category 'quick'");
+    expect_bad_entries("AMPSHIM_POLICY=mm", 1, "not NAME=CATEGORY");
+    expect_bad_entries("AMPSHIM_POLICY=softmax=quick", 1, "unknown category 'quick'");
+    expect_bad_entries("AMPSHIM_POLICY=zz*=lower,mm=quick", 2, "'zz*' matches no op or symbol");
     expect_bad("AMPSHIM_POLICY_FILE=/nonexistent/file", "cannot open");
     expect_bad("AMPSHIM_POLICY_FILE=/", "cannot read '/'");
     expect_bad("AMPSHIM_OUTPUT=rounded", "not keep or round");

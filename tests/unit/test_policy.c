@@ -132,30 +132,79 @@ static void overrides(void)
               AMP_CAT_LOWER,
           "file symbol override");
 
-    /* Bad input: an error message, nothing changed. */
+    /* Wildcards: fnmatch patterns over symbols, routines and ops; an exact
+     * name beats any wildcard, and among wildcards the later one wins. */
+    int conv = amp_hook_from_name("cudnnConvolutionForward");
+    int lt = amp_hook_from_name("cublasLtMatmul");
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse("cpu:*=passthrough", 0, &ov, err, sizeof err) == 0, "cpu:*: %s", err);
+    for (int h = 0; h < AMP_HOOK_COUNT; h++)
+        if (amp_hook_device[h] == AMP_DEVICE_CPU)
+            CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, h, 0) == AMP_CAT_PASSTHROUGH &&
+                      amp_policy_category(&ov, AMP_DEVICE_CPU, h, 1) == AMP_CAT_PASSTHROUGH,
+                  "cpu:* reaches %s", amp_hook_names[h]);
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, conv, 0) == AMP_CAT_LOWER,
+          "cpu:* leaves CUDA alone");
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse("cuda:conv*=fp32", 0, &ov, err, sizeof err) == 0, "conv*: %s", err);
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, conv, 0) == AMP_CAT_FP32, "cuda:conv* (op conv2d)");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, lt, 0) == AMP_CAT_LOWER, "conv* not cuBLASLt");
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse("*=fp32,cpu:*=passthrough,mm=lower,cblas_*=promote", 0, &ov, err,
+                           sizeof err) == 0,
+          "precedence: %s", err);
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, g, 0) == AMP_CAT_LOWER,
+          "an exact op beats wildcards");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, g, 1) == AMP_CAT_PROMOTE,
+          "the later wildcard (cblas_*) beats the earlier (cpu:*)");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, f, 1) == AMP_CAT_PASSTHROUGH,
+          "sgemm_ (beta != 0): cpu:* after *");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, conv, 0) == AMP_CAT_FP32, "*=fp32 on CUDA");
+    /* Plain products off: mm, addmm and matmul (numpy's A@A.T is ssyrk,
+     * op matmul). */
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse("cpu:mm=passthrough,cpu:addmm=passthrough,cpu:matmul=passthrough", 0,
+                           &ov, err, sizeof err) == 0,
+          "products off: %s", err);
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, k, 0) == AMP_CAT_PASSTHROUGH &&
+              amp_policy_category(&ov, AMP_DEVICE_CPU, g, 1) == AMP_CAT_PASSTHROUGH,
+          "ssyrk and sgemm with beta both pass through");
+
+    /* Bad input: each bad entry reported once and ignored; the good ones
+     * apply, exactly as the text without the bad entries would. */
     static const struct {
-        const char *text;
-        int comments;
+        const char *text, *good;
+        int comments, n_bad;
         const char *message;
     } bad[] = {
-        {"mm", 0, "not NAME=CATEGORY"},
-        {"mm=fast", 0, "unknown category 'fast'"},
-        {"mmm=fp32", 0, "unknown op or symbol 'mmm'"},
-        {"gpu:mm=fp32", 0, "unknown op or symbol 'gpu:mm'"},
-        {"mm=fp32,", 0, "empty entry"},
-        {"mm=fp32,,addmm=fp32", 0, "empty entry"},
-        {"cblas_sgemm=FP32x", 0, "unknown category"},
-        {"# ok\nmm=lower\nbogus\n", 1, "line 3"},
+        {"mm", "", 0, 1, "not NAME=CATEGORY"},
+        {"mm=fast", "", 0, 1, "unknown category 'fast'"},
+        {"mmm=fp32", "", 0, 1, "unknown op or symbol 'mmm'"},
+        {"gpu:mm=fp32", "", 0, 1, "unknown op or symbol 'gpu:mm'"},
+        {"mm=fp32,", "mm=fp32", 0, 1, "empty entry"},
+        {"mm=fp32,,addmm=fp32", "mm=fp32,addmm=fp32", 0, 1, "empty entry"},
+        {"cblas_sgemm=FP32x", "", 0, 1, "unknown category"},
+        {"# ok\nmm=lower\nbogus\n", "mm=lower", 1, 1, "line 3"},
+        {"zz*=fp32", "", 0, 1, "'zz*' matches no op or symbol"},
+        {"cpu:cudnn*=fp32", "", 0, 1, "matches no op or symbol on this device"},
+        {"*=fast,cpu:*=passthrough,[=lower,mm=fp32", "cpu:*=passthrough,mm=fp32", 0, 2,
+         "unknown category 'fast'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct amp_policy_overrides want;
         amp_policy_overrides_clear(&ov);
-        struct amp_policy_overrides before = ov;
+        amp_policy_overrides_clear(&want);
+        amp_policy_parse(bad[i].good, 0, &want, err, sizeof err);
         err[0] = '\0';
         int rc = amp_policy_parse(bad[i].text, bad[i].comments, &ov, err, sizeof err);
         CHECK(rc < 0, "'%s' accepted", bad[i].text);
         CHECK(strstr(err, bad[i].message) != NULL, "'%s': message '%s' lacks '%s'", bad[i].text,
               err, bad[i].message);
-        CHECK(memcmp(&before, &ov, sizeof ov) == 0, "'%s' changed the overrides", bad[i].text);
+        CHECK(memcmp(&want, &ov, sizeof ov) == 0, "'%s': the good entries alone did not apply",
+              bad[i].text);
+        amp_policy_overrides_clear(&ov);
+        CHECK(amp_policy_parse_each(bad[i].text, bad[i].comments, &ov, NULL, NULL) == bad[i].n_bad,
+              "'%s': %d bad entries", bad[i].text, bad[i].n_bad);
     }
 }
 

@@ -15,6 +15,7 @@
 
 #include "policy/policy.h"
 #include "render.h"
+#include "runtime/config.h"
 #include "runtime/control.h"
 #include "runtime/ctl_names.h"
 
@@ -274,7 +275,26 @@ static int scan_blocks(int remove_dead)
     return 0;
 }
 
-static void explain_device(const char *symbol, int h, enum amp_device dev)
+static const char *secure_getenv_text(const char *name)
+{
+    return secure_getenv(name);
+}
+
+/* The overrides a program started from this environment would get:
+ * AMPSHIM_POLICY and AMPSHIM_POLICY_FILE, read as the shim reads them (bad
+ * entries warned about and ignored). */
+static const struct amp_policy_overrides *environment_overrides(void)
+{
+    static struct amp_config cfg;
+    static int loaded;
+    if (!loaded) {
+        amp_config_load(&cfg, secure_getenv_text);
+        loaded = 1;
+    }
+    return &cfg.policy;
+}
+
+static void explain_device(int h, enum amp_device dev)
 {
     for (int acc = 0; acc < 2; acc++) {
         if (acc && amp_hook_op[h][1] == amp_hook_op[h][0])
@@ -286,8 +306,11 @@ static void explain_device(const char *symbol, int h, enum amp_device dev)
                acc ? " (beta != 0)" : "", amp_category_names[cat], op,
                file ? "is listed in policy/data/" : "is on no list (unlisted ops pass through)",
                file ? file : "");
+        int effective = amp_policy_category(environment_overrides(), dev, h, acc);
+        if (effective != cat)
+            printf("    overridden in this environment (AMPSHIM_POLICY, AMPSHIM_POLICY_FILE): %s\n",
+                   amp_category_names[effective]);
     }
-    (void)symbol;
 }
 
 static int verb_policy(int argc, char **argv)
@@ -316,7 +339,7 @@ static int verb_policy(int argc, char **argv)
                amp_hook_op[h][1] != amp_hook_op[h][0] ? " when beta != 0)" : "");
         for (int dev = 0; dev < 2; dev++)
             if (device < 0 || device == dev)
-                explain_device(explain, h, (enum amp_device)dev);
+                explain_device(h, (enum amp_device)dev);
         printf("  (AMPSHIM_POLICY, AMPSHIM_POLICY_FILE and ampctl set PID policy.DEVICE.OP "
                "override these in a process)\n");
         return 0;
@@ -326,21 +349,37 @@ static int verb_policy(int argc, char **argv)
     else
         printf("%-18s %-10s %-18s %-18s %-12s %-12s\n", "symbol", "routine", "op", "op (beta!=0)",
                device == 1 ? "" : "cpu", device == 0 ? "" : "cuda");
+    /* Each device's category (beta = 0), as generated and as this
+     * environment's AMPSHIM_POLICY / AMPSHIM_POLICY_FILE make it; an
+     * overridden one is shown with a '*'. */
+    int overridden_any = 0;
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-        const char *cpu = amp_category_names[amp_policy_default[0][amp_hook_op[h][0]]];
-        const char *cuda = amp_category_names[amp_policy_default[1][amp_hook_op[h][0]]];
+        char shown[2][32];
+        int def[2], eff[2];
+        for (int dev = 0; dev < 2; dev++) {
+            def[dev] = amp_policy_default[dev][amp_hook_op[h][0]];
+            eff[dev] = amp_policy_category(environment_overrides(), (enum amp_device)dev, h, 0);
+            snprintf(shown[dev], sizeof shown[dev], "%s%s", amp_category_names[eff[dev]],
+                     eff[dev] != def[dev] ? "*" : "");
+            overridden_any |= eff[dev] != def[dev] && (device < 0 || device == dev);
+        }
         if (json)
             printf("%s{\"symbol\": \"%s\", \"routine\": \"%s\", \"op\": \"%s\", \"op_beta\": "
-                   "\"%s\", \"cpu\": \"%s\", \"cuda\": \"%s\"}",
+                   "\"%s\", \"cpu\": \"%s\", \"cuda\": \"%s\", \"cpu_default\": \"%s\", "
+                   "\"cuda_default\": \"%s\"}",
                    h ? ", " : "", amp_hook_names[h], amp_hook_routines[h],
-                   amp_op_names[amp_hook_op[h][0]], amp_op_names[amp_hook_op[h][1]], cpu, cuda);
+                   amp_op_names[amp_hook_op[h][0]], amp_op_names[amp_hook_op[h][1]],
+                   amp_category_names[eff[0]], amp_category_names[eff[1]],
+                   amp_category_names[def[0]], amp_category_names[def[1]]);
         else
             printf("%-18s %-10s %-18s %-18s %-12s %-12s\n", amp_hook_names[h], amp_hook_routines[h],
                    amp_op_names[amp_hook_op[h][0]], amp_op_names[amp_hook_op[h][1]],
-                   device == 1 ? "" : cpu, device == 0 ? "" : cuda);
+                   device == 1 ? "" : shown[0], device == 0 ? "" : shown[1]);
     }
     if (json)
         printf("]\n");
+    else if (overridden_any)
+        printf("* overridden by AMPSHIM_POLICY or AMPSHIM_POLICY_FILE in this environment\n");
     return 0;
 }
 
