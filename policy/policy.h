@@ -64,6 +64,10 @@ extern const uint8_t amp_policy_default[AMP_DEVICE_COUNT][AMP_OP_COUNT];
 extern const char *const amp_policy_source[AMP_DEVICE_COUNT][AMP_OP_COUNT];
 extern const uint8_t amp_hook_family[AMP_HOOK_COUNT]; /* enum amp_family */
 extern const uint8_t amp_hook_device[AMP_HOOK_COUNT]; /* enum amp_device */
+/* The isamax of a CPU hook's mangling and form, to probe its library's
+ * integer width; NULL where the name fixes the width (I64) and for CUDA. */
+extern const char *const amp_hook_width_probe[AMP_HOOK_COUNT];
+extern const uint8_t amp_hook_form_is_cblas[AMP_HOOK_COUNT]; /* CBLAS, not Fortran */
 
 /* Overrides from the environment or ampctl; AMP_CAT_UNSET where none. A symbol
  * override (cblas_sgemm) beats a routine override (sgemm), which beats an op

@@ -19,10 +19,10 @@
 #include "ampshim_generated.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-#define AMP_CTL_VERSION 2u /* 2: five counters per hook (internal) */
-#define AMP_CTL_MAX_THREADS 256
+#define AMP_CTL_VERSION 2u /* 2: five counters per hook (internal), 384 hooks, 192 threads */
+#define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
-#define AMP_CTL_MAX_HOOKS 256
+#define AMP_CTL_MAX_HOOKS 384
 #define AMP_CTL_POLICY_NONE 0xffu
 
 /* ampctl's request for one thread. */
@@ -103,7 +103,7 @@ struct amp_ctl_block {
     uint8_t reserved[56];           /* 136 */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
-    struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 10944 */
+    struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 16064 */
 };
 
 _Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "layout");
@@ -123,7 +123,7 @@ _Static_assert(offsetof(struct amp_ctl_block, enabled) == 120, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, dtype) == 128, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, policy) == 192, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
-_Static_assert(offsetof(struct amp_ctl_block, threads) == 10944, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, threads) == 16064, "layout");
 
 /* The shared-memory name of a process's block. */
 void amp_ctl_block_name(char *out, size_t outlen, unsigned uid, long pid);

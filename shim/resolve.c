@@ -134,8 +134,10 @@ int amp_probe_ilp64_cblas(void *cblas_isamax)
     return answer == 2 ? 0 : answer == 0 ? 1 : -1;
 }
 
-/* Integer width of the library that defines `real`, cached by load base. */
-static int library_is_ilp64(void *real, const char **libname)
+/* Integer width of the library that defines `real` (hook's real function),
+ * probed through the isamax of the hook's own mangling (scipy_isamax_ for
+ * scipy_sgemm_), else the plain ones; cached by load base. */
+static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libname)
 {
     static struct {
         void *base;
@@ -149,8 +151,10 @@ static int library_is_ilp64(void *real, const char **libname)
         if (cache[i].base == info.dli_fbase)
             return cache[i].ilp64;
     int ilp64 = -1;
-    void *probe = sibling_symbol(real, "isamax_");
+    void *probe = amp_hook_width_probe[hook] ? sibling_symbol(real, amp_hook_width_probe[hook]) : NULL;
     if (probe)
+        ilp64 = amp_hook_form_is_cblas[hook] ? amp_probe_ilp64_cblas(probe) : amp_probe_ilp64_fortran(probe);
+    else if ((probe = sibling_symbol(real, "isamax_")))
         ilp64 = amp_probe_ilp64_fortran(probe);
     else if ((probe = sibling_symbol(real, "cblas_isamax")))
         ilp64 = amp_probe_ilp64_cblas(probe);
@@ -217,7 +221,7 @@ static void *resolve(enum amp_hook_id hook, int required)
             _exit(127);
         }
         const char *libname = "?";
-        int ilp64 = hook_ints[hook] ? hook_ints[hook] == 64 : library_is_ilp64(real, &libname);
+        int ilp64 = hook_ints[hook] ? hook_ints[hook] == 64 : library_is_ilp64(hook, real, &libname);
         if (hook_ints[hook]) {
             Dl_info info;
             if (dladdr(real, &info) && info.dli_fname)

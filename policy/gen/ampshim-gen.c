@@ -359,16 +359,59 @@ static void upper(char *dst, const char *src)
         ;
 }
 
-/* Every entry point a routine has: {symbol format, form, integer interface}. */
-static const struct form {
-    const char *fmt, *form, *ints;
-    int lapack_too;
-} forms[] = {
-    {"cblas_%s", "CBLAS", "LP", 0},
-    {"%s_", "F77", "LP", 1},
-    {"cblas_%s64_", "CBLAS", "I64", 0},
-    {"%s_64_", "F77", "I64", 1},
-};
+/* manglings.txt: every exported name of a CPU routine. */
+static struct mangling {
+    char name[NAME_MAX_LEN], form[8], ints[8], prefix[NAME_MAX_LEN], suffix[NAME_MAX_LEN];
+    int lapack;
+} manglings[32];
+static int n_manglings;
+
+static void read_manglings(const char *dir)
+{
+    char path[4096], line[512];
+    FILE *f = open_data(dir, "manglings.txt", path, sizeof path);
+    for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
+        char *field[6];
+        int n = split_fields(line, field, 6);
+        if (n == 0)
+            continue;
+        if (n != 6 || !is_identifier(field[0]) ||
+            (strcmp(field[1], "CBLAS") != 0 && strcmp(field[1], "F77") != 0) ||
+            (strcmp(field[2], "LP") != 0 && strcmp(field[2], "I64") != 0) ||
+            (strcmp(field[3], "yes") != 0 && strcmp(field[3], "no") != 0))
+            die("%s:%d: expected: mangling CBLAS|F77 LP|I64 yes|no prefix suffix", path, lineno);
+        if (n_manglings == (int)(sizeof manglings / sizeof *manglings))
+            die("%s:%d: too many manglings", path, lineno);
+        struct mangling *m = &manglings[n_manglings++];
+        copy_field(m->name, field[0], path, lineno);
+        copy_field(m->form, field[1], path, lineno);
+        copy_field(m->ints, field[2], path, lineno);
+        copy_field(m->prefix, strcmp(field[4], "-") == 0 ? "" : field[4], path, lineno);
+        copy_field(m->suffix, strcmp(field[5], "-") == 0 ? "" : field[5], path, lineno);
+        m->lapack = strcmp(field[3], "yes") == 0;
+        if ((*m->prefix && !is_identifier(m->prefix)) ||
+            (*m->suffix && strspn(m->suffix, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+                               strlen(m->suffix)))
+            die("%s:%d: prefix and suffix make an identifier", path, lineno);
+        for (int i = 0; i + 1 < n_manglings; i++)
+            if (strcmp(manglings[i].prefix, m->prefix) == 0 &&
+                strcmp(manglings[i].suffix, m->suffix) == 0)
+                die("%s:%d: the same names as another row", path, lineno);
+    }
+    fclose(f);
+    if (!n_manglings)
+        die("%s: no mangling", path);
+}
+
+static void mangle(char *out, size_t outlen, const struct mangling *m, const char *routine)
+{
+    size_t a = strlen(m->prefix), b = strlen(routine), c = strlen(m->suffix);
+    if (a + b + c >= outlen)
+        die("the name %s%s%s is too long", m->prefix, routine, m->suffix);
+    memcpy(out, m->prefix, a);
+    memcpy(out + a, routine, b);
+    memcpy(out + a + b, m->suffix, c + 1);
+}
 
 /* A kind's name in macros: upper case, without its family's prefix. */
 static void kind_macro(char *dst, int kind)
@@ -408,12 +451,12 @@ static int write_hook_rows(FILE *f, int family, int kind)
             continue;
         }
         int lapack = strcmp(families[family].name, "LAPACK") == 0;
-        for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
-            if (lapack && !forms[i].lapack_too)
+        for (int i = 0; i < n_manglings; i++) {
+            if (lapack && !manglings[i].lapack)
                 continue;
-            char sym[NAME_MAX_LEN * 2];
-            snprintf(sym, sizeof sym, forms[i].fmt, rt->name);
-            write_hook_row(f, rt, sym, forms[i].form, forms[i].ints);
+            char sym[NAME_MAX_LEN * 3];
+            mangle(sym, sizeof sym, &manglings[i], rt->name);
+            write_hook_row(f, rt, sym, manglings[i].form, manglings[i].ints);
             n++;
         }
     }
@@ -448,6 +491,12 @@ static void write_header(const char *path)
                                                            : "AMOUNT",
                 counters[i].width, counters[i].description);
     }
+    fprintf(f, "\n\n/* X(mangling, FORM, INTS, lapack, prefix, suffix): manglings.txt, the names\n"
+               " * of a CPU routine (prefix ## routine ## suffix; either may be empty). */\n"
+               "#define AMPSHIM_MANGLING_LIST(X)");
+    for (int i = 0; i < n_manglings; i++)
+        fprintf(f, " \\\n    X(%s, %s, %s, %d, %s, %s)", manglings[i].name, manglings[i].form,
+                manglings[i].ints, manglings[i].lapack, manglings[i].prefix, manglings[i].suffix);
     fprintf(f, "\n\n/* X(\"file\", DEVICE, CATEGORY): lists.txt, the op lists. */\n"
                "#define AMPSHIM_LIST_FILES(X)");
     for (int i = 0; i < n_list_files; i++)
@@ -514,14 +563,50 @@ static void write_tables(const char *path)
             for (int r = 0; r < n_routines; r++) {
                 if (routines[r].family != fam)
                     continue;
-                int entries = routines[r].cuda_ints ? 1
-                              : strcmp(families[fam].name, "LAPACK") == 0 ? 2
-                                                                          : 4;
+                int entries = routines[r].cuda_ints ? 1 : 0;
+                for (int i = 0; i < n_manglings && !routines[r].cuda_ints; i++)
+                    entries += strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack;
                 for (int i = 0; i < entries; i++)
                     fprintf(f, table ? "    AMP_DEVICE_%s,\n" : "    AMP_FAMILY_%s,\n",
                             table ? device_macros[families[fam].device] : families[fam].name);
             }
     }
+    fprintf(f, "};\n\nconst uint8_t amp_hook_form_is_cblas[AMP_HOOK_COUNT] = {\n");
+    for (int fam = 0; fam < n_families; fam++)
+        for (int r = 0; r < n_routines; r++) {
+            if (routines[r].family != fam)
+                continue;
+            if (routines[r].cuda_ints) {
+                fprintf(f, "    0,\n");
+                continue;
+            }
+            for (int i = 0; i < n_manglings; i++)
+                if (strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack)
+                    fprintf(f, "    %d,\n", strcmp(manglings[i].form, "CBLAS") == 0);
+        }
+    /* Per hook: the isamax of the same mangling and form, through which the
+     * resolver probes a library's integer width (NULL where the width is
+     * known: I64 names and CUDA). */
+    fprintf(f, "};\n\nconst char *const amp_hook_width_probe[AMP_HOOK_COUNT] = {\n");
+    for (int fam = 0; fam < n_families; fam++)
+        for (int r = 0; r < n_routines; r++) {
+            if (routines[r].family != fam)
+                continue;
+            if (routines[r].cuda_ints) {
+                fprintf(f, "    NULL,\n");
+                continue;
+            }
+            for (int i = 0; i < n_manglings; i++) {
+                if (strcmp(families[fam].name, "LAPACK") == 0 && !manglings[i].lapack)
+                    continue;
+                char probe[NAME_MAX_LEN * 3];
+                mangle(probe, sizeof probe, &manglings[i], "isamax");
+                if (strcmp(manglings[i].ints, "LP") == 0)
+                    fprintf(f, "    \"%s\",\n", probe);
+                else
+                    fprintf(f, "    NULL,\n");
+            }
+        }
     fprintf(f, "};\n");
     fclose(f);
 }
@@ -587,6 +672,7 @@ int main(int argc, char **argv)
     read_lists(argv[1]);
     read_families(argv[1]);
     read_counters(argv[1]);
+    read_manglings(argv[1]);
     for (int i = 0; i < n_list_files; i++)
         read_op_list(argv[1], &list_files[i]);
     read_bindings(argv[1], "bindings.txt", 0);

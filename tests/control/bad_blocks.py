@@ -11,7 +11,7 @@ import sys
 ampctl = sys.argv[1]
 uid, pid = os.getuid(), os.getpid()
 path = f"/dev/shm/ampshim.{uid}.{pid}"
-SIZE = 2665152  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 2)
+SIZE = 2989760  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 2)
 MAGIC = 0x314C544353504D41
 passed = failed = 0
 
