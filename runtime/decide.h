@@ -106,6 +106,13 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
         d.outcome = AMP_OUTCOME_INTERNAL;
         return d;
     }
+    /* A CUDA name that two loaded libraries define (cuBLAS 12 beside 13) runs
+     * as made, in the caller's own library: the lowering paths call helper
+     * functions (cublasGetMathMode, cudnnGetTensorNdDescriptor, ...) found
+     * once per process, which could belong to the other one. */
+    if (dev == AMP_DEVICE_CUDA &&
+        amp_unlikely(atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)))
+        return d;
     if (amp_unlikely(t->fp32_depth)) {
         d.outcome = AMP_OUTCOME_FP32;
         return d;

@@ -1,7 +1,7 @@
 /* How a symbol leaves a library of this project: everything is built with
  * -fvisibility=hidden, and this marks the few that are not. libampshim.so
- * exports the names it interposes (the generated hook list, and
- * pthread_setname_np) and its public API, all named ampshim_*;
+ * exports the names it interposes (the generated hook list,
+ * pthread_setname_np and dlopen) and its public API, all named ampshim_*;
  * libampscaler exports amp_scaler_*; libampshim-audit.so the la_* rtld-audit
  * interface. Every other function is internal, named amp_* (never
  * amp_scaler_* or ampshim_*), and hidden; tests/unit/test_exports.c checks

@@ -24,16 +24,35 @@ enum amp_mode { AMP_MODE_UNINIT, AMP_MODE_INERT, AMP_MODE_ACTIVE };
 /* One per hook: what its entry point reads before anything else. The x86-64
  * entry stubs (shim/hook_stub_x86_64.h) read these fields by offset. */
 struct amp_slot {
-    void *_Atomic real;           /* the real function; published after ilp64 */
+    void *_Atomic real;           /* the real function; published after ilp64. NULL while
+                                     unresolved, and when several libraries define it */
     uint32_t passthrough_counter; /* offset of this hook's passthrough counter in amp_thread */
     uint8_t ilp64;                /* the real function takes 64-bit integers */
     uint8_t passes;               /* the policy passes it through whatever beta is */
+    _Atomic uint8_t several;      /* more than one loaded library defines the name: each
+                                     call goes to its caller's own (shim/resolve.c) */
 };
+
 
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) extern struct amp_slot amp_slot_##sym;
 AMPSHIM_HOOK_LIST(AMP_X_HOOK)
 #undef AMP_X_HOOK
 extern struct amp_slot *const amp_slot_of[AMP_HOOK_COUNT];
+
+/* The integer width of the function the current call of a "several" hook
+ * was resolved to (set by the per-caller resolution). */
+extern __thread uint8_t amp_tls_real_ilp64 __attribute__((tls_model("initial-exec")));
+
+/* Whether the current call of hook takes 64-bit integers. */
+static inline int amp_hook_ilp64(int hook)
+{
+    return amp_slot_of[hook]->several ? amp_tls_real_ilp64 : amp_slot_of[hook]->ilp64;
+}
+
+/* After a dlopen (its hook bumps the generation): whether an object loaded
+ * since the last look defines a name a hook resolved to one library, which
+ * then becomes a per-caller ("several") hook. Cheap when nothing was loaded. */
+void amp_resolve_notice_new_objects(void);
 
 struct amp_runtime {
     _Atomic int mode;

@@ -157,6 +157,7 @@ static void read_own_name(struct amp_thread *t)
 void amp_ctl_refresh(struct amp_thread *t)
 {
     uint64_t gen = atomic_load_explicit(amp_ctl_generation, memory_order_acquire);
+    amp_resolve_notice_new_objects();
     apply_process_settings(gen);
     if (__atomic_load_n(&t->rename_pending, __ATOMIC_RELAXED)) {
         __atomic_store_n(&t->rename_pending, 0, __ATOMIC_RELAXED);

@@ -7,8 +7,11 @@
 #include "runtime/report.h"
 #include "runtime/hook_state.h"
 
+void amp_dlopen_hook_init(void);
+
 __attribute__((constructor)) static void ampshim_load(void)
 {
+    amp_dlopen_hook_init();
     amp_runtime_init();
 }
 

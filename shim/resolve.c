@@ -1,7 +1,14 @@
-/* Real-symbol resolution. dlsym(RTLD_NEXT) finds libraries in the global
- * scope; numpy and torch load libblas.so.3 with dlopen(RTLD_LOCAL), where it
- * finds nothing, so we then walk every loaded object and ask each one. A
- * result inside ampshim itself is never accepted. */
+/* Real-symbol resolution: a hook forwards to the definition its caller would
+ * have bound to without the shim. When one loaded library defines a hooked
+ * name (the common case) that is every caller's: it is found once, stored in
+ * the hook's slot, and the fast path jumps to it. When several do (an LP64
+ * and an ILP64 OpenBLAS under plain names, cuBLAS 12 beside cuBLAS 13), the
+ * slot stays empty and each call is resolved for its caller, once per call
+ * site: the global scope first (honouring the symbol version the caller's
+ * object asks for), then the caller's own dlopen group (its dependencies, as
+ * an RTLD_LOCAL object sees them), then any loaded object. A result inside
+ * ampshim itself is never accepted. Objects loaded later are noticed after
+ * each dlopen (its hook bumps the generation every hook compares). */
 #include "shim/resolve.h"
 
 #include <dlfcn.h>
@@ -11,7 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/control.h"
 #include "runtime/log.h"
+
+__thread uint8_t amp_tls_real_ilp64 __attribute__((tls_model("initial-exec")));
 
 /* 0: the library's own width, probed; else 32 or 64, known from the name. */
 static const uint8_t hook_ints[AMP_HOOK_COUNT] = {
@@ -61,38 +71,55 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* Asks each loaded object, in load order, for the symbol. Names are collected
- * first: calling dlopen inside dl_iterate_phdr's callback could deadlock
- * against another thread's dlopen. */
-static void *search_loaded_objects(const char *name)
+/* The object's own definition of name (dlsym on a handle searches its
+ * dependencies too: only a definition inside the object counts). */
+static void *own_definition(const char *path, const char *name)
+{
+    void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return NULL;
+    struct link_map *object = NULL, *owner = NULL;
+    Dl_info where;
+    void *p = dlsym(h, name);
+    if (p && (dlinfo(h, RTLD_DI_LINKMAP, &object) != 0 ||
+              !dladdr1(p, &where, (void **)&owner, RTLD_DL_LINKMAP) || owner != object))
+        p = NULL;
+    dlclose(h);
+    return p && !in_self(p) ? p : NULL;
+}
+
+/* Every loaded object's own definition of name, in load order (at most
+ * max); returns how many there are. Names are collected first: calling
+ * dlopen inside dl_iterate_phdr's callback could deadlock against another
+ * thread's dlopen. */
+static int definitions(const char *name, void **found, int max)
 {
     struct object_list *list = calloc(1, sizeof *list);
     if (!list)
-        return NULL;
+        return 0;
     dl_iterate_phdr(collect_object, list);
-    void *found = NULL;
+    int n = 0;
     for (int i = 0; i < list->count; i++) {
-        if (!found && list->names[i]) {
-            void *h = dlopen(list->names[i], RTLD_LAZY | RTLD_NOLOAD);
-            if (h) {
-                void *p = dlsym(h, name);
-                if (p && !in_self(p))
-                    found = p;
-                dlclose(h);
-            }
-        }
+        void *p = n < max ? own_definition(list->names[i], name) : NULL;
+        int again = 0;
+        for (int j = 0; j < n && p; j++)
+            again |= found[j] == p; /* one object under two names */
+        if (p && !again)
+            found[n++] = p;
         free(list->names[i]);
     }
     free(list);
-    return found;
+    return n;
 }
 
+/* The first definition, for names the shim uses on its own account. */
 static void *find_real(const char *name)
 {
     void *p = dlsym(RTLD_NEXT, name);
     if (p && !in_self(p))
         return p;
-    return search_loaded_objects(name);
+    void *found[1];
+    return definitions(name, found, 1) ? found[0] : NULL;
 }
 
 /* The symbol `name` as defined by the same object as `anchor`, or NULL. */
@@ -195,12 +222,238 @@ void *amp_resolve_needed(const char *name, const char *library, int *complete)
     return p;
 }
 
+/* ---- the version a caller's object asks for ---- */
+
+static uintptr_t dyn_addr(const struct link_map *m, ElfW(Addr) value)
+{
+    return value < m->l_addr ? m->l_addr + value : value;
+}
+
+/* The version (e.g. "libcublas.so.13") the object m requires of its
+ * undefined symbol name, or NULL when it names none. */
+static const char *required_version(const struct link_map *m, const char *name)
+{
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const ElfW(Half) *versym = NULL;
+    const ElfW(Verneed) *verneed = NULL;
+    const uint32_t *gnu = NULL, *sysv = NULL;
+    for (const ElfW(Dyn) *d = m->l_ld; d && d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_addr(m, d->d_un.d_ptr); break;
+        case DT_STRTAB: strtab = (const char *)dyn_addr(m, d->d_un.d_ptr); break;
+        case DT_VERSYM: versym = (const ElfW(Half) *)dyn_addr(m, d->d_un.d_ptr); break;
+        case DT_VERNEED: verneed = (const ElfW(Verneed) *)dyn_addr(m, d->d_un.d_ptr); break;
+        case DT_GNU_HASH: gnu = (const uint32_t *)dyn_addr(m, d->d_un.d_ptr); break;
+        case DT_HASH: sysv = (const uint32_t *)dyn_addr(m, d->d_un.d_ptr); break;
+        }
+    }
+    if (!symtab || !strtab || !versym || !verneed || (!gnu && !sysv))
+        return NULL;
+    /* Undefined symbols come before the GNU hash table's first hashed one. */
+    uint32_t count = sysv ? sysv[1] : gnu[1];
+    for (uint32_t i = 1; i < count && i < 1u << 20; i++) {
+        const ElfW(Sym) *sym = &symtab[i];
+        if (sym->st_shndx != SHN_UNDEF || strcmp(strtab + sym->st_name, name) != 0)
+            continue;
+        ElfW(Half) index = versym[i] & 0x7fff;
+        if (index < 2)
+            return NULL;
+        for (const ElfW(Verneed) *vn = verneed;;
+             vn = (const ElfW(Verneed) *)((const char *)vn + vn->vn_next)) {
+            const ElfW(Vernaux) *aux = (const ElfW(Vernaux) *)((const char *)vn + vn->vn_aux);
+            for (unsigned k = 0; k < vn->vn_cnt; k++) {
+                if (aux->vna_other == index)
+                    return strtab + aux->vna_name;
+                aux = (const ElfW(Vernaux) *)((const char *)aux + aux->vna_next);
+            }
+            if (!vn->vn_next)
+                return NULL;
+        }
+    }
+    return NULL;
+}
+
+/* ---- per-caller bindings, for names several loaded libraries define ---- */
+
+struct binding {
+    void *caller; /* a return address */
+    enum amp_hook_id hook;
+    void *real;
+    uint8_t ilp64;
+};
+
+enum { BINDINGS = 4096, BINDING_POOL = 16384 };
+static struct binding *_Atomic binding_table[BINDINGS];
+static struct binding binding_pool[BINDING_POOL];
+static _Atomic int bindings_used;
+
+static size_t binding_slot(void *caller, enum amp_hook_id hook)
+{
+    uint64_t k = ((uint64_t)(uintptr_t)caller >> 2) ^ ((uint64_t)hook << 40);
+    return (size_t)(k * 0x9e3779b97f4a7c15ull >> 52) % BINDINGS;
+}
+
+static int width_of(enum amp_hook_id hook, void *real)
+{
+    const char *libname = "?";
+    return hook_ints[hook] ? hook_ints[hook] == 64 : library_is_ilp64(hook, real, &libname);
+}
+
+/* What the code at `caller` would have bound `name` to: see the top. */
+static void *bind_for_caller(enum amp_hook_id hook, void *caller)
+{
+    const char *name = amp_hook_names[hook];
+    Dl_info info;
+    struct link_map *object = NULL;
+    const char *version = NULL;
+    if (caller && dladdr1(caller, &info, (void **)&object, RTLD_DL_LINKMAP) && object)
+        version = required_version(object, name);
+    void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
+    if (p && !in_self(p))
+        return p;
+    if (object && info.dli_fname) {
+        void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            p = version ? dlvsym(h, name, version) : dlsym(h, name);
+            dlclose(h);
+            if (p && !in_self(p))
+                return p;
+        }
+    }
+    void *found[1];
+    return definitions(name, found, 1) ? found[0] : NULL;
+}
+
+static void *resolve_for_caller(enum amp_hook_id hook, int required)
+{
+    void *caller = amp_tls_caller;
+    size_t slot = binding_slot(caller, hook);
+    struct binding *b = atomic_load_explicit(&binding_table[slot], memory_order_acquire);
+    if (b && b->caller == caller && b->hook == hook) {
+        amp_tls_real_ilp64 = b->ilp64;
+        return b->real;
+    }
+    pthread_mutex_lock(&resolve_lock);
+    void *real = bind_for_caller(hook, caller);
+    int ilp64 = real ? width_of(hook, real) : 0;
+    if (real) {
+        int i = atomic_fetch_add_explicit(&bindings_used, 1, memory_order_relaxed);
+        if (i < BINDING_POOL) {
+            binding_pool[i] = (struct binding){caller, hook, real, (uint8_t)ilp64};
+            atomic_store_explicit(&binding_table[slot], &binding_pool[i], memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&resolve_lock);
+    amp_tls_real_ilp64 = (uint8_t)ilp64;
+    if (!real && required) {
+        amp_log(AMP_LOG_ERROR, "%s: no loaded library defines it (symbol lookup error); exiting "
+                               "with status 127", amp_hook_names[hook]);
+        _exit(127);
+    }
+    return real;
+}
+
+static void mark_several(enum amp_hook_id hook, void *const *found, int n)
+{
+    for (int i = 0; i < n; i++) {
+        Dl_info info;
+        amp_log(AMP_LOG_INFO, "%s is defined by %d loaded libraries (%s, ...); each call goes to "
+                              "its caller's own",
+                amp_hook_names[hook], n,
+                dladdr(found[i], &info) && info.dli_fname ? info.dli_fname : "?");
+        break;
+    }
+    atomic_store_explicit(&amp_slot_of[hook]->several, 1, memory_order_relaxed);
+    atomic_store_explicit(&amp_slot_of[hook]->real, NULL, memory_order_release);
+}
+
+/* ---- libraries loaded later ---- */
+
+static void *known_objects[MAX_OBJECTS];
+static int n_known_objects;
+static _Atomic unsigned long long seen_adds;
+
+static int count_adds(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    *(unsigned long long *)data = info->dlpi_adds;
+    return 1;
+}
+
+struct new_objects {
+    void *base[64];
+    char *name[64];
+    int count;
+};
+
+static int collect_new(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct new_objects *n = data;
+    if (!info->dlpi_name || !info->dlpi_name[0] || strstr(info->dlpi_name, "linux-vdso"))
+        return 0;
+    for (int i = 0; i < n_known_objects; i++)
+        if (known_objects[i] == (void *)info->dlpi_addr)
+            return 0;
+    if (n_known_objects < MAX_OBJECTS)
+        known_objects[n_known_objects++] = (void *)info->dlpi_addr;
+    if (n->count < 64) {
+        n->base[n->count] = (void *)info->dlpi_addr;
+        n->name[n->count++] = strdup(info->dlpi_name);
+    }
+    return 0;
+}
+
+void amp_resolve_notice_new_objects(void)
+{
+    unsigned long long adds = 0;
+    dl_iterate_phdr(count_adds, &adds);
+    if (adds == atomic_load_explicit(&seen_adds, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&resolve_lock);
+    struct new_objects *fresh = calloc(1, sizeof *fresh);
+    if (fresh) {
+        int first_look = n_known_objects == 0;
+        dl_iterate_phdr(collect_new, fresh);
+        /* A hook resolved to one library becomes per-caller when a newly
+         * loaded object defines its name too. */
+        for (int i = 0; i < fresh->count && !first_look; i++)
+            for (int h = 0; h < AMP_HOOK_COUNT; h++) {
+                void *real = atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed);
+                if (!real || amp_slot_of[h]->several)
+                    continue;
+                void *p = own_definition(fresh->name[i], amp_hook_names[h]);
+                if (p && p != real) {
+                    void *both[2] = {real, p};
+                    mark_several((enum amp_hook_id)h, both, 2);
+                }
+            }
+        for (int i = 0; i < fresh->count; i++)
+            free(fresh->name[i]);
+        free(fresh);
+    }
+    atomic_store_explicit(&seen_adds, adds, memory_order_relaxed);
+    pthread_mutex_unlock(&resolve_lock);
+}
+
 static void *resolve(enum amp_hook_id hook, int required)
 {
     pthread_mutex_lock(&resolve_lock);
+    if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)) {
+        pthread_mutex_unlock(&resolve_lock);
+        return resolve_for_caller(hook, required);
+    }
     void *real = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
     if (!real) {
         const char *name = amp_hook_names[hook];
+        void *found[8];
+        int n = definitions(name, found, 8);
+        if (n > 1) {
+            mark_several(hook, found, n);
+            pthread_mutex_unlock(&resolve_lock);
+            return resolve_for_caller(hook, required);
+        }
         real = find_real(name);
         if (!real && !required) {
             if (!atomic_exchange_explicit(&absent[hook], 1, memory_order_relaxed))

@@ -23,7 +23,7 @@
 
 #include "shim/hook_stub.h"
 
-#define AMP_ILP64_LP(hook) (amp_slot_of[hook]->ilp64)
+#define AMP_ILP64_LP(hook) amp_hook_ilp64(hook)
 #define AMP_ILP64_I64(hook) 1
 
 static inline int64_t ival(int64_t v, int ilp64)

@@ -1,5 +1,5 @@
 /* The naming rule of runtime/export.h, checked on the built libraries:
- * libampshim.so exports exactly the generated hook list, pthread_setname_np,
+ * libampshim.so exports exactly the generated hook list, pthread_setname_np, dlopen,
  * ampshim_* and the four deprecated 0.1 aliases; libampscaler.so exports
  * only amp_scaler_*; libampshim-audit.so only la_*. No library exports an
  * internal amp_* name, so a public name tells itself apart by its prefix.
@@ -28,7 +28,10 @@ static int shim_public(const char *name)
     for (size_t i = 0; i < sizeof deprecated / sizeof *deprecated; i++)
         if (strcmp(name, deprecated[i]) == 0)
             return 1;
-    return is_hook(name) || starts(name, "ampshim_") || strcmp(name, "pthread_setname_np") == 0;
+    /* pthread_setname_np and dlopen are interposed (shim/api.c,
+     * shim/dlopen_hook.c). */
+    return is_hook(name) || starts(name, "ampshim_") || strcmp(name, "pthread_setname_np") == 0 ||
+           strcmp(name, "dlopen") == 0;
 }
 
 static int scaler_public(const char *name)
