@@ -2,7 +2,9 @@
 #ifndef AMPSHIM_BENCH_UTIL_H
 #define AMPSHIM_BENCH_UTIL_H
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static inline double now(void)
@@ -23,6 +25,33 @@ static inline double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return v[n / 2];
+}
+
+/* Prints the CPU model and the flags that matter for low precision, as
+ * every table's first line (figures compare only within one machine). */
+static inline void print_cpu(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192], model[256] = "?";
+    int bf16 = 0, amx = 0, fp16 = 0, avx512 = 0, cores = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            cores++;
+            const char *colon = strchr(line, ':');
+            if (colon)
+                snprintf(model, sizeof model, "%.*s", (int)strcspn(colon + 2, "\n"), colon + 2);
+        } else if (strncmp(line, "flags", 5) == 0) {
+            avx512 = strstr(line, " avx512f") != NULL;
+            bf16 = strstr(line, " avx512_bf16") != NULL;
+            amx = strstr(line, " amx_bf16") != NULL;
+            fp16 = strstr(line, " avx512_fp16") != NULL;
+        }
+    }
+    if (f)
+        fclose(f);
+    printf("CPU: %s, %d logical cores; avx512f %s, avx512_bf16 %s, amx_bf16 %s, avx512_fp16 %s\n",
+           model, cores, avx512 ? "yes" : "no", bf16 ? "yes" : "no", amx ? "yes" : "no",
+           fp16 ? "yes" : "no");
 }
 
 #endif

@@ -2,6 +2,8 @@
  *   1. hook cost: a 4x4 cblas_sgemm / sgemm_ called directly (the real
  *      OpenBLAS function through a dlopen handle) and through the shim, with
  *      autocast disabled, with a passthrough policy, and lowered;
+ *      the same with a second BLAS (Debian's ILP64 OpenBLAS, same plain
+ *      names) loaded, so each call is bound for its caller;
  *   2. lowered sgemm / fp32 sgemm at n = 256, 1024, 2048.
  * usage: blas_bench PATH/TO/libampshim.so
  * The driver re-runs itself with the shim preloaded under each setting; each
@@ -40,6 +42,10 @@ static void child_tiny(void)
     CPU_ZERO(&one);
     CPU_SET(0, &one);
     sched_setaffinity(0, sizeof one, &one);
+    /* A second library defining the same names, as an ILP64 extension
+     * module would bring: the hooks then bind each call for its caller. */
+    if (getenv("BLAS_BENCH_SECOND_BLAS") && !dlopen("libopenblas64.so.0", RTLD_NOW | RTLD_LOCAL))
+        return;
     void *lib = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
     cblas_fn direct = (cblas_fn)dlsym(lib, "cblas_sgemm");
     f77_fn direct77 = (f77_fn)dlsym(lib, "sgemm_");
@@ -167,26 +173,32 @@ int main(int argc, char **argv)
 
     static const struct {
         const char *label;
-        const char *settings[4];
+        const char *settings[5];
     } modes[] = {
         {"disabled (AMPSHIM_ENABLE=0)", {"AMPSHIM_ENABLE=0", NULL}},
         {"passthrough (policy)", {"AMPSHIM_POLICY=cpu:mm=passthrough,cpu:addmm=passthrough", NULL}},
         {"passthrough, beta decides", {"AMPSHIM_POLICY=cpu:mm=passthrough", NULL}},
         {"lowered to bf16", {NULL}},
+        {"two BLAS loaded: disabled", {"AMPSHIM_ENABLE=0", "BLAS_BENCH_SECOND_BLAS=1", NULL}},
+        {"two BLAS loaded: passthrough",
+         {"AMPSHIM_POLICY=cpu:mm=passthrough,cpu:addmm=passthrough", "BLAS_BENCH_SECOND_BLAS=1",
+          NULL}},
+        {"two BLAS loaded: lowered", {"BLAS_BENCH_SECOND_BLAS=1", NULL}},
     };
+    print_cpu();
     printf("Hook cost: 4x4x4 sgemm, ns per call; medians of 301 paired rounds of 4000 calls,\n"
            "extra = median of the per-round differences (hooked - direct)\n");
-    printf("%-30s %10s %10s %8s %10s %10s %8s\n", "mode", "cblas", "+shim", "extra", "sgemm_",
+    printf("%-31s %10s %10s %8s %10s %10s %8s\n", "mode", "cblas", "+shim", "extra", "sgemm_",
            "+shim", "extra");
     for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
         char line[256];
         double d, h, x, d77, h77, x77;
         run_child(self, argv[1], modes[m].settings, "tiny", line, sizeof line);
         if (sscanf(line, "%lf %lf %lf %lf %lf %lf", &d, &h, &x, &d77, &h77, &x77) != 6) {
-            printf("%-30s (child failed)\n", modes[m].label);
+            printf("%-31s (child failed)\n", modes[m].label);
             continue;
         }
-        printf("%-30s %10.2f %10.2f %+8.2f %10.2f %10.2f %+8.2f\n", modes[m].label, d, h, x, d77,
+        printf("%-31s %10.2f %10.2f %+8.2f %10.2f %10.2f %+8.2f\n", modes[m].label, d, h, x, d77,
                h77, x77);
     }
 

@@ -14,6 +14,8 @@
 #include "runtime/hook_state.h"
 
 __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
+__thread void *amp_tls_library_site __attribute__((tls_model("initial-exec")));
+__thread uint8_t amp_tls_library_answer __attribute__((tls_model("initial-exec")));
 
 enum { CACHE_SIZE = 1024 };
 

@@ -102,7 +102,7 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
     /* A call libopenblas, liblapack, cuSOLVER or cuDNN makes to its own kind
      * is part of a routine the program called: forwarded untouched, so every
      * library routine computes as without the shim, listed or not. */
-    if (amp_caller_is_library(amp_tls_caller)) {
+    if (amp_call_from_library(amp_tls_caller)) {
         d.outcome = AMP_OUTCOME_INTERNAL;
         return d;
     }

@@ -91,6 +91,21 @@ extern __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
  * family)? Cached. */
 int amp_caller_is_library(void *return_address);
 
+/* The same, with the thread's last call site remembered in front of the
+ * shared cache: a hot loop calls from one site. */
+extern __thread void *amp_tls_library_site __attribute__((tls_model("initial-exec")));
+extern __thread uint8_t amp_tls_library_answer __attribute__((tls_model("initial-exec")));
+
+static inline int amp_call_from_library(void *return_address)
+{
+    if (__builtin_expect(return_address == amp_tls_library_site, 1))
+        return amp_tls_library_answer;
+    int answer = amp_caller_is_library(return_address);
+    amp_tls_library_site = return_address;
+    amp_tls_library_answer = (uint8_t)answer;
+    return answer;
+}
+
 /* Does AMPSHIM_CALLERS select the code at this return address? Cached. */
 int amp_caller_selected(void *return_address);
 

@@ -490,6 +490,9 @@ static void *resolve(enum amp_hook_id hook, int required)
 
 void *amp_resolve(enum amp_hook_id hook)
 {
+    /* A per-caller hook's binding is a lock-free cache hit once per call site. */
+    if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed))
+        return resolve_for_caller(hook, 1);
     return resolve(hook, 1);
 }
 
@@ -498,5 +501,7 @@ void *amp_real_optional(enum amp_hook_id hook)
     void *p = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
     if (p || atomic_load_explicit(&absent[hook], memory_order_relaxed))
         return p;
+    if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed))
+        return resolve_for_caller(hook, 0);
     return resolve(hook, 0);
 }

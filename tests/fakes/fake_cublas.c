@@ -32,6 +32,13 @@ SAME(CUBLAS_POINTER_MODE_HOST, AMP_CUBLAS_POINTER_MODE_HOST);
 SAME(CUBLAS_GEMM_DEFAULT, AMP_CUBLAS_GEMM_DEFAULT);
 
 
+/* Which soname this build is (13, or 12 for the second build that stands
+ * in for an older cuBLAS beside it): handles carry it, and a GEMM given a
+ * handle of the other library fails, as the real one would misbehave. */
+#ifndef FAKE_CUBLAS_MAJOR
+#define FAKE_CUBLAS_MAJOR 13
+#endif
+
 static struct fake_cublas_record last;
 
 AMP_EXPORT const struct fake_cublas_record *fake_cublas_last_call(void)
@@ -46,6 +53,7 @@ static void record(const char *function, int at, int bt, int ct, int compute)
     last.btype = bt;
     last.ctype = ct;
     last.compute = compute;
+    last.major = FAKE_CUBLAS_MAJOR;
     last.calls++;
 }
 
@@ -53,11 +61,14 @@ struct cublasContext {
     cublasMath_t math;
     cublasPointerMode_t pointer;
     cudaStream_t stream;
+    int major;
 };
 
 AMP_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
 {
     *handle = calloc(1, sizeof(struct cublasContext));
+    if (*handle)
+        (*handle)->major = FAKE_CUBLAS_MAJOR;
     return *handle ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
 }
 
@@ -146,7 +157,8 @@ static void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, c
                              INT n, INT k, const float *alpha, const float *A, INT lda,            \
                              const float *B, INT ldb, const float *beta, float *C, INT ldc)        \
     {                                                                                              \
-        (void)h;                                                                                   \
+        if (h->major != FAKE_CUBLAS_MAJOR)                                                         \
+            return CUBLAS_STATUS_INVALID_VALUE;                                                    \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
         gemm(ta, tb, m, n, k, *alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, *beta, C, ldc,       \
              CUBLAS_COMPUTE_32F);                                                                  \
@@ -162,8 +174,9 @@ FAKE_SGEMM(cublasSgemm_v2_64, int64_t)
                              void *C, cudaDataType ct, INT ldc, cublasComputeType_t compute,       \
                              cublasGemmAlgo_t algo)                                                \
     {                                                                                              \
-        (void)h;                                                                                   \
         (void)algo;                                                                                \
+        if (h->major != FAKE_CUBLAS_MAJOR)                                                         \
+            return CUBLAS_STATUS_INVALID_VALUE;                                                    \
         record(#name, at, bt, ct, compute);                                                        \
         if (!fake_types_supported(at, bt, ct))                                                     \
             return CUBLAS_STATUS_NOT_SUPPORTED;                                                    \

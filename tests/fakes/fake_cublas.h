@@ -7,6 +7,7 @@ struct fake_cublas_record {
     char function[48];
     int atype, btype, ctype, compute;
     long calls;
+    int major; /* the library that ran it: 13, or 12 (tests/fakes/cublas12) */
 };
 
 const struct fake_cublas_record *fake_cublas_last_call(void);
