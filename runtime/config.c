@@ -315,11 +315,22 @@ const char *amp_config_variable(size_t i, int *opens_file)
 int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
 {
     amp_config_defaults(cfg);
+    /* Disabled means silent: with AMPSHIM_ENABLE off nothing is printed (and
+     * no log file opened) unless AMPSHIM_STRICT=1 or an explicit AMPSHIM_LOG
+     * asks for it. */
+    const char *enable = getenv_fn("AMPSHIM_ENABLE"), *log = getenv_fn("AMPSHIM_LOG"),
+               *strict = getenv_fn("AMPSHIM_STRICT");
+    int on = 1, strict_on = 0;
+    int silent = enable && *enable && amp_parse_bool(enable, &on) == 0 && !on &&
+                 !(log && *log) &&
+                 !(strict && *strict && amp_parse_bool(strict, &strict_on) == 0 && strict_on);
+    if (silent)
+        cfg->log_level = AMP_LOG_OFF;
     amp_log_set_level(cfg->log_level);
     int errors = 0;
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
         const char *value = getenv_fn(vars[i].name);
-        if (!value || !*value)
+        if (!value || !*value || (silent && vars[i].parse == parse_log_file))
             continue;
         char err[512];
         int rc = vars[i].parse(cfg, value, err, sizeof err);
