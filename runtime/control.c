@@ -47,10 +47,6 @@ const uint8_t amp_ctl_counter_is_call[AMP_CTL_COUNTERS] = {
 #undef AMP_X_COUNTER
 };
 
-void amp_ctl_block_name(char *out, size_t outlen, unsigned uid, long pid)
-{
-    snprintf(out, outlen, "/ampshim.%u.%ld", uid, pid);
-}
 
 uint64_t amp_ctl_list_hash(void)
 {
@@ -88,7 +84,6 @@ struct amp_ctl_block *amp_ctl;
 static _Atomic uint64_t private_generation;
 _Atomic uint64_t *_Atomic amp_ctl_generation = &private_generation;
 static size_t ctl_bytes;
-static int ctl_shared; /* the block is in /dev/shm (unlink it at exit) */
 
 static void fill_header(struct amp_ctl_block *b)
 {
@@ -112,58 +107,56 @@ static void fill_header(struct amp_ctl_block *b)
     __atomic_store_n(&b->magic, AMP_CTL_MAGIC, __ATOMIC_RELEASE);
 }
 
-/* A block of a process that no longer exists may be left behind (the pid is
- * reused, or the process was killed): safe to remove. */
-static int stale(const char *name)
+/* The block is a memfd: memory the kernel frees with the last reference,
+ * so nothing outlives the process however it ends (exit, _exit, a signal,
+ * SIGKILL, exec: the descriptor is close-on-exec). ampctl reaches it through
+ * /proc/PID/fd, which the kernel opens only for the same user (the ptrace
+ * access check). Its size is sealed: nobody can truncate it under the
+ * process (a shared file truncated under a mapping raises SIGBUS). */
+static int ctl_fd = -1;
+
+/* Moves fd out of the lowest numbers, which programs expect to get from
+ * open() after closing theirs. */
+static int out_of_the_way(int fd)
 {
-    int fd = shm_open(name, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return errno == ENOENT;
-    struct amp_ctl_block head;
-    ssize_t n = read(fd, &head, offsetof(struct amp_ctl_block, exe));
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, AMP_CTL_FD_FLOOR);
+    if (high < 0)
+        return fd; /* a small RLIMIT_NOFILE: keep it where it is */
     close(fd);
-    return n < (ssize_t)offsetof(struct amp_ctl_block, exe) || head.pid == (int64_t)getpid() ||
-           (kill((pid_t)head.pid, 0) != 0 && errno == ESRCH);
+    return high;
 }
 
 static struct amp_ctl_block *create_shared_block(void)
 {
-    char name[64];
-    amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), (long)getpid());
-    int fd = -1;
-    for (int attempt = 0; attempt < 2 && fd < 0; attempt++) {
-        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0 && errno == EEXIST && attempt == 0 && stale(name))
-            shm_unlink(name);
-    }
+    int fd = memfd_create(AMP_CTL_MEMFD_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
-        amp_log(AMP_LOG_INFO, "no control block (%s: %s); ampctl cannot see this process", name,
+        amp_log(AMP_LOG_INFO, "no control block (memfd_create: %s); ampctl cannot see this process",
                 strerror(errno));
         return NULL;
     }
-    /* Reserve every page now: a sparse tmpfs file whose pages are first
-     * touched on the program's hot path would raise SIGBUS there if /dev/shm
-     * filled up meanwhile (containers give it 64 MiB, which data loaders
-     * fill). No room means no shared block, never a crash. */
+    fd = out_of_the_way(fd);
+    /* Reserve every page now: a block whose pages are first touched on the
+     * program's hot path could fail there if memory ran short. No room
+     * means no shared block, never a crash. */
     struct amp_ctl_block *b = MAP_FAILED;
     int err = fchmod(fd, 0600) != 0 ? errno : posix_fallocate(fd, 0, (off_t)sizeof *b);
+    if (!err && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+        err = errno;
     if (err == 0)
         b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
     if (b == MAP_FAILED) {
-        amp_log(AMP_LOG_INFO, "no control block (%s: %s); ampctl cannot see this process", name,
+        amp_log(AMP_LOG_INFO, "no control block (%s); ampctl cannot see this process",
                 strerror(err ? err : errno));
-        shm_unlink(name);
+        close(fd);
         return NULL;
     }
-    ctl_shared = 1;
+    ctl_fd = fd;
     return b;
 }
 
 uint64_t amp_ctl_create(void)
 {
     struct amp_ctl_block *b = NULL;
-    ctl_shared = 0;
     if (amp_rt.cfg.control && !getauxval(AT_SECURE))
         b = create_shared_block();
     if (!b) {
@@ -179,25 +172,18 @@ uint64_t amp_ctl_create(void)
     return atomic_load(&b->generation);
 }
 
-void amp_ctl_release(void)
-{
-    if (amp_ctl && ctl_shared && amp_ctl->pid == (int64_t)getpid()) {
-        char name[64];
-        amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), (long)getpid());
-        shm_unlink(name);
-        ctl_shared = 0;
-    }
-}
-
 /* The child must not touch its parent's block (the mapping is shared): it
- * unmaps it without unlinking it, and every thread state goes with it. */
+ * unmaps it and closes its copy of the descriptor, and every thread state
+ * goes with it. */
 void amp_ctl_drop_after_fork(void)
 {
     if (amp_ctl) {
         atomic_store(&amp_ctl_generation, &private_generation);
         munmap(amp_ctl, ctl_bytes);
         amp_ctl = NULL;
-        ctl_shared = 0;
     }
+    if (ctl_fd >= 0)
+        close(ctl_fd);
+    ctl_fd = -1;
     atomic_fetch_add(&private_generation, 1);
 }

@@ -1,6 +1,6 @@
-/* The control block: one per process, in owner-only shared memory
- * (/dev/shm/ampshim.<uid>.<pid>), through which ampctl reads and steers a
- * running program. Its layout is an ABI shared with ampctl: fixed-width
+/* The control block: one per process, in owner-only shared memory (a memfd
+ * the process keeps open, runtime/control.c), through which ampctl reads and
+ * steers a running program. Its layout is an ABI shared with ampctl: fixed-width
  * fields, a magic, a version and a size, each offset pinned by
  * _Static_assert below. The per-thread slots are the threads' own state:
  * hooks update their counters in place, so ampctl sees them live.
@@ -125,8 +125,10 @@ _Static_assert(offsetof(struct amp_ctl_block, policy) == 192, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, threads) == 16064, "layout");
 
-/* The shared-memory name of a process's block. */
-void amp_ctl_block_name(char *out, size_t outlen, unsigned uid, long pid);
+/* The name of the memfd that holds a process's block ("/memfd:NAME" in
+ * /proc/PID/fd), and the lowest descriptor number it is moved to. */
+#define AMP_CTL_MEMFD_NAME "ampshim-control"
+#define AMP_CTL_FD_FLOOR 100
 
 /* A hash of the generated op and hook names: a block is only understood by
  * an ampctl built from the same lists. */
@@ -144,17 +146,15 @@ const char *amp_ctl_block_problem(const void *mem, size_t len);
 extern struct amp_ctl_block *amp_ctl;
 extern _Atomic uint64_t *_Atomic amp_ctl_generation;
 
-/* Creates the block at the first hooked call: shared (/dev/shm, 0600,
- * O_EXCL) unless AMPSHIM_CONTROL=0 or the process is setuid/setgid (secure
- * execution); then private, so the rest of the shim has one path. Returns
- * the block's generation, 0 when no memory could be had at all. Called with
- * the thread registry's lock held. */
+/* Creates the block at the first hooked call: shared (a sealed 0600 memfd
+ * ampctl opens through /proc/PID/fd) unless AMPSHIM_CONTROL=0 or the process
+ * is setuid/setgid (secure execution); then private, so the rest of the shim
+ * has one path. Returns the block's generation, 0 when no memory could be
+ * had at all. Called with the thread registry's lock held. */
 uint64_t amp_ctl_create(void);
 
-/* In a forked child: forgets the parent's block (unmapped, not unlinked). */
+/* In a forked child: forgets the parent's block (unmapped, its descriptor
+ * closed). */
 void amp_ctl_drop_after_fork(void);
-
-/* Unlinks the block if this process created it (at exit). */
-void amp_ctl_release(void);
 
 #endif

@@ -19,7 +19,6 @@ __attribute__((destructor)) static void ampshim_unload(void)
 {
     if (atomic_load(&amp_rt.mode) == AMP_MODE_ACTIVE) {
         amp_report_print();
-        amp_ctl_release();
     }
 }
 

@@ -89,9 +89,15 @@ names = [f"worker-{i}" for i in range(4)]
 try:
     wait_until("four threads lowering", lambda: len(threads()) == 4 and all(t[1] > 0 for t in threads().values()))
     tid = {n: threads()[n][0] for n in names}
-    block = f"/dev/shm/ampshim.{os.getuid()}.{pid}"
-    check("the block file is mode 0600", os.stat(block).st_mode & 0o777 == 0o600,
-          oct(os.stat(block).st_mode))
+    blocks = [f"/proc/{pid}/fd/{fd}" for fd in os.listdir(f"/proc/{pid}/fd")
+              if os.readlink(f"/proc/{pid}/fd/{fd}") == "/memfd:ampshim-control (deleted)"]
+    check("the block is a memfd of mode 0600",
+          len(blocks) == 1 and os.stat(blocks[0]).st_mode & 0o777 == 0o600, str(blocks))
+    try:
+        os.truncate(blocks[0], 4096)
+        check("the block's size is sealed (truncating it would SIGBUS the program)", False)
+    except OSError:
+        check("the block's size is sealed", True)
     st = json.loads(ctl("--json", "status", pid).stdout)
     check("status lists the four named threads",
           sorted(t["name"] for t in st["threads"]) == names, str(st["threads"]))
@@ -175,6 +181,7 @@ finally:
     open(stop_file, "w").close()
     proc.wait(timeout=30)
 check("the program ran to its end", proc.returncode == 0, str(proc.returncode))
-check("its block is gone after exit", not os.path.exists(f"/dev/shm/ampshim.{os.getuid()}.{pid}"))
+check("nothing is left in /dev/shm after exit",
+      not any(n.startswith("ampshim") for n in os.listdir("/dev/shm")))
 print(f"ampctl_threads: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -1,7 +1,9 @@
 """ampctl against hostile control blocks: garbage, truncated, another layout
-version, another build's lists, a world-readable block, another user's
-block. Each is refused with one line and exit 1, never a crash. gc removes
-the blocks of dead processes.
+version, another build's lists, a world-readable block, one naming another
+process. A block is a memfd named ampshim-control among a process's
+descriptors; this script makes such memfds in its own process and points
+ampctl at itself. Each bad one is refused with one line and exit 1, never a
+crash. gc has nothing to do.
 usage: bad_blocks.py AMPCTL"""
 import os
 import struct
@@ -10,7 +12,6 @@ import sys
 
 ampctl = sys.argv[1]
 uid, pid = os.getuid(), os.getpid()
-path = f"/dev/shm/ampshim.{uid}.{pid}"
 SIZE = 2989760  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 2)
 MAGIC = 0x314C544353504D41
 passed = failed = 0
@@ -24,10 +25,12 @@ def check(what, ok, detail=""):
         print(f"FAIL {what} {detail}")
 
 
-def write(data, mode=0o600):
-    with open(path, "wb") as f:
-        f.write(data)
-    os.chmod(path, mode)
+def plant(data, mode=0o600):
+    """A memfd holding data, as the shim's block would be held."""
+    fd = os.memfd_create("ampshim-control", os.MFD_CLOEXEC)
+    os.write(fd, data)
+    os.fchmod(fd, mode)
+    return fd
 
 
 def refused(what, message):
@@ -39,38 +42,33 @@ def refused(what, message):
               message in r.stderr and r.stderr.count("\n") == 1, repr(r.stderr))
 
 
-def header(version=2, size=SIZE, ops=None, hooks=None):
-    return struct.pack("<QIIqIIIIQ", MAGIC, version, size, pid, uid, ops or 0, hooks or 0, 256, 0)
+def header(version=2, size=SIZE, ops=None, hooks=None, owner=None):
+    return struct.pack("<QIIqIIIIQ", MAGIC, version, size, owner or pid, uid, ops or 0,
+                       hooks or 0, 192, 0)
 
 
-try:
-    write(os.urandom(SIZE))
-    refused("garbage", "bad magic")
-    write(header()[:20])
-    refused("truncated", "truncated")
-    write(header(version=99) + bytes(SIZE - 48))
-    refused("another layout version", "another layout version")
-    write(header(ops=1, hooks=1) + bytes(SIZE - 48))
-    refused("another build's lists", "other op or hook lists")
-    write(header() + bytes(SIZE - 48), mode=0o644)
-    refused("world-readable", "mode 0600")
-    if os.geteuid() == 0:
-        write(header() + bytes(SIZE - 48))
-        os.chown(path, 4242, 4242)
-        refused("another user's", "not owned by you")
-    os.unlink(path)
-    r = subprocess.run([ampctl, "status", "1"], capture_output=True, text=True)
-    check("a process with no block", r.returncode == 1 and "no ampshim control block" in r.stderr, r.stderr)
-    r = subprocess.run([ampctl, "status", "4194301"], capture_output=True, text=True)
-    check("no such process", r.returncode == 1 and "no such process" in r.stderr, r.stderr)
-    dead = f"/dev/shm/ampshim.{uid}.4194301"
-    with open(dead, "wb") as f:
-        f.write(b"left behind by a killed process")
-    r = subprocess.run([ampctl, "gc"], capture_output=True, text=True)
-    check("gc removes a dead process's block", r.returncode == 0 and not os.path.exists(dead), r.stdout)
-finally:
-    for p in (path, f"/dev/shm/ampshim.{uid}.4194301"):
-        if os.path.exists(p):
-            os.unlink(p)
+cases = [
+    ("garbage", os.urandom(SIZE), 0o600, "bad magic"),
+    ("truncated", header()[:20], 0o600, "truncated"),
+    ("another layout version", header(version=99) + bytes(SIZE - 48), 0o600,
+     "another layout version"),
+    ("another build's lists", header(ops=1, hooks=1) + bytes(SIZE - 48), 0o600,
+     "other op or hook lists"),
+    ("world-readable", header() + bytes(SIZE - 48), 0o644, "mode 0600"),
+]
+for what, data, mode, message in cases:
+    fd = plant(data, mode)
+    try:
+        refused(what, message)
+    finally:
+        os.close(fd)
+r = subprocess.run([ampctl, "status", "1"], capture_output=True, text=True)
+check("init's descriptors", r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr)
+r = subprocess.run([ampctl, "status", str(pid)], capture_output=True, text=True)
+check("a process with no block", r.returncode == 1 and "no ampshim control block" in r.stderr, r.stderr)
+r = subprocess.run([ampctl, "status", "4194301"], capture_output=True, text=True)
+check("no such process", r.returncode == 1 and "no such process" in r.stderr, r.stderr)
+r = subprocess.run([ampctl, "gc"], capture_output=True, text=True)
+check("gc has nothing to do", r.returncode == 0 and "nothing to do" in r.stdout, r.stdout)
 print(f"bad_blocks: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -1,12 +1,16 @@
 /* After fork, the child gets its own control block with fresh counters, and
- * neither its calls nor its exit touch the parent's block. */
+ * neither its calls nor its exit touch the parent's block; a child that ends
+ * with _exit or is killed leaves nothing behind (nothing in /dev/shm). */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "tests/control_block.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
                  float, float *, int);
@@ -22,10 +26,7 @@ static int failures, checks;
 
 static int block_exists(pid_t pid)
 {
-    char path[128];
-    struct stat st;
-    snprintf(path, sizeof path, "/dev/shm/ampshim.%u.%d", (unsigned)getuid(), (int)pid);
-    return stat(path, &st) == 0;
+    return control_block_exists(pid);
 }
 
 static uint64_t sgemm_calls(void)
@@ -61,7 +62,7 @@ int main(void)
         bad |= !block_exists(getpid()) << 1;      /* its own after */
         bad |= (sgemm_calls() != 2) << 2;         /* fresh counters: 2, not 3 */
         bad |= !block_exists(parent) << 3;        /* the parent's is untouched */
-        exit(bad); /* not _exit: the destructor unlinks the block */
+        _exit(bad); /* no exit handler runs: nothing may be left behind */
     }
     int status;
     waitpid(child, &status, 0);
@@ -71,6 +72,16 @@ int main(void)
     CHECK(!(bad & 4), "the child's counters start from zero");
     CHECK(!(bad & 8), "the parent's block exists while the child runs");
     CHECK(!block_exists(child), "the child's block is gone after it exits");
+    child = fork();
+    if (child == 0) {
+        multiply();
+        pause(); /* killed below */
+        _exit(0);
+    }
+    usleep(200000);
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    CHECK(!shm_has_ampshim_files(), "nothing of ampshim's in /dev/shm after _exit and SIGKILL");
     CHECK(block_exists(parent), "the child did not unlink the parent's block");
     CHECK(sgemm_calls() == 1, "the child's calls did not reach the parent's counters");
     printf("fork_block: %d passed, %d failed\n", checks - failures, failures);

@@ -15,6 +15,7 @@
 
 #include "ampshim.h"
 #include "tests/answers.h"
+#include "tests/control_block.h"
 #include "tests/check.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
@@ -118,12 +119,11 @@ int main(void)
     ctl("opt.dtype", NULL, NULL, "bf16", 4);
 
     /* The block is shared (for ampctl) unless AMPSHIM_CONTROL=0 made it private. */
-    char block[128];
-    snprintf(block, sizeof block, "/dev/shm/ampshim.%u.%d", (unsigned)getuid(), (int)getpid());
     const char *control = getenv("AMPSHIM_CONTROL");
     int shared_expected = !(control && strcmp(control, "0") == 0);
-    CHECK((access(block, F_OK) == 0) == shared_expected, "%s %s", block,
-          shared_expected ? "exists" : "does not exist with AMPSHIM_CONTROL=0");
+    CHECK(control_block_exists(getpid()) == shared_expected, "the shared block %s",
+          shared_expected ? "exists (mode 0600)" : "does not exist with AMPSHIM_CONTROL=0");
+    CHECK(!shared_expected || control_block_mode(getpid()) == 0600, "the block's mode is 0600");
 
     pthread_t th;
     pthread_create(&th, NULL, renamed_thread, NULL);

@@ -61,29 +61,21 @@ static long parse_pid(const char *s)
     return *s && !*end && v > 0 ? v : -1;
 }
 
-/* Maps PID's control block, checked; NULL with a reason in why. */
-static struct amp_ctl_block *open_block(long pid, int writable, char *why, size_t whylen)
+/* Maps the block behind one descriptor of PID (/proc/PID/fd/N), checked:
+ * NULL with a reason in why. */
+static struct amp_ctl_block *map_block(long pid, const char *fd_path, int writable, char *why,
+                                       size_t whylen)
 {
-    char name[64];
-    amp_ctl_block_name(name, sizeof name, (unsigned)getuid(), pid);
-    int fd = shm_open(name, writable ? O_RDWR : O_RDONLY, 0);
+    /* A /proc magic link: opened through (O_NOFOLLOW would refuse it); what it
+     * leads to is checked below. */
+    int fd = open(fd_path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (fd < 0) {
-        char proc[64];
-        struct stat st;
-        snprintf(proc, sizeof proc, "/proc/%ld", pid);
-        if (stat(proc, &st) != 0)
-            snprintf(why, whylen, "no such process: %ld", pid);
-        else if (st.st_uid != getuid())
-            snprintf(why, whylen, "process %ld belongs to another user", pid);
-        else
-            snprintf(why, whylen,
-                     "process %ld has no ampshim control block (not under the shim, "
-                     "AMPSHIM_CONTROL=0, or no BLAS call yet)",
-                     pid);
+        snprintf(why, whylen, "cannot open the control block of %ld: %s", pid, strerror(errno));
         return NULL;
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 077)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & 077)) {
         close(fd);
         snprintf(why, whylen, "the control block of %ld is not owned by you with mode 0600: refused",
                  pid);
@@ -111,6 +103,54 @@ static struct amp_ctl_block *open_block(long pid, int writable, char *why, size_
         return NULL;
     }
     return mem;
+}
+
+/* Maps PID's control block: the memfd named AMP_CTL_MEMFD_NAME among its
+ * descriptors whose block names PID (a forked child may still hold its
+ * parent's until it makes its own). NULL with a reason in why. */
+static struct amp_ctl_block *open_block(long pid, int writable, char *why, size_t whylen)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
+    DIR *d = opendir(dir);
+    if (!d) {
+        char proc[64];
+        struct stat st;
+        snprintf(proc, sizeof proc, "/proc/%ld", pid);
+        if (stat(proc, &st) != 0)
+            snprintf(why, whylen, "no such process: %ld", pid);
+        else if (st.st_uid != getuid())
+            snprintf(why, whylen, "process %ld belongs to another user", pid);
+        else
+            snprintf(why, whylen, "cannot list the descriptors of process %ld: %s", pid,
+                     strerror(errno));
+        return NULL;
+    }
+    static const char want[] = "/memfd:" AMP_CTL_MEMFD_NAME " (deleted)";
+    char last_why[256] = "";
+    struct amp_ctl_block *b = NULL;
+    for (struct dirent *e; !b && (e = readdir(d));) {
+        char fd_path[320], target[256];
+        snprintf(fd_path, sizeof fd_path, "%s/%s", dir, e->d_name);
+        ssize_t n = readlink(fd_path, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strcmp(target, want) != 0)
+            continue;
+        b = map_block(pid, fd_path, writable, last_why, sizeof last_why);
+    }
+    closedir(d);
+    if (!b) {
+        if (last_why[0])
+            snprintf(why, whylen, "%s", last_why);
+        else
+            snprintf(why, whylen,
+                     "process %ld has no ampshim control block (not under the shim, "
+                     "AMPSHIM_CONTROL=0, or no BLAS call yet)",
+                     pid);
+    }
+    return b;
 }
 
 static void close_block(struct amp_ctl_block *b)
@@ -220,57 +260,38 @@ static int verb_switch(int argc, char **argv, int on)
     return 0;
 }
 
-static int alive(long pid)
+/* Every process of this user with a block: for ps. */
+static int scan_blocks(void)
 {
-    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
-}
-
-/* Every block of this user: for ps, and gc (which removes dead ones). */
-static int scan_blocks(int remove_dead)
-{
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "ampshim.%u.", (unsigned)getuid());
-    DIR *d = opendir("/dev/shm");
+    DIR *d = opendir("/proc");
     if (!d)
-        return failure("cannot list /dev/shm: %s%s", strerror(errno), "");
-    if (!remove_dead) {
-        if (json)
-            printf("[");
-        else
-            printf("%-8s %-20s %-6s %8s %-8s %-6s\n", "pid", "exe", "alive", "threads", "enabled",
-                   "dtype");
-    }
-    int first = 1, removed = 0;
+        return failure("cannot list /proc: %s%s", strerror(errno), "");
+    if (json)
+        printf("[");
+    else
+        printf("%-8s %-20s %-6s %8s %-8s %-6s\n", "pid", "exe", "alive", "threads", "enabled",
+               "dtype");
+    int first = 1;
     for (struct dirent *e; (e = readdir(d));) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+        long pid = parse_pid(e->d_name);
+        char proc[300];
+        struct stat st;
+        snprintf(proc, sizeof proc, "/proc/%s", e->d_name);
+        if (pid < 0 || stat(proc, &st) != 0 || st.st_uid != getuid())
             continue;
-        long pid = parse_pid(e->d_name + strlen(prefix));
-        if (pid < 0)
-            continue;
-        int live = alive(pid);
-        if (remove_dead) {
-            if (!live) {
-                char name[300];
-                snprintf(name, sizeof name, "/%s", e->d_name);
-                removed += shm_unlink(name) == 0;
-            }
-            continue;
-        }
         char why[256];
         struct amp_ctl_block *b = open_block(pid, 0, why, sizeof why);
         if (!b) {
-            if (!json)
+            if (!json && !strstr(why, "no ampshim control block") && !strstr(why, "no such process"))
                 printf("%-8ld (%s)\n", pid, why);
             continue;
         }
-        ampctl_render_ps_row(stdout, b, live, json, first);
+        ampctl_render_ps_row(stdout, b, 1, json, first);
         first = 0;
         close_block(b);
     }
     closedir(d);
-    if (remove_dead)
-        printf(json ? "{\"removed\": %d}\n" : "removed %d block(s) of dead processes\n", removed);
-    else if (json)
+    if (json)
         printf("]\n");
     return 0;
 }
@@ -454,9 +475,15 @@ int main(int argc, char **argv)
     if (strcmp(verb, "run") == 0)
         return verb_run(vargc, vargv);
     if (strcmp(verb, "ps") == 0)
-        return vargc ? usage("ps takes no arguments") : scan_blocks(0);
-    if (strcmp(verb, "gc") == 0)
-        return vargc ? usage("gc takes no arguments") : scan_blocks(1);
+        return vargc ? usage("ps takes no arguments") : scan_blocks();
+    if (strcmp(verb, "gc") == 0) {
+        if (vargc)
+            return usage("gc takes no arguments");
+        /* Blocks are memory the kernel frees with their process. */
+        printf(json ? "{\"removed\": 0}\n"
+                    : "nothing to do: a control block ends with its process, however it ends\n");
+        return 0;
+    }
     if (strcmp(verb, "status") == 0)
         return verb_status(vargc, vargv);
     if (strcmp(verb, "stats") == 0)
