@@ -1,12 +1,13 @@
 #!/bin/sh
 # Installs what ampshim needs to build and test on Debian 12: the toolchain,
 # OpenBLAS (LP64 and ILP64), Debian's reference BLAS (libblas3, for the
-# reference-CBLAS test), Debian's numpy, scipy and torch as test clients, and
+# reference-CBLAS test), Debian's LAPACK tester, Debian's numpy, scipy and
+# torch as test clients, and
 # Open MPI for the scaler's two-rank agreement test.
 # With --fuzz also clang and its runtime (libFuzzer) for the parser fuzzer.
 # Runs apt-get as root, or through sudo. Skips the install when all is there.
 set -eu
-packages="gcc meson ninja-build pkg-config libopenblas-dev libopenblas64-dev libblas3 python3-numpy python3-scipy python3-torch libopenmpi-dev openmpi-bin"
+packages="gcc meson ninja-build pkg-config libopenblas-dev libopenblas64-dev libblas3 liblapack-test python3-numpy python3-scipy python3-torch libopenmpi-dev openmpi-bin"
 [ "${1:-}" = "--fuzz" ] && packages="$packages clang libclang-rt-14-dev"
 missing=""
 for p in $packages; do
