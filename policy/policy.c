@@ -195,7 +195,10 @@ int amp_policy_parse_each(const char *text, int comments, struct amp_policy_over
     while (*p) {
         size_t len = strcspn(p, comments ? "\n" : ",\n");
         const char *problem = NULL;
-        if (len >= sizeof buf) {
+        size_t lead = strspn(p, " \t");
+        if (comments && len >= sizeof buf && lead < len && p[lead] == '#') {
+            /* A long comment line: nothing to apply. */
+        } else if (len >= sizeof buf) {
             snprintf(err, sizeof err, "entry too long");
             problem = err;
         } else {

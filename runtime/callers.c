@@ -102,6 +102,7 @@ static int object_is_library(const char *path, void *base)
 
 int amp_caller_is_library(void *return_address)
 {
+    sigset_t quiet;
     int answer = cached(&library_cache, return_address);
     if (answer >= 0)
         return answer;
@@ -115,7 +116,7 @@ int amp_caller_is_library(void *return_address)
     Dl_info info;
     if (!dladdr(return_address, &info))
         return remember(&library_cache, return_address, 0);
-    pthread_mutex_lock(&lock);
+    amp_lock_quietly(&lock, &quiet);
     int library = -1;
     for (size_t i = 0; i < sizeof objects / sizeof *objects && objects[i].base; i++)
         if (objects[i].base == info.dli_fbase)
@@ -129,6 +130,6 @@ int amp_caller_is_library(void *return_address)
                 break;
             }
     }
-    pthread_mutex_unlock(&lock);
+    amp_unlock_quietly(&lock, &quiet);
     return remember(&library_cache, return_address, library);
 }

@@ -5,11 +5,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* The index of s in the NULL-terminated words (any case), or -1. */
 static int match_word(const char *s, const char *const *words)
@@ -131,24 +134,44 @@ static int parse_policy(struct amp_config *cfg, const char *v, char *err, size_t
     return amp_policy_parse_each(v, 0, &cfg->policy, warn_bad_entry, "AMPSHIM_POLICY");
 }
 
+/* At most AMP_POLICY_FILE_MAX bytes of text, from a regular file, opened
+ * without blocking (a FIFO is refused, never waited on). */
+enum { AMP_POLICY_FILE_MAX = 65535 };
+
 static int parse_policy_file(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    FILE *f = fopen(v, "re");
-    if (!f) {
+    int fd = open(v, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(err, errlen, "cannot open '%s': %s", v, strerror(errno));
         return -1;
     }
-    char text[65536];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    int read_error = ferror(f), too_long = !read_error && !feof(f);
-    int saved_errno = errno;
-    fclose(f);
-    if (read_error) {
-        snprintf(err, errlen, "cannot read '%s': %s", v, strerror(saved_errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(err, errlen, "'%s' is not a regular file", v);
         return -1;
     }
-    if (too_long) {
-        snprintf(err, errlen, "'%s' is larger than %zu bytes", v, sizeof text - 1);
+    if (st.st_size > AMP_POLICY_FILE_MAX) {
+        close(fd);
+        snprintf(err, errlen, "'%s' is larger than %d bytes", v, AMP_POLICY_FILE_MAX);
+        return -1;
+    }
+    static char text[AMP_POLICY_FILE_MAX + 2];
+    size_t n = 0;
+    for (ssize_t r; n <= AMP_POLICY_FILE_MAX && (r = read(fd, text + n, AMP_POLICY_FILE_MAX + 1 - n)) != 0;) {
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            close(fd);
+            snprintf(err, errlen, "cannot read '%s': %s", v, strerror(e));
+            return -1;
+        }
+        n += (size_t)r;
+    }
+    close(fd);
+    if (n > AMP_POLICY_FILE_MAX) {
+        snprintf(err, errlen, "'%s' is larger than %d bytes", v, AMP_POLICY_FILE_MAX);
         return -1;
     }
     text[n] = '\0';
@@ -245,6 +268,12 @@ static int parse_report(struct amp_config *cfg, const char *v, char *err, size_t
         cfg->report = on ? AMP_REPORT_STDERR : AMP_REPORT_OFF;
         return 0;
     }
+    /* A path has a '/' (./report.txt): a bare unknown word (stdout, -1) is a
+     * mistake, not a file name. */
+    if (!strchr(v, '/')) {
+        snprintf(err, errlen, "'%s' is not 0, 1, stderr or a path (a path has a '/': ./%s)", v, v);
+        return -1;
+    }
     if (strlen(v) >= sizeof cfg->report_path) {
         snprintf(err, errlen, "path too long");
         return -1;
@@ -268,15 +297,41 @@ static int parse_log(struct amp_config *cfg, const char *v, char *err, size_t er
     return -1;
 }
 
+/* The file is opened at the first line logged (amp_log_set_path), not now:
+ * a process that logs nothing creates nothing. */
 static int parse_log_file(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    FILE *f = fopen(v, "ae");
-    if (!f) {
-        snprintf(err, errlen, "cannot open '%s': %s", v, strerror(errno));
+    if (strcasecmp(v, "stderr") == 0)
+        return 0;
+    if (strlen(v) >= sizeof cfg->log_file) {
+        snprintf(err, errlen, "path too long");
         return -1;
     }
+    /* What opening it would meet, judged now (so AMPSHIM_STRICT sees it)
+     * without creating anything. */
+    struct stat st;
+    if (lstat(v, &st) == 0) {
+        if (S_ISLNK(st.st_mode)) {
+            snprintf(err, errlen, "'%s' is a symbolic link (ampshim follows none)", v);
+            return -1;
+        }
+        if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+            snprintf(err, errlen, "'%s' is not a regular file", v);
+            return -1;
+        }
+    } else {
+        char dir[sizeof cfg->log_file];
+        snprintf(dir, sizeof dir, "%s", v);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            slash == dir ? (void)(slash[1] = '\0') : (void)(*slash = '\0');
+        if (access(slash ? dir : ".", W_OK) != 0) {
+            snprintf(err, errlen, "cannot open '%s': %s", v, strerror(errno));
+            return -1;
+        }
+    }
     snprintf(cfg->log_file, sizeof cfg->log_file, "%s", v);
-    amp_log_set_stream(f);
+    amp_log_set_path(v);
     return 0;
 }
 

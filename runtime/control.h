@@ -71,7 +71,7 @@ struct amp_thread {
     uint8_t selected;             /*  4: autocast is on for this thread now */
     uint8_t caller_filter;        /*  5: AMPSHIM_CALLERS: decide in C from the caller */
     uint8_t rename_pending;       /*  6: re-read the name (AMPSHIM_THREADS) */
-    uint8_t reserved0;            /*  7 */
+    uint8_t scratch_busy;         /*  7: a call is using the scratch buffer */
     _Atomic uint64_t seen_generation; /*  8: the block generation this thread applied */
     _Atomic int64_t tid;          /* 16: 0 for a free slot */
     char name[16];                /* 24: the thread's name when last read */

@@ -4,6 +4,8 @@
 #ifndef AMPSHIM_HOOK_STATE_H
 #define AMPSHIM_HOOK_STATE_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -118,6 +120,24 @@ extern __thread struct amp_thread *amp_tls_thread __attribute__((tls_model("init
 void amp_runtime_init(void);
 struct amp_thread *amp_thread_create(void);
 
+/* The shim's locks are taken with every signal blocked: a signal handler that
+ * makes a BLAS call while its thread holds one (the first call's set-up, a
+ * resolution) would otherwise wait on itself forever. The signal is
+ * delivered when the lock is let go. */
+static inline void amp_lock_quietly(pthread_mutex_t *lock, sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+    pthread_mutex_lock(lock);
+}
+
+static inline void amp_unlock_quietly(pthread_mutex_t *lock, const sigset_t *old)
+{
+    pthread_mutex_unlock(lock);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 static inline int amp_mode(void)
 {
     return atomic_load_explicit(&amp_rt.mode, memory_order_acquire);
@@ -151,8 +171,15 @@ static inline void amp_counter_add(_Atomic uint64_t *c, uint64_t n)
 }
 
 /* A scratch buffer of at least `bytes` owned by the thread, reused across
- * calls; NULL when it cannot be had (the caller then runs in fp32). */
+ * calls; NULL when it cannot be had (the caller then runs in fp32), also
+ * while another call of the same thread uses it (a signal handler's BLAS
+ * call interrupting a lowered one). amp_scratch_done gives it back at the
+ * end of the call, and unmaps it when it is larger than
+ * AMP_SCRATCH_KEEP_BYTES (one large product must not keep gigabytes
+ * resident for the thread's life). */
+#define AMP_SCRATCH_KEEP_BYTES ((size_t)64 << 20)
 void *amp_scratch(struct amp_thread *t, size_t bytes);
+void amp_scratch_done(struct amp_thread *t);
 
 static inline void amp_count(struct amp_thread *t, enum amp_hook_id hook, enum amp_ctl_counter which,
                              uint64_t n)

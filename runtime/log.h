@@ -11,6 +11,23 @@ enum amp_log_level { AMP_LOG_OFF, AMP_LOG_ERROR, AMP_LOG_WARN, AMP_LOG_INFO, AMP
 void amp_log_set_level(enum amp_log_level level);
 /* NULL means stderr. */
 void amp_log_set_stream(FILE *stream);
+/* Log to this file instead of stderr, opened (amp_open_output) at the first
+ * line written, so a process that logs nothing creates nothing. */
+void amp_log_set_path(const char *path);
+
+/* Holds the lines logged from now on (up to 32) instead of writing them,
+ * until amp_log_release_held: the shim's warnings about its variables are
+ * written only by a process that makes a hooked call, not by every child
+ * that inherits LD_PRELOAD (sh, ls, grep). */
+void amp_log_hold(void);
+void amp_log_release_held(void);
+
+/* Opens a file ampshim writes to (the log, the report) the safe way: never
+ * through a symbolic link (O_NOFOLLOW), never blocking (a FIFO with no
+ * reader fails at once, and any FIFO, socket or directory is refused),
+ * appending, close-on-exec, created 0600 if new. Returns a stream, or NULL
+ * with a one-line reason in why. */
+FILE *amp_open_output(const char *path, char *why, size_t whylen);
 enum amp_log_level amp_log_level_get(void);
 void amp_log(enum amp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

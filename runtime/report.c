@@ -99,13 +99,13 @@ void amp_report_print(void)
         } else {
             char path[sizeof cfg->report_path + 32];
             expand_path(cfg->report_path, path, sizeof path);
-            FILE *f = fopen(path, "ae");
+            char why[512];
+            FILE *f = amp_open_output(path, why, sizeof why);
             if (f) {
                 fwrite(text, 1, len, f);
                 fclose(f);
             } else {
-                amp_log(AMP_LOG_WARN, "AMPSHIM_REPORT: cannot open '%s': %s", path,
-                        strerror(errno));
+                amp_log(AMP_LOG_WARN, "AMPSHIM_REPORT: %s", why);
             }
         }
     }

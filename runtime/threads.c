@@ -86,7 +86,8 @@ void amp_ctl_bump(void)
 /* Applies the process-wide fields of a new generation, once. */
 static void apply_process_settings(uint64_t gen)
 {
-    pthread_mutex_lock(&registry_lock);
+    sigset_t quiet;
+    amp_lock_quietly(&registry_lock, &quiet);
     if (amp_ctl && gen != applied_generation) {
         amp_live_store(&amp_rt.cfg.output_round, (int)atomic_load(&amp_ctl->output_round));
         for (int d = 0; d < AMP_DEVICE_COUNT; d++) {
@@ -97,7 +98,7 @@ static void apply_process_settings(uint64_t gen)
         amp_runtime_apply_policy();
         applied_generation = gen;
     }
-    pthread_mutex_unlock(&registry_lock);
+    amp_unlock_quietly(&registry_lock, &quiet);
 }
 
 /* Whether autocast is on for this thread, and in which dtype on each device,
@@ -133,7 +134,8 @@ void amp_thread_recompute(struct amp_thread *t)
 
 void amp_thread_renamed(unsigned long pthread_id)
 {
-    pthread_mutex_lock(&registry_lock);
+    sigset_t quiet;
+    amp_lock_quietly(&registry_lock, &quiet);
     if (amp_ctl)
         for (int i = 0; i < AMP_CTL_MAX_THREADS; i++)
             if (atomic_load(&amp_ctl->threads[i].tid) &&
@@ -143,7 +145,7 @@ void amp_thread_renamed(unsigned long pthread_id)
          t = (struct amp_thread *)(uintptr_t)t->owner_private[PRIV_NEXT])
         if (t->owner_private[PRIV_PTHREAD] == pthread_id)
             __atomic_store_n(&t->rename_pending, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&registry_lock);
+    amp_unlock_quietly(&registry_lock, &quiet);
     amp_ctl_bump();
 }
 
@@ -188,8 +190,9 @@ static void free_scratch(struct amp_thread *t)
 
 static void thread_exit(void *arg)
 {
+    sigset_t quiet;
     struct amp_thread *t = arg;
-    pthread_mutex_lock(&registry_lock);
+    amp_lock_quietly(&registry_lock, &quiet);
     fold_into_exited(t);
     free_scratch(t);
     if (t->owner_private[PRIV_IN_BLOCK]) {
@@ -204,13 +207,15 @@ static void thread_exit(void *arg)
             }
         free(t);
     }
-    pthread_mutex_unlock(&registry_lock);
+    amp_unlock_quietly(&registry_lock, &quiet);
     amp_tls_thread = NULL;
 }
 
 struct amp_thread *amp_thread_create(void)
 {
-    pthread_mutex_lock(&registry_lock);
+    sigset_t quiet;
+    amp_log_release_held();
+    amp_lock_quietly(&registry_lock, &quiet);
     if (!amp_ctl)
         applied_generation = amp_ctl_create();
     struct amp_thread *t = NULL;
@@ -225,7 +230,7 @@ struct amp_thread *amp_thread_create(void)
         /* All slots taken: private state, invisible to ampctl. */
         t = calloc(1, sizeof *t);
         if (!t) {
-            pthread_mutex_unlock(&registry_lock);
+            amp_unlock_quietly(&registry_lock, &quiet);
             return NULL;
         }
         t->owner_private[PRIV_NEXT] = (uint64_t)(uintptr_t)overflow_threads;
@@ -234,14 +239,33 @@ struct amp_thread *amp_thread_create(void)
     read_own_name(t);
     t->owner_private[PRIV_PTHREAD] = (uint64_t)pthread_self();
     atomic_store(&t->tid, (int64_t)gettid());
-    pthread_mutex_unlock(&registry_lock);
+    amp_unlock_quietly(&registry_lock, &quiet);
     pthread_setspecific(thread_key, t);
     amp_tls_thread = t;
     amp_ctl_refresh(t);
     return t;
 }
 
+static void *amp_scratch_take(struct amp_thread *t, size_t bytes);
+
 void *amp_scratch(struct amp_thread *t, size_t bytes)
+{
+    if (amp_unlikely(__atomic_exchange_n(&t->scratch_busy, 1, __ATOMIC_ACQUIRE)))
+        return NULL; /* a nested call (a signal handler's): it runs in fp32 */
+    void *p = amp_scratch_take(t, bytes);
+    if (!p)
+        __atomic_store_n(&t->scratch_busy, 0, __ATOMIC_RELEASE);
+    return p;
+}
+
+void amp_scratch_done(struct amp_thread *t)
+{
+    if (t->owner_private[PRIV_SCRATCH_BYTES] > AMP_SCRATCH_KEEP_BYTES)
+        free_scratch(t);
+    __atomic_store_n(&t->scratch_busy, 0, __ATOMIC_RELEASE);
+}
+
+static void *amp_scratch_take(struct amp_thread *t, size_t bytes)
 {
     if (amp_likely(bytes <= t->owner_private[PRIV_SCRATCH_BYTES]))
         return (void *)(uintptr_t)t->owner_private[PRIV_SCRATCH];
@@ -268,8 +292,9 @@ static void add_counters(uint64_t out[AMP_CTL_COUNTERS], _Atomic uint64_t *row)
 
 void amp_counters_total(enum amp_hook_id hook, uint64_t out[AMP_CTL_COUNTERS])
 {
+    sigset_t quiet;
     memset(out, 0, AMP_CTL_COUNTERS * sizeof *out);
-    pthread_mutex_lock(&registry_lock);
+    amp_lock_quietly(&registry_lock, &quiet);
     if (amp_ctl) {
         add_counters(out, amp_ctl->exited[hook]);
         for (int i = 0; i < AMP_CTL_MAX_THREADS; i++)
@@ -279,7 +304,7 @@ void amp_counters_total(enum amp_hook_id hook, uint64_t out[AMP_CTL_COUNTERS])
     for (struct amp_thread *t = overflow_threads; t;
          t = (struct amp_thread *)(uintptr_t)t->owner_private[PRIV_NEXT])
         add_counters(out, t->counters[hook]);
-    pthread_mutex_unlock(&registry_lock);
+    amp_unlock_quietly(&registry_lock, &quiet);
 }
 
 static void fork_prepare(void)
@@ -310,7 +335,12 @@ static const char *secure_getenv_fn(const char *name)
 
 static void init_runtime(void)
 {
+    /* Warnings about the variables wait for the process's first hooked call
+     * (amp_thread_create): a child that only inherited LD_PRELOAD stays quiet. */
+    amp_log_hold();
     int errors = amp_config_load(&amp_rt.cfg, secure_getenv_fn);
+    if ((errors && amp_rt.cfg.strict) || !amp_rt.cfg.enable)
+        amp_log_release_held(); /* AMPSHIM_STRICT stops now; disabled speaks only if asked */
     if (errors && amp_rt.cfg.strict) {
         amp_log(AMP_LOG_ERROR, "AMPSHIM_STRICT=1 and %d bad variable%s; exiting with status 2",
                 errors, errors == 1 ? "" : "s");

@@ -3,8 +3,8 @@
 # gpu skips without a GPU), then prints one
 # summary line "N passed, N failed, N skipped".
 #   sh scripts/test.sh [MESON TEST ARGS]
-#   sh scripts/test.sh --with-sanitizers   also: unit, preload, control and
-#       fakes suites under ASan+UBSan and under TSan, and libFuzzer on every parser
+#   sh scripts/test.sh --with-sanitizers   also: unit, preload, control,
+#       fakes and stress suites under ASan+UBSan and under TSan, and libFuzzer on every parser
 #       and on ampctl's block reader (clang)
 set -eu
 cd "$(dirname "$0")/.."
@@ -31,13 +31,13 @@ if [ "$sanitizers" -eq 1 ]; then
     quick="-Dexhaustive_tests=false -Dbuildtype=debugoptimized"
     run build-asan "$quick -Db_sanitize=address,undefined" \
         "ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1" \
-        --suite unit --suite preload --suite control --suite fakes
+        --suite unit --suite preload --suite control --suite fakes --suite stress
     # OpenBLAS's own worker threads synchronise by spinning, which TSan cannot
     # see; with one OpenBLAS thread only the shim's threads remain (the
     # threads-4-concurrent test runs four at once through the shim).
     run build-tsan "$quick -Db_sanitize=thread" \
         "OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1" --suite unit --suite preload \
-        --suite control --suite fakes
+        --suite control --suite fakes --suite stress
     [ -d build-fuzz ] || CC=clang meson setup build-fuzz $quick -Dfuzzing=true \
         -Db_sanitize=address,undefined -Db_lundef=false
     ninja -C build-fuzz tests/fuzz/fuzz_parsers tests/fuzz/fuzz_block

@@ -201,9 +201,10 @@ static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libn
 
 void *amp_resolve_name(const char *name)
 {
-    pthread_mutex_lock(&resolve_lock);
+    sigset_t quiet;
+    amp_lock_quietly(&resolve_lock, &quiet);
     void *p = find_real(name);
-    pthread_mutex_unlock(&resolve_lock);
+    amp_unlock_quietly(&resolve_lock, &quiet);
     return p;
 }
 
@@ -327,6 +328,7 @@ static void *bind_for_caller(enum amp_hook_id hook, void *caller)
 
 static void *resolve_for_caller(enum amp_hook_id hook, int required)
 {
+    sigset_t quiet;
     void *caller = amp_tls_caller;
     size_t slot = binding_slot(caller, hook);
     struct binding *b = atomic_load_explicit(&binding_table[slot], memory_order_acquire);
@@ -334,7 +336,7 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
         amp_tls_real_ilp64 = b->ilp64;
         return b->real;
     }
-    pthread_mutex_lock(&resolve_lock);
+    amp_lock_quietly(&resolve_lock, &quiet);
     void *real = bind_for_caller(hook, caller);
     int ilp64 = real ? width_of(hook, real) : 0;
     if (real) {
@@ -344,7 +346,7 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
             atomic_store_explicit(&binding_table[slot], &binding_pool[i], memory_order_release);
         }
     }
-    pthread_mutex_unlock(&resolve_lock);
+    amp_unlock_quietly(&resolve_lock, &quiet);
     amp_tls_real_ilp64 = (uint8_t)ilp64;
     if (!real && required) {
         amp_log(AMP_LOG_ERROR, "%s: no loaded library defines it (symbol lookup error); exiting "
@@ -407,11 +409,12 @@ static int collect_new(struct dl_phdr_info *info, size_t size, void *data)
 
 void amp_resolve_notice_new_objects(void)
 {
+    sigset_t quiet;
     unsigned long long adds = 0;
     dl_iterate_phdr(count_adds, &adds);
     if (adds == atomic_load_explicit(&seen_adds, memory_order_relaxed))
         return;
-    pthread_mutex_lock(&resolve_lock);
+    amp_lock_quietly(&resolve_lock, &quiet);
     struct new_objects *fresh = calloc(1, sizeof *fresh);
     if (fresh) {
         int first_look = n_known_objects == 0;
@@ -434,14 +437,15 @@ void amp_resolve_notice_new_objects(void)
         free(fresh);
     }
     atomic_store_explicit(&seen_adds, adds, memory_order_relaxed);
-    pthread_mutex_unlock(&resolve_lock);
+    amp_unlock_quietly(&resolve_lock, &quiet);
 }
 
 static void *resolve(enum amp_hook_id hook, int required)
 {
-    pthread_mutex_lock(&resolve_lock);
+    sigset_t quiet;
+    amp_lock_quietly(&resolve_lock, &quiet);
     if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)) {
-        pthread_mutex_unlock(&resolve_lock);
+        amp_unlock_quietly(&resolve_lock, &quiet);
         return resolve_for_caller(hook, required);
     }
     void *real = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
@@ -451,7 +455,7 @@ static void *resolve(enum amp_hook_id hook, int required)
         int n = definitions(name, found, 8);
         if (n > 1) {
             mark_several(hook, found, n);
-            pthread_mutex_unlock(&resolve_lock);
+            amp_unlock_quietly(&resolve_lock, &quiet);
             return resolve_for_caller(hook, required);
         }
         real = find_real(name);
@@ -461,7 +465,7 @@ static void *resolve(enum amp_hook_id hook, int required)
                         "%s: no loaded library defines it; calls that would go through it run "
                         "as made",
                         name);
-            pthread_mutex_unlock(&resolve_lock);
+            amp_unlock_quietly(&resolve_lock, &quiet);
             return NULL;
         }
         if (!real) {
@@ -484,7 +488,7 @@ static void *resolve(enum amp_hook_id hook, int required)
         amp_log(AMP_LOG_INFO, "%s -> %s (%s integers)", name, libname, ilp64 ? "64-bit" : "32-bit");
         atomic_store_explicit(&amp_slot_of[hook]->real, real, memory_order_release);
     }
-    pthread_mutex_unlock(&resolve_lock);
+    amp_unlock_quietly(&resolve_lock, &quiet);
     return real;
 }
 

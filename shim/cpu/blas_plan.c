@@ -266,6 +266,7 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         total += (span_of(&c->in[i]) * sizeof(float) + 63) & ~(size_t)63;
     }
     char *scratch = total ? amp_scratch(c->t, total) : NULL;
+    c->holds_scratch = scratch != NULL;
     if (total && !scratch) {
         /* No memory for the rounded copies: run the call in fp32. */
         c->outcome = AMP_OUTCOME_FP32;

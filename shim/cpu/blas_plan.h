@@ -33,6 +33,7 @@ struct amp_blas_call {
     int has_acc, acc_read;
     struct amp_operand acc; /* C, y, or A of ger */
     uint64_t converted;
+    uint8_t holds_scratch; /* give the thread's scratch back at the end */
 };
 
 /* The fast path: when the call runs as the program made it (not lowered, no
@@ -58,6 +59,7 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->n_in = 0;
     c->has_acc = 0;
     c->converted = 0;
+    c->holds_scratch = 0;
     struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, accumulates);
     c->outcome = d.outcome;
     c->dtype = d.dtype;
@@ -75,6 +77,8 @@ void amp_blas_round_output(struct amp_blas_call *c);
 /* Rounds the output (AMPSHIM_OUTPUT=round), closes the fp32 region, counts. */
 static inline void amp_blas_end(struct amp_blas_call *c)
 {
+    if (c->holds_scratch)
+        amp_scratch_done(c->t);
     switch (c->outcome) {
     case AMP_OUTCOME_LOWERED:
         if (c->has_acc && amp_live_load(&amp_rt.cfg.output_round))

@@ -194,7 +194,11 @@ static void bad_values(void)
     expect_bad_entries("AMPSHIM_POLICY=softmax=quick", 1, "unknown category 'quick'");
     expect_bad_entries("AMPSHIM_POLICY=zz*=lower,mm=quick", 2, "'zz*' matches no op or symbol");
     expect_bad("AMPSHIM_POLICY_FILE=/nonexistent/file", "cannot open");
-    expect_bad("AMPSHIM_POLICY_FILE=/", "cannot read '/'");
+    expect_bad("AMPSHIM_POLICY_FILE=/", "'/' is not a regular file");
+    expect_bad("AMPSHIM_POLICY_FILE=/dev/zero", "'/dev/zero' is not a regular file");
+    expect_bad("AMPSHIM_REPORT=stdout", "'stdout' is not 0, 1, stderr or a path");
+    expect_bad("AMPSHIM_REPORT=-1", "is not 0, 1, stderr or a path");
+    expect_bad("AMPSHIM_LOG_FILE=/", "'/' is not a regular file");
     expect_bad("AMPSHIM_OUTPUT=rounded", "not keep or round");
     expect_bad("AMPSHIM_THREADS=main,,x", "empty entry");
     expect_bad("AMPSHIM_THREADS=a-name-far-too-long-for-a-thread", "longer than a thread name");
