@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/bits_hash.h"
+
 void sgesv_(const int *n, const int *nrhs, float *a, const int *lda, int *ipiv, float *b,
             const int *ldb, int *info);
 void sgeqrf_(const int *m, const int *n, float *a, const int *lda, float *tau, float *work,
@@ -19,15 +21,6 @@ void ssyevd_(const char *jobz, const char *uplo, const int *n, float *a, const i
 void dgemm_(const char *, const char *, const int *, const int *, const int *, const double *,
             const double *, const int *, const double *, const int *, const double *, double *,
             const int *);
-
-static uint64_t hash(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
 
 static uint64_t state = 42;
 static float rnd(void)

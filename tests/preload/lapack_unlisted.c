@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/bits_hash.h"
 #include "tests/oracle.h"
 
 typedef float complex cfloat;
@@ -43,15 +44,6 @@ void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const 
                  float, float *, int);
 
 enum { N = 160 };
-
-static uint64_t hash(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
 
 static uint64_t state = 7;
 static float rnd(void)

@@ -13,19 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tests/bits_hash.h"
 #include "tests/oracle.h"
 
 enum { M = 37, N = 23, K = 51 };
 typedef void (*multiply_fn)(const float *, const float *, float *, float *, int, int, int);
-
-static uint64_t hash(const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
 
 static multiply_fn open_ext(const char *path, const char *symbol)
 {
