@@ -124,11 +124,21 @@ struct amp_thread *amp_thread_create(void);
  * makes a BLAS call while its thread holds one (the first call's set-up, a
  * resolution) would otherwise wait on itself forever. The signal is
  * delivered when the lock is let go. */
-static inline void amp_lock_quietly(pthread_mutex_t *lock, sigset_t *old)
+static inline void amp_signals_block(sigset_t *old)
 {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static inline void amp_signals_restore(const sigset_t *old)
+{
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+static inline void amp_lock_quietly(pthread_mutex_t *lock, sigset_t *old)
+{
+    amp_signals_block(old);
     pthread_mutex_lock(lock);
 }
 

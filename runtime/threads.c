@@ -156,7 +156,19 @@ static void read_own_name(struct amp_thread *t)
     memcpy(t->name, name, sizeof t->name);
 }
 
+static void amp_ctl_refresh_quietly(struct amp_thread *t);
+
+/* Runs with signals blocked: a signal handler's BLAS call must not re-enter
+ * it (it allocates and walks the loaded objects). */
 void amp_ctl_refresh(struct amp_thread *t)
+{
+    sigset_t quiet;
+    amp_signals_block(&quiet);
+    amp_ctl_refresh_quietly(t);
+    amp_signals_restore(&quiet);
+}
+
+static void amp_ctl_refresh_quietly(struct amp_thread *t)
 {
     uint64_t gen = atomic_load_explicit(amp_ctl_generation, memory_order_acquire);
     amp_resolve_notice_new_objects();

@@ -38,6 +38,26 @@ static inline int64_t iref(const void *p, int ilp64)
 
 #define AMP_UNPAREN(...) __VA_ARGS__
 
+/* The real function and the thread's state for a slow-path call. A call
+ * that still has set-up to do (the thread's first, or the hook's) does it
+ * with signals blocked: a signal handler's BLAS call then finds everything
+ * made and allocates nothing inside the handler. */
+static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, void **real)
+{
+    if (amp_likely(amp_tls_thread &&
+                   (atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire) ||
+                    atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)))) {
+        *real = amp_real(hook);
+        return amp_thread_enter();
+    }
+    sigset_t quiet;
+    amp_signals_block(&quiet);
+    struct amp_thread *t = amp_thread_enter();
+    *real = amp_real(hook);
+    amp_signals_restore(&quiet);
+    return t;
+}
+
 /* One hook returning void. The slow function has exactly the hook's
  * parameters, so both exits of the hook are tail calls and the fast path
  * needs no stack frame; everything that is not a plain pass-through
@@ -49,8 +69,8 @@ static inline int64_t iref(const void *p, int ilp64)
     typedef void (*sym##_fn)(AMP_UNPAREN PARAMS);                                                  \
     __attribute__((noinline)) static void sym##_slow(AMP_UNPAREN PARAMS)                           \
     {                                                                                              \
-        sym##_fn real = (sym##_fn)amp_real(AMP_HOOK_##sym);                                        \
-        struct amp_thread *t = amp_thread_enter();                                                 \
+        sym##_fn real;                                                                             \
+        struct amp_thread *t = amp_first_call_setup(AMP_HOOK_##sym, (void **)&real);               \
         struct amp_blas_call c;                                                                    \
         if (!t) {                                                                                  \
             real ARGS;                                                                             \
@@ -86,8 +106,8 @@ static inline int64_t iref(const void *p, int ilp64)
     typedef float (*sym##_fn)(AMP_UNPAREN PARAMS);                                                 \
     __attribute__((noinline)) static float sym##_slow(AMP_UNPAREN PARAMS)                          \
     {                                                                                              \
-        sym##_fn real = (sym##_fn)amp_real(AMP_HOOK_##sym);                                        \
-        struct amp_thread *t = amp_thread_enter();                                                 \
+        sym##_fn real;                                                                             \
+        struct amp_thread *t = amp_first_call_setup(AMP_HOOK_##sym, (void **)&real);               \
         struct amp_blas_call c;                                                                    \
         if (!t)                                                                                    \
             return real ARGS;                                                                      \
