@@ -262,19 +262,26 @@ static void *amp_scratch_take(struct amp_thread *t, size_t bytes);
 
 void *amp_scratch(struct amp_thread *t, size_t bytes)
 {
-    if (amp_unlikely(__atomic_exchange_n(&t->scratch_busy, 1, __ATOMIC_ACQUIRE)))
+    /* Only this thread and its signal handlers touch the flag: a compiler
+     * fence orders it, no locked instruction is needed. A handler that runs
+     * between the test and the set finishes with the buffer before the
+     * interrupted call takes it. */
+    if (amp_unlikely(__atomic_load_n(&t->scratch_busy, __ATOMIC_RELAXED)))
         return NULL; /* a nested call (a signal handler's): it runs in fp32 */
+    __atomic_store_n(&t->scratch_busy, 1, __ATOMIC_RELAXED);
+    atomic_signal_fence(memory_order_seq_cst);
     void *p = amp_scratch_take(t, bytes);
     if (!p)
-        __atomic_store_n(&t->scratch_busy, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&t->scratch_busy, 0, __ATOMIC_RELAXED);
     return p;
 }
 
 void amp_scratch_done(struct amp_thread *t)
 {
-    if (t->owner_private[PRIV_SCRATCH_BYTES] > AMP_SCRATCH_KEEP_BYTES)
+    if (amp_unlikely(t->owner_private[PRIV_SCRATCH_BYTES] > AMP_SCRATCH_KEEP_BYTES))
         free_scratch(t);
-    __atomic_store_n(&t->scratch_busy, 0, __ATOMIC_RELEASE);
+    atomic_signal_fence(memory_order_seq_cst);
+    __atomic_store_n(&t->scratch_busy, 0, __ATOMIC_RELAXED);
 }
 
 static void *amp_scratch_take(struct amp_thread *t, size_t bytes)

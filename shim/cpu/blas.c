@@ -44,15 +44,17 @@ static inline int64_t iref(const void *p, int ilp64)
  * made and allocates nothing inside the handler. */
 static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, void **real)
 {
-    if (amp_likely(amp_tls_thread &&
-                   (atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire) ||
-                    atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)))) {
+    /* A thread with its state made, or an inert shim (which makes none): a
+     * resolution still to do blocks signals itself while it holds its lock,
+     * and allocates nothing a handler could interrupt afterwards. */
+    struct amp_thread *t = amp_tls_thread;
+    if (amp_likely(t) || amp_mode() == AMP_MODE_INERT) {
         *real = amp_real(hook);
         return amp_thread_enter();
     }
     sigset_t quiet;
     amp_signals_block(&quiet);
-    struct amp_thread *t = amp_thread_enter();
+    t = amp_thread_enter();
     *real = amp_real(hook);
     amp_signals_restore(&quiet);
     return t;
