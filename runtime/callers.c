@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "runtime/hook_state.h"
+#include "shim/resolve.h"
 
 __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
 __thread void *amp_tls_library_site __attribute__((tls_model("initial-exec")));
@@ -89,13 +90,8 @@ static int object_is_library(const char *path, void *base)
     if (!h)
         return 0;
     int library = 0;
-    for (int i = 0; i < AMP_HOOK_COUNT && !library; i++) {
-        /* dlsym searches the object's dependencies too: only a definition
-         * inside the object itself counts. */
-        void *p = dlsym(h, amp_hook_names[i]);
-        Dl_info where;
-        library = p && dladdr(p, &where) && where.dli_fbase == base;
-    }
+    for (int i = 0; i < AMP_HOOK_COUNT && !library; i++)
+        library = amp_own_symbol(h, amp_hook_names[i]) != NULL;
     dlclose(h);
     return library;
 }

@@ -3,7 +3,7 @@
  * signature: the hook takes and passes on a fixed number of words. On the
  * x86-64 and AArch64 calling conventions the callee reads only the arguments
  * it has; the extra words forwarded are the caller's stack, never used. Used
- * for LAPACK and cuSOLVER, whose routines have many signatures. */
+ * for LAPACK, cuSOLVER and CTC loss, whose routines have many signatures. */
 #ifndef AMPSHIM_REGION_HOOK_H
 #define AMPSHIM_REGION_HOOK_H
 
@@ -27,11 +27,13 @@
 #define AMP_WORD_ARGS AMP_EXPAND(AMP_WORDS(AMP_WORD_ARG))
 
 /* A hook that runs its routine inside an fp32 region when the routine's
- * category is fp32 (or a region is open already), forwarded word for word
- * and returning the routine's int status: cuSOLVER's routines and cuDNN's
- * CTC loss. Needs runtime/decide.h and shim/resolve.h. */
+ * category on `device` is fp32 (or a region is open already), forwarded word
+ * for word: LAPACK's routines, cuSOLVER's and cuDNN's CTC loss. It returns
+ * what the routine leaves in the return register; a LAPACK subroutine's
+ * callers (void in C, a subroutine in Fortran) ignore it. Needs
+ * runtime/decide.h and shim/resolve.h. */
 typedef int (*amp_words_status_fn)(AMP_WORD_TYPES);
-#define AMP_DEFINE_FP32_REGION_HOOK(sym)                                                           \
+#define AMP_DEFINE_FP32_REGION_HOOK(sym, device)                                                   \
     AMP_EXPORT int sym(AMP_WORD_PARAMS)                                \
     {                                                                                              \
         AMP_NOTE_CALLER();                                                                         \
@@ -39,7 +41,7 @@ typedef int (*amp_words_status_fn)(AMP_WORD_TYPES);
         struct amp_thread *t = amp_thread_enter();                                                 \
         if (!t)                                                                                    \
             return real(AMP_WORD_ARGS);                                                            \
-        enum amp_outcome fp32 = amp_fp32_region_enter(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym);                                       \
+        enum amp_outcome fp32 = amp_fp32_region_enter(t, device, AMP_HOOK_##sym);                \
         int status = real(AMP_WORD_ARGS);                                                          \
         amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
         return status;                                                                             \

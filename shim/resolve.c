@@ -71,21 +71,26 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* The object's own definition of name (dlsym on a handle searches its
- * dependencies too: only a definition inside the object counts). */
+void *amp_own_symbol(void *handle, const char *name)
+{
+    struct link_map *object = NULL, *owner = NULL;
+    Dl_info where;
+    void *p = dlsym(handle, name);
+    if (p && (dlinfo(handle, RTLD_DI_LINKMAP, &object) != 0 ||
+              !dladdr1(p, &where, (void **)&owner, RTLD_DL_LINKMAP) || owner != object))
+        return NULL;
+    return p && !in_self(p) ? p : NULL;
+}
+
+/* The loaded object path's own definition of name. */
 static void *own_definition(const char *path, const char *name)
 {
     void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
     if (!h)
         return NULL;
-    struct link_map *object = NULL, *owner = NULL;
-    Dl_info where;
-    void *p = dlsym(h, name);
-    if (p && (dlinfo(h, RTLD_DI_LINKMAP, &object) != 0 ||
-              !dladdr1(p, &where, (void **)&owner, RTLD_DL_LINKMAP) || owner != object))
-        p = NULL;
+    void *p = amp_own_symbol(h, name);
     dlclose(h);
-    return p && !in_self(p) ? p : NULL;
+    return p;
 }
 
 /* Every loaded object's own definition of name, in load order (at most
@@ -358,14 +363,10 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
 
 static void mark_several(enum amp_hook_id hook, void *const *found, int n)
 {
-    for (int i = 0; i < n; i++) {
-        Dl_info info;
-        amp_log(AMP_LOG_INFO, "%s is defined by %d loaded libraries (%s, ...); each call goes to "
-                              "its caller's own",
-                amp_hook_names[hook], n,
-                dladdr(found[i], &info) && info.dli_fname ? info.dli_fname : "?");
-        break;
-    }
+    Dl_info info;
+    amp_log(AMP_LOG_INFO, "%s is defined by %d loaded libraries (%s, ...); each call goes to its "
+                          "caller's own",
+            amp_hook_names[hook], n, dladdr(found[0], &info) && info.dli_fname ? info.dli_fname : "?");
     atomic_store_explicit(&amp_slot_of[hook]->several, 1, memory_order_relaxed);
     atomic_store_explicit(&amp_slot_of[hook]->real, NULL, memory_order_release);
 }
@@ -458,7 +459,9 @@ static void *resolve(enum amp_hook_id hook, int required)
             amp_unlock_quietly(&resolve_lock, &quiet);
             return resolve_for_caller(hook, required);
         }
-        real = find_real(name);
+        /* One definer is every caller's; with none found among the loaded
+         * objects, the global scope is asked once more. */
+        real = n == 1 ? found[0] : find_real(name);
         if (!real && !required) {
             if (!atomic_exchange_explicit(&absent[hook], 1, memory_order_relaxed))
                 amp_log(AMP_LOG_INFO,

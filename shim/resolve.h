@@ -20,6 +20,10 @@ void *amp_resolve(enum amp_hook_id hook);
  * lowered Sgemm becomes: missing means do not lower). */
 void *amp_real_optional(enum amp_hook_id hook);
 
+/* The definition of name inside the object behind handle itself (dlsym on
+ * a handle searches its dependencies too), never ampshim's; NULL if none. */
+void *amp_own_symbol(void *handle, const char *name);
+
 /* A function of the real libraries that is not hooked (cublasGetMathMode),
  * found the same way; NULL if none defines it. */
 void *amp_resolve_name(const char *name);

@@ -310,5 +310,5 @@ AMPSHIM_HOOKS_CUDNN_REDUCE(AMP_DEFINE_REDUCE)
 
 /* ---- CTC loss: cuDNN takes fp32 probabilities only; the call is an fp32
  * region (forwarded word for word: both signatures are all machine words). */
-#define AMP_DEFINE_CTC_REGION(sym, ...) AMP_DEFINE_FP32_REGION_HOOK(sym)
+#define AMP_DEFINE_CTC_REGION(sym, ...) AMP_DEFINE_FP32_REGION_HOOK(sym, AMP_DEVICE_CUDA)
 AMPSHIM_HOOKS_CUDNN_REGION(AMP_DEFINE_CTC_REGION)
