@@ -98,7 +98,7 @@ static int object_is_library(const char *path, void *base)
 
 int amp_caller_is_library(void *return_address)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     int answer = cached(&library_cache, return_address);
     if (answer >= 0)
         return answer;

@@ -92,6 +92,16 @@ static inline int amp_call_selected(const struct amp_thread *t)
 /* A region hook (LAPACK, cuSOLVER, CTC loss) of category fp32 opens its region
  * on every thread, selected or not: the region protects the library's own
  * inner calls, whatever would select those. */
+/* Frames of fp32-region routines running on this thread
+ * (shim/region_frames.c); pruning drops those that will never return (a
+ * longjmp out of LAPACK) and closes their regions. call_sp: the program's
+ * stack pointer after its hooked call returns; amp_decide passes its frame
+ * address + 16, exact where it is inlined into the hook entry the stub jumps
+ * to, and deeper (so fewer frames are judged left, never a live one)
+ * anywhere else. Returns how many. */
+extern __thread uint32_t amp_tls_region_frames __attribute__((tls_model("initial-exec")));
+int amp_region_frames_prune(uintptr_t call_sp);
+
 enum amp_decide_as { AMP_DECIDE_CALL, AMP_DECIDE_REGION };
 
 static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum amp_device dev,
@@ -113,7 +123,9 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
     if (dev == AMP_DEVICE_CUDA &&
         amp_unlikely(atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)))
         return d;
-    if (amp_unlikely(t->fp32_depth)) {
+    if (amp_unlikely(t->fp32_depth) &&
+        !(amp_tls_region_frames &&
+          amp_region_frames_prune((uintptr_t)__builtin_frame_address(0) + 16) && !t->fp32_depth)) {
         d.outcome = AMP_OUTCOME_FP32;
         return d;
     }
@@ -198,25 +210,6 @@ static inline int amp_decide_passes_untouched(const struct amp_thread *t, enum a
         return 0;
     uint8_t cat = amp_live_load(&amp_rt.category[dev][hook][accumulates != 0]);
     return !(t->selected && (t->caller_filter || cat == AMP_CAT_LOWER || cat == AMP_CAT_FP32));
-}
-
-/* ---- region hooks: the routine runs inside an fp32 region when decided
- * fp32 ---- */
-
-/* Opens the region when the decision is fp32; returns the outcome. */
-static inline enum amp_outcome amp_fp32_region_enter(struct amp_thread *t, enum amp_device dev,
-                                                     enum amp_hook_id hook)
-{
-    enum amp_outcome o = amp_decide_as(t, dev, hook, 0, AMP_DECIDE_REGION).outcome;
-    t->fp32_depth += (uint32_t)(o == AMP_OUTCOME_FP32);
-    return o;
-}
-
-static inline void amp_fp32_region_leave(struct amp_thread *t, enum amp_hook_id hook,
-                                         enum amp_outcome o)
-{
-    t->fp32_depth -= (uint32_t)(o == AMP_OUTCOME_FP32);
-    amp_count(t, hook, amp_outcome_counter(o == AMP_OUTCOME_LOWERED ? AMP_OUTCOME_PASSTHROUGH : o), 1);
 }
 
 #endif

@@ -86,7 +86,7 @@ void amp_ctl_bump(void)
 /* Applies the process-wide fields of a new generation, once. */
 static void apply_process_settings(uint64_t gen)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     amp_lock_quietly(&registry_lock, &quiet);
     if (amp_ctl && gen != applied_generation) {
         amp_live_store(&amp_rt.cfg.output_round, (int)atomic_load(&amp_ctl->output_round));
@@ -134,7 +134,7 @@ void amp_thread_recompute(struct amp_thread *t)
 
 void amp_thread_renamed(unsigned long pthread_id)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     amp_lock_quietly(&registry_lock, &quiet);
     if (amp_ctl)
         for (int i = 0; i < AMP_CTL_MAX_THREADS; i++)
@@ -162,7 +162,7 @@ static void amp_ctl_refresh_quietly(struct amp_thread *t);
  * it (it allocates and walks the loaded objects). */
 void amp_ctl_refresh(struct amp_thread *t)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     amp_signals_block(&quiet);
     amp_ctl_refresh_quietly(t);
     amp_signals_restore(&quiet);
@@ -202,7 +202,7 @@ static void free_scratch(struct amp_thread *t)
 
 static void thread_exit(void *arg)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     struct amp_thread *t = arg;
     amp_lock_quietly(&registry_lock, &quiet);
     fold_into_exited(t);
@@ -225,7 +225,7 @@ static void thread_exit(void *arg)
 
 struct amp_thread *amp_thread_create(void)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     amp_log_release_held();
     amp_lock_quietly(&registry_lock, &quiet);
     if (!amp_ctl)
@@ -311,7 +311,7 @@ static void add_counters(uint64_t out[AMP_CTL_COUNTERS], _Atomic uint64_t *row)
 
 void amp_counters_total(enum amp_hook_id hook, uint64_t out[AMP_CTL_COUNTERS])
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     memset(out, 0, AMP_CTL_COUNTERS * sizeof *out);
     amp_lock_quietly(&registry_lock, &quiet);
     if (amp_ctl) {

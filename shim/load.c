@@ -8,10 +8,12 @@
 #include "runtime/hook_state.h"
 
 void amp_dlopen_hook_init(void);
+void amp_longjmp_hook_init(void);
 
 __attribute__((constructor)) static void ampshim_load(void)
 {
     amp_dlopen_hook_init();
+    amp_longjmp_hook_init();
     amp_runtime_init();
 }
 

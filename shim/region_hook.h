@@ -1,9 +1,21 @@
-/* Forwarding a call whose arguments are all machine words (pointers,
- * integers, handles, hidden Fortran string lengths) without knowing its
- * signature: the hook takes and passes on a fixed number of words. On the
- * x86-64 and AArch64 calling conventions the callee reads only the arguments
- * it has; the extra words forwarded are the caller's stack, never used. Used
- * for LAPACK, cuSOLVER and CTC loss, whose routines have many signatures. */
+/* Hooks that run a routine inside an fp32 region without knowing its
+ * signature: LAPACK's routines, cuSOLVER's and cuDNN's CTC loss, which have
+ * hundreds of signatures between them.
+ *
+ * On x86-64 the hook is an assembly stub that touches no argument: it asks
+ * amp_region_hook_enter (shim/region_frames.c) for the real function, which,
+ * when the call is to run in an fp32 region, opens it, keeps the caller's
+ * return address in a small per-thread stack of frames and puts the address
+ * of amp_region_landing in its place; the stub then jumps to the real
+ * function with the stack exactly as the caller left it. The routine returns
+ * to the landing, which closes the region and returns to the caller with the
+ * routine's return registers intact. Nothing is copied, so a caller whose
+ * stack ends right after its arguments (a fiber's) is safe, and a frame
+ * whose routine never returned (an xerbla that longjmps out of LAPACK, as R's
+ * does) is recognised as dead and its region closed (region_frames.c).
+ *
+ * Elsewhere the hook is C and forwards a fixed number of machine words
+ * (shim/forward_words.h). */
 #ifndef AMPSHIM_REGION_HOOK_H
 #define AMPSHIM_REGION_HOOK_H
 
@@ -11,40 +23,77 @@
 
 #include "runtime/export.h"
 
-/* More than the longest such routine's arguments plus hidden lengths. */
-#define AMP_WORDS(X)                                                                               \
-    X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16)    \
-    X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
-#define AMP_WORD_PARAM(i) , uintptr_t w##i
-#define AMP_WORD_TYPE(i) , uintptr_t
-#define AMP_WORD_ARG(i) , w##i
-/* The lists start with a comma; this drops it. */
-#define AMP_DROP_FIRST(first, ...) __VA_ARGS__
-#define AMP_EXPAND(...) AMP_DROP_FIRST(__VA_ARGS__)
+/* Returns the real function of hook; opens the fp32 region when decided
+ * (then *return_slot, the caller's return address, is replaced by the
+ * landing's). */
+void *amp_region_hook_enter(int hook, int device, void **return_slot);
 
-#define AMP_WORD_PARAMS AMP_EXPAND(AMP_WORDS(AMP_WORD_PARAM))
-#define AMP_WORD_TYPES AMP_EXPAND(AMP_WORDS(AMP_WORD_TYPE))
-#define AMP_WORD_ARGS AMP_EXPAND(AMP_WORDS(AMP_WORD_ARG))
+#if defined(__x86_64__) && defined(__ELF__)
 
-/* A hook that runs its routine inside an fp32 region when the routine's
- * category on `device` is fp32 (or a region is open already), forwarded word
- * for word: LAPACK's routines, cuSOLVER's and cuDNN's CTC loss. It returns
- * what the routine leaves in the return register; a LAPACK subroutine's
- * callers (void in C, a subroutine in Fortran) ignore it. Needs
- * runtime/decide.h and shim/resolve.h. */
-typedef int (*amp_words_status_fn)(AMP_WORD_TYPES);
+#ifdef __CET__
+#define AMP_REGION_ENDBR "  endbr64\n"
+#else
+#define AMP_REGION_ENDBR ""
+#endif
+
+/* Saves the argument registers (the six integer ones and xmm0-7; %al is only
+ * meaningful to variadic functions, which these are not), calls the enter
+ * function with the address of the return address, restores them, jumps. */
 #define AMP_DEFINE_FP32_REGION_HOOK(sym, device)                                                   \
-    AMP_EXPORT int sym(AMP_WORD_PARAMS)                                \
+    __attribute__((used, visibility("hidden"))) void *sym##_region_enter(void **slot)             \
     {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        amp_words_status_fn real = (amp_words_status_fn)amp_real(AMP_HOOK_##sym);                  \
-        struct amp_thread *t = amp_thread_enter();                                                 \
-        if (!t)                                                                                    \
-            return real(AMP_WORD_ARGS);                                                            \
-        enum amp_outcome fp32 = amp_fp32_region_enter(t, device, AMP_HOOK_##sym);                \
-        int status = real(AMP_WORD_ARGS);                                                          \
-        amp_fp32_region_leave(t, AMP_HOOK_##sym, fp32);                                            \
+        return amp_region_hook_enter(AMP_HOOK_##sym, device, slot);                               \
+    }                                                                                              \
+    __asm__(".text\n"                                                                              \
+            ".globl " #sym "\n"                                                                    \
+            ".type " #sym ", @function\n"                                                          \
+            ".p2align 4\n" #sym ":\n"                                                              \
+            "  .cfi_startproc\n" AMP_REGION_ENDBR                                                  \
+            "  pushq %rdi\n  .cfi_adjust_cfa_offset 8\n"                                           \
+            "  pushq %rsi\n  .cfi_adjust_cfa_offset 8\n"                                           \
+            "  pushq %rdx\n  .cfi_adjust_cfa_offset 8\n"                                           \
+            "  pushq %rcx\n  .cfi_adjust_cfa_offset 8\n"                                           \
+            "  pushq %r8\n  .cfi_adjust_cfa_offset 8\n"                                            \
+            "  pushq %r9\n  .cfi_adjust_cfa_offset 8\n"                                            \
+            "  subq $136, %rsp\n  .cfi_adjust_cfa_offset 136\n" /* 8 xmm + realign */             \
+            "  movdqu %xmm0, 0(%rsp)\n  movdqu %xmm1, 16(%rsp)\n"                                  \
+            "  movdqu %xmm2, 32(%rsp)\n  movdqu %xmm3, 48(%rsp)\n"                                 \
+            "  movdqu %xmm4, 64(%rsp)\n  movdqu %xmm5, 80(%rsp)\n"                                 \
+            "  movdqu %xmm6, 96(%rsp)\n  movdqu %xmm7, 112(%rsp)\n"                                \
+            "  leaq 184(%rsp), %rdi\n" /* the return address's slot */                            \
+            "  call " #sym "_region_enter\n"                                                       \
+            "  movdqu 0(%rsp), %xmm0\n  movdqu 16(%rsp), %xmm1\n"                                  \
+            "  movdqu 32(%rsp), %xmm2\n  movdqu 48(%rsp), %xmm3\n"                                 \
+            "  movdqu 64(%rsp), %xmm4\n  movdqu 80(%rsp), %xmm5\n"                                 \
+            "  movdqu 96(%rsp), %xmm6\n  movdqu 112(%rsp), %xmm7\n"                                \
+            "  addq $136, %rsp\n  .cfi_adjust_cfa_offset -136\n"                                   \
+            "  popq %r9\n  .cfi_adjust_cfa_offset -8\n"                                            \
+            "  popq %r8\n  .cfi_adjust_cfa_offset -8\n"                                            \
+            "  popq %rcx\n  .cfi_adjust_cfa_offset -8\n"                                           \
+            "  popq %rdx\n  .cfi_adjust_cfa_offset -8\n"                                           \
+            "  popq %rsi\n  .cfi_adjust_cfa_offset -8\n"                                           \
+            "  popq %rdi\n  .cfi_adjust_cfa_offset -8\n"                                           \
+            "  jmp *%rax\n"                                                                        \
+            "  .cfi_endproc\n"                                                                     \
+            ".size " #sym ", .-" #sym "\n");
+
+#else
+
+#include "shim/forward_words.h"
+
+typedef uintptr_t (*amp_words_fn)(AMP_WORD_TYPES);
+void amp_region_hook_leave_c(int hook, int opened);
+#define AMP_DEFINE_FP32_REGION_HOOK(sym, device)                                                   \
+    AMP_EXPORT uintptr_t sym(AMP_WORD_PARAMS)                                                      \
+    {                                                                                              \
+        void *ret = __builtin_return_address(0);                                                   \
+        amp_words_fn real = (amp_words_fn)amp_region_hook_enter(AMP_HOOK_##sym, device, &ret);    \
+        int opened = ret != __builtin_return_address(0);                                          \
+        uintptr_t status = real(AMP_WORD_ARGS);                                                    \
+        amp_region_hook_leave_c(AMP_HOOK_##sym, opened);                                           \
         return status;                                                                             \
     }
+
+#endif
 
 #endif

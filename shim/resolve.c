@@ -206,7 +206,7 @@ static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libn
 
 void *amp_resolve_name(const char *name)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     amp_lock_quietly(&resolve_lock, &quiet);
     void *p = find_real(name);
     amp_unlock_quietly(&resolve_lock, &quiet);
@@ -333,7 +333,7 @@ static void *bind_for_caller(enum amp_hook_id hook, void *caller)
 
 static void *resolve_for_caller(enum amp_hook_id hook, int required)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     void *caller = amp_tls_caller;
     size_t slot = binding_slot(caller, hook);
     struct binding *b = atomic_load_explicit(&binding_table[slot], memory_order_acquire);
@@ -410,7 +410,7 @@ static int collect_new(struct dl_phdr_info *info, size_t size, void *data)
 
 void amp_resolve_notice_new_objects(void)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     unsigned long long adds = 0;
     dl_iterate_phdr(count_adds, &adds);
     if (adds == atomic_load_explicit(&seen_adds, memory_order_relaxed))
@@ -443,7 +443,7 @@ void amp_resolve_notice_new_objects(void)
 
 static void *resolve(enum amp_hook_id hook, int required)
 {
-    sigset_t quiet;
+    struct amp_quiet quiet;
     amp_lock_quietly(&resolve_lock, &quiet);
     if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)) {
         amp_unlock_quietly(&resolve_lock, &quiet);

@@ -52,7 +52,7 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
         *real = amp_real(hook);
         return amp_thread_enter();
     }
-    sigset_t quiet;
+    struct amp_quiet quiet;
     amp_signals_block(&quiet);
     t = amp_thread_enter();
     *real = amp_real(hook);

@@ -5,7 +5,7 @@
  * itself are its own business in any case (runtime/decide.h).
  *
  * LAPACK routines have many signatures; shim/region_hook.h forwards them
- * as machine words. */
+ * without reading or copying an argument. */
 #include "runtime/decide.h"
 #include "shim/region_hook.h"
 #include "shim/resolve.h"

@@ -15,7 +15,7 @@
 #include "shim/cuda/cublas_level3.h"
 #include "runtime/decide.h"
 #include "shim/hook_stub.h"
-#include "shim/region_hook.h"
+#include "shim/forward_words.h"
 #include "shim/resolve.h"
 
 typedef int (*amp_handle_query)(void *handle, int *value);
