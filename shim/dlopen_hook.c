@@ -1,4 +1,20 @@
-/* Noticing libraries loaded after the first hooked call: dlopen is
+/* The loader's entry points the shim interposes.
+ *
+ * dlclose: after an object is unloaded, hooks resolved into it resolve again
+ * at their next call (shim/resolve.c), instead of jumping into unmapped code.
+ *
+ * dlsym: a lookup that lands on one of the shim's hook entry points for a
+ * name no loaded library defines answers NULL, as it would without the
+ * shim: programs probe for optional functions (cblas_sgemm, cublasLtMatmul)
+ * with dlsym(RTLD_DEFAULT) or ctypes and take a fallback when absent. Only
+ * lookups in the global scope can land on a hook: RTLD_DEFAULT and the
+ * program's own handle (dlopen(NULL), what ctypes.CDLL(None) holds) are
+ * looked up from here; every other handle, and RTLD_NEXT, is forwarded by a
+ * jump, so glibc (and an LD_AUDIT module) sees the caller's own return
+ * address. x86-64 only. A weak reference bound by the loader itself is not
+ * covered: it binds to the hook.
+ *
+ * Noticing libraries loaded after the first hooked call: dlopen is
  * interposed by an x86-64 stub that bumps the control generation (so every
  * thread's next hooked call takes the slow path, where runtime/threads.c
  * asks shim/resolve.c whether a new object defines a hooked name that so far
@@ -10,8 +26,50 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 
+#include "shim/resolve.h"
+
 #include "runtime/control.h"
 #include "runtime/export.h"
+
+static int (*real_dlclose)(void *);
+static void *(*real_dlsym)(void *, const char *);
+
+/* Found with dlvsym, which is not interposed (dlsym here would be this
+ * file's own); glibc 2.34 moved both into libc with a new version. */
+static void *next_versioned(const char *name)
+{
+    void *p = dlvsym(RTLD_NEXT, name, "GLIBC_2.34");
+    return p ? p : dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
+}
+
+static void loader_hooks_init(void)
+{
+    real_dlclose = (int (*)(void *))next_versioned("dlclose");
+    real_dlsym = (void *(*)(void *, const char *))next_versioned("dlsym");
+}
+
+AMP_EXPORT int dlclose(void *handle)
+{
+    if (!real_dlclose)
+        loader_hooks_init();
+    if (!real_dlclose)
+        return -1;
+    int status = real_dlclose(handle);
+    amp_resolve_notice_unloads(__builtin_return_address(0));
+    return status;
+}
+
+/* dlsym for every handle but RTLD_NEXT. */
+__attribute__((used, visibility("hidden"))) void *amp_dlsym_c(void *handle, const char *name)
+{
+    if (!real_dlsym)
+        loader_hooks_init();
+    if (!real_dlsym)
+        return NULL;
+    void *p = real_dlsym(handle, name);
+    /* Reached by a jump from the stub: the return address is the caller's. */
+    return amp_resolve_hides(p, name, __builtin_return_address(0)) ? NULL : p;
+}
 
 #if defined(__x86_64__) && defined(__ELF__)
 
@@ -26,9 +84,15 @@ __attribute__((used, visibility("hidden"))) void *amp_dlopen_unresolved(const ch
     return real ? real(file, mode) : NULL;
 }
 
+__attribute__((used, visibility("hidden"))) void *(*amp_real_dlsym_next)(void *, const char *);
+__attribute__((used, visibility("hidden"))) void *amp_program_handle;
+
 void amp_dlopen_hook_init(void)
 {
     amp_real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+    loader_hooks_init();
+    amp_real_dlsym_next = real_dlsym;
+    amp_program_handle = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
 }
 
 #ifdef __CET__
@@ -53,6 +117,25 @@ __asm__(".text\n"
         "  jmp amp_dlopen_unresolved\n"
         "  .cfi_endproc\n"
         ".size dlopen, .-dlopen\n");
+
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        ".p2align 4\n"
+        "dlsym:\n"
+        "  .cfi_startproc\n" AMP_DLOPEN_ENDBR
+        "  testq %rdi, %rdi\n" /* RTLD_DEFAULT */
+        "  jz 1f\n"
+        "  cmpq amp_program_handle(%rip), %rdi\n"
+        "  je 1f\n"
+        "  movq amp_real_dlsym_next(%rip), %rax\n"
+        "  testq %rax, %rax\n"
+        "  jz 1f\n"
+        "  jmp *%rax\n"
+        "1:\n"
+        "  jmp amp_dlsym_c\n"
+        "  .cfi_endproc\n"
+        ".size dlsym, .-dlsym\n");
 
 #else
 

@@ -215,7 +215,16 @@ void *amp_resolve_name(const char *name)
 
 /* Optional functions found missing once (the library that defines their
  * siblings lacks them): not looked for again. */
-static _Atomic uint8_t absent[AMP_HOOK_COUNT];
+static _Atomic uint64_t absent_at[AMP_HOOK_COUNT]; /* the control generation + 1 then */
+static _Atomic uint8_t absent_said[AMP_HOOK_COUNT];
+
+/* Every dlopen bumps the generation (shim/dlopen_hook.c): a function
+ * found missing is looked for again after one. */
+static int known_absent(enum amp_hook_id hook)
+{
+    uint64_t at = atomic_load_explicit(&absent_at[hook], memory_order_relaxed);
+    return at && at == atomic_load_explicit(amp_ctl_generation, memory_order_acquire) + 1;
+}
 
 void *amp_resolve_needed(const char *name, const char *library, int *complete)
 {
@@ -441,6 +450,76 @@ void amp_resolve_notice_new_objects(void)
     amp_unlock_quietly(&resolve_lock, &quiet);
 }
 
+/* ---- libraries unloaded ---- */
+
+static _Atomic unsigned long long seen_subs;
+
+static int count_subs(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    *(unsigned long long *)data = info->dlpi_subs;
+    return 1;
+}
+
+static int loaded(void *p)
+{
+    Dl_info info;
+    return p && dladdr(p, &info) != 0;
+}
+
+void amp_resolve_notice_unloads(void *caller)
+{
+    /* The shim's own dlclose calls (of RTLD_NOLOAD handles, made with the
+     * lock held) unload nothing. */
+    if (in_self(caller))
+        return;
+    unsigned long long subs = 0;
+    dl_iterate_phdr(count_subs, &subs);
+    if (subs == atomic_load_explicit(&seen_subs, memory_order_relaxed))
+        return;
+    struct amp_quiet quiet;
+    amp_lock_quietly(&resolve_lock, &quiet);
+    /* A hook whose function was in the unloaded object resolves again at
+     * its next call (to a library loaded since, or not at all). */
+    for (int h = 0; h < AMP_HOOK_COUNT; h++) {
+        void *real = atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed);
+        if (real && !loaded(real)) {
+            amp_log(AMP_LOG_INFO, "%s: its library was unloaded; it resolves again at its next call",
+                    amp_hook_names[h]);
+            atomic_store_explicit(&amp_slot_of[h]->real, NULL, memory_order_release);
+        }
+    }
+    for (int i = 0; i < BINDINGS; i++) {
+        struct binding *b = atomic_load_explicit(&binding_table[i], memory_order_relaxed);
+        if (b && (!loaded(b->real) || !loaded(b->caller)))
+            atomic_store_explicit(&binding_table[i], NULL, memory_order_release);
+    }
+    /* An object loaded again (perhaps at the same address) is new. */
+    struct new_objects *all = calloc(1, sizeof *all);
+    if (all) {
+        n_known_objects = 0;
+        dl_iterate_phdr(collect_new, all);
+        for (int i = 0; i < all->count; i++)
+            free(all->name[i]);
+        free(all);
+    }
+    atomic_store_explicit(&seen_subs, subs, memory_order_relaxed);
+    amp_unlock_quietly(&resolve_lock, &quiet);
+}
+
+/* Whether p is one of this library's hook entry points whose name no
+ * loaded library defines: then dlsym answers NULL, as it would without the
+ * shim, so a program probing for an optional function takes its fallback
+ * instead of calling a hook with nothing behind it. */
+int amp_resolve_hides(void *p, const char *name, void *caller)
+{
+    /* The shim's own lookups (shim/resolve.c) see everything. */
+    if (!p || !name || !in_self(p) || in_self(caller))
+        return 0;
+    int hook = amp_hook_from_name(name);
+    return hook >= 0 && amp_real_optional((enum amp_hook_id)hook) == NULL;
+}
+
 static void *resolve(enum amp_hook_id hook, int required)
 {
     struct amp_quiet quiet;
@@ -463,7 +542,10 @@ static void *resolve(enum amp_hook_id hook, int required)
          * objects, the global scope is asked once more. */
         real = n == 1 ? found[0] : find_real(name);
         if (!real && !required) {
-            if (!atomic_exchange_explicit(&absent[hook], 1, memory_order_relaxed))
+            atomic_store_explicit(&absent_at[hook],
+                                  atomic_load_explicit(amp_ctl_generation, memory_order_acquire) + 1,
+                                  memory_order_relaxed);
+            if (!atomic_exchange_explicit(&absent_said[hook], 1, memory_order_relaxed))
                 amp_log(AMP_LOG_INFO,
                         "%s: no loaded library defines it; calls that would go through it run "
                         "as made",
@@ -506,7 +588,7 @@ void *amp_resolve(enum amp_hook_id hook)
 void *amp_real_optional(enum amp_hook_id hook)
 {
     void *p = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
-    if (p || atomic_load_explicit(&absent[hook], memory_order_relaxed))
+    if (p || known_absent(hook))
         return p;
     if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed))
         return resolve_for_caller(hook, 0);

@@ -20,6 +20,16 @@ void *amp_resolve(enum amp_hook_id hook);
  * lowered Sgemm becomes: missing means do not lower). */
 void *amp_real_optional(enum amp_hook_id hook);
 
+/* After a dlclose: hooks resolved into an object no longer loaded resolve
+ * again at their next call. caller: dlclose's return address. Cheap when
+ * nothing was unloaded. */
+void amp_resolve_notice_unloads(void *caller);
+
+/* dlsym's filter (shim/dlopen_hook.c): whether p, found for name, is a hook
+ * entry point of this library that no loaded library backs, for a lookup
+ * made by the code at return address caller. */
+int amp_resolve_hides(void *p, const char *name, void *caller);
+
 /* The definition of name inside the object behind handle itself (dlsym on
  * a handle searches its dependencies too), never ampshim's; NULL if none. */
 void *amp_own_symbol(void *handle, const char *name);

@@ -57,9 +57,16 @@ static void qr(int m, int *info)
 static ucontext_t main_ctx, fiber_ctx;
 static int fiber_info = -99;
 
+/* Called with a frame of its own as small as can be, right under the
+ * guard page: the arrays are static. */
+static float fiber_a[16], fiber_tau[4], fiber_work[64];
+static const int four = 4, sixty_four = 64;
+
 static void fiber(void)
 {
-    qr(4, &fiber_info);
+    for (int i = 0; i < 16; i++)
+        fiber_a[i] = (float)(i % 5) + (i / 4 == i % 4 ? 4.0f : 0.0f);
+    sgeqrf_(&four, &four, fiber_a, &four, fiber_tau, fiber_work, &sixty_four, &fiber_info);
 }
 
 int main(void)

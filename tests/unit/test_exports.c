@@ -1,6 +1,7 @@
 /* The naming rule of runtime/export.h, checked on the built libraries:
- * libampshim.so exports exactly the generated hook list, pthread_setname_np, dlopen,
- * ampshim_* and the four deprecated 0.1 aliases; libampscaler.so exports
+ * libampshim.so exports exactly the generated hook list, the C library
+ * functions it interposes (pthread_setname_np, dlopen, dlclose, dlsym, the
+ * longjmp family), ampshim_* and the four deprecated 0.1 aliases; libampscaler.so exports
  * only amp_scaler_*; libampshim-audit.so only la_*. No library exports an
  * internal amp_* name, so a public name tells itself apart by its prefix.
  * usage: test_exports LIBAMPSHIM LIBAMPSCALER LIBAMPSHIM_AUDIT */
@@ -28,10 +29,14 @@ static int shim_public(const char *name)
     for (size_t i = 0; i < sizeof deprecated / sizeof *deprecated; i++)
         if (strcmp(name, deprecated[i]) == 0)
             return 1;
-    /* pthread_setname_np and dlopen are interposed (shim/api.c,
-     * shim/dlopen_hook.c). */
-    return is_hook(name) || starts(name, "ampshim_") || strcmp(name, "pthread_setname_np") == 0 ||
-           strcmp(name, "dlopen") == 0;
+    /* The C library's functions the shim interposes (shim/api.c,
+     * shim/dlopen_hook.c, shim/region_frames.c). */
+    static const char *const interposed[] = {"pthread_setname_np", "dlopen", "dlclose", "dlsym",
+                                             "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"};
+    for (size_t i = 0; i < sizeof interposed / sizeof *interposed; i++)
+        if (strcmp(name, interposed[i]) == 0)
+            return 1;
+    return is_hook(name) || starts(name, "ampshim_");
 }
 
 static int scaler_public(const char *name)
