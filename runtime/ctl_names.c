@@ -233,7 +233,18 @@ int amp_ctl_set(struct amp_ctl_block *b, const char *name, const char *value, ch
         uint32_t w;
         if (parse_want(value, &w) < 0)
             return bad(why, whylen, "'%s' is not 1, 0 or default", value);
-        atomic_store(&amp_ctl_find_thread(b, parse_tid(mid))->want, w);
+        /* The thread may have ended since the name was checked, and its
+         * slot may be taken by another thread right after the store. */
+        long tid = parse_tid(mid);
+        struct amp_thread *th = amp_ctl_find_thread(b, tid);
+        if (th)
+            atomic_store(&th->want, w);
+        if (!th || atomic_load(&th->tid) != tid) {
+            if (th)
+                atomic_store(&th->want, AMP_CTL_FOLLOW);
+            snprintf(why, whylen, "thread %ld has ended", tid);
+            return ENOENT;
+        }
     } else {
         snprintf(why, whylen, "'%s' is read-only", name);
         return EPERM;

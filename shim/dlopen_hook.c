@@ -34,39 +34,50 @@
 static int (*real_dlclose)(void *);
 static void *(*real_dlsym)(void *, const char *);
 
+/* The code below may run before the program's sanitizer runtime is set up
+ * (its start-up makes dlsym calls that reach this file): it is not
+ * instrumented and calls nothing that is until the shim's constructor ran. */
+#define AMP_LOADER_EARLY __attribute__((no_sanitize("address", "undefined", "thread")))
+static _Atomic int loader_ready;
+
 /* Found with dlvsym, which is not interposed (dlsym here would be this
  * file's own); glibc 2.34 moved both into libc with a new version. */
-static void *next_versioned(const char *name)
+AMP_LOADER_EARLY static void *next_versioned(const char *name)
 {
     void *p = dlvsym(RTLD_NEXT, name, "GLIBC_2.34");
     return p ? p : dlvsym(RTLD_NEXT, name, "GLIBC_2.2.5");
 }
 
-static void loader_hooks_init(void)
+AMP_LOADER_EARLY static void loader_hooks_init(void)
 {
     real_dlclose = (int (*)(void *))next_versioned("dlclose");
     real_dlsym = (void *(*)(void *, const char *))next_versioned("dlsym");
 }
 
-AMP_EXPORT int dlclose(void *handle)
+AMP_LOADER_EARLY AMP_EXPORT int dlclose(void *handle)
 {
     if (!real_dlclose)
         loader_hooks_init();
     if (!real_dlclose)
         return -1;
     int status = real_dlclose(handle);
-    amp_resolve_notice_unloads(__builtin_return_address(0));
+    if (atomic_load_explicit(&loader_ready, memory_order_acquire))
+        amp_resolve_notice_unloads(__builtin_return_address(0));
     return status;
 }
 
-/* dlsym for every handle but RTLD_NEXT. */
-__attribute__((used, visibility("hidden"))) void *amp_dlsym_c(void *handle, const char *name)
+/* dlsym in the global scope (RTLD_DEFAULT, the program's handle), and any
+ * lookup made before the shim's constructor. */
+AMP_LOADER_EARLY __attribute__((used, visibility("hidden"))) void *amp_dlsym_c(void *handle,
+                                                                               const char *name)
 {
     if (!real_dlsym)
         loader_hooks_init();
     if (!real_dlsym)
         return NULL;
     void *p = real_dlsym(handle, name);
+    if (!atomic_load_explicit(&loader_ready, memory_order_acquire))
+        return p;
     /* Reached by a jump from the stub: the return address is the caller's. */
     return amp_resolve_hides(p, name, __builtin_return_address(0)) ? NULL : p;
 }
@@ -93,6 +104,7 @@ void amp_dlopen_hook_init(void)
     loader_hooks_init();
     amp_real_dlsym_next = real_dlsym;
     amp_program_handle = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+    atomic_store_explicit(&loader_ready, 1, memory_order_release);
 }
 
 #ifdef __CET__

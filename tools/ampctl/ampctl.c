@@ -199,12 +199,17 @@ static int verb_get(int argc, char **argv)
     close_block(b);
     if (rc)
         return failure("unknown name '%s'%s", argv[1], "");
-    if (json && type == AMP_CTL_T_STRING)
-        printf("{\"%s\": \"%s\"}\n", argv[1], value);
-    else if (json)
-        printf("{\"%s\": %s}\n", argv[1],
-               type == AMP_CTL_T_BOOL && strcmp(value, "default") == 0 ? "\"default\"" : value);
-    else
+    if (json) {
+        /* The name is the user's, a string value the block's: both escaped. */
+        fputc('{', stdout);
+        ampctl_json_string(stdout, argv[1]);
+        fputs(": ", stdout);
+        if (type == AMP_CTL_T_STRING || (type == AMP_CTL_T_BOOL && strcmp(value, "default") == 0))
+            ampctl_json_string(stdout, value);
+        else
+            fputs(value, stdout);
+        fputs("}\n", stdout);
+    } else
         printf("%s\n", value);
     return 0;
 }
