@@ -98,6 +98,12 @@ __attribute__((used, visibility("hidden"))) void *amp_dlopen_unresolved(const ch
 __attribute__((used, visibility("hidden"))) void *(*amp_real_dlsym_next)(void *, const char *);
 __attribute__((used, visibility("hidden"))) void *amp_program_handle;
 
+AMP_LOADER_EARLY __attribute__((used, visibility("hidden"))) void *amp_dlsym_early(void)
+{
+    loader_hooks_init();
+    return (void *)real_dlsym;
+}
+
 void amp_dlopen_hook_init(void)
 {
     amp_real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
@@ -142,7 +148,19 @@ __asm__(".text\n"
         "  je 1f\n"
         "  movq amp_real_dlsym_next(%rip), %rax\n"
         "  testq %rax, %rax\n"
+        "  jnz 2f\n"
+        /* Before the constructor (a sanitizer runtime's start-up looks up
+         * its interceptors' next definitions): find the real dlsym first. */
+        "  pushq %rdi\n"
+        "  pushq %rsi\n"
+        "  subq $8, %rsp\n"
+        "  call amp_dlsym_early\n"
+        "  addq $8, %rsp\n"
+        "  popq %rsi\n"
+        "  popq %rdi\n"
+        "  testq %rax, %rax\n"
         "  jz 1f\n"
+        "2:\n"
         "  jmp *%rax\n"
         "1:\n"
         "  jmp amp_dlsym_c\n"
