@@ -96,6 +96,13 @@ static int object_is_library(const char *path, void *base)
     return library;
 }
 
+static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void amp_callers_atfork(enum amp_fork_phase phase)
+{
+    amp_lock_atfork(&objects_lock, phase);
+}
+
 int amp_caller_is_library(void *return_address)
 {
     struct amp_quiet quiet;
@@ -108,11 +115,10 @@ int amp_caller_is_library(void *return_address)
         void *base;
         int library;
     } objects[64];
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     Dl_info info;
     if (!dladdr(return_address, &info))
         return remember(&library_cache, return_address, 0);
-    amp_lock_quietly(&lock, &quiet);
+    amp_lock_quietly(&objects_lock, &quiet);
     int library = -1;
     for (size_t i = 0; i < sizeof objects / sizeof *objects && objects[i].base; i++)
         if (objects[i].base == info.dli_fbase)
@@ -126,6 +132,6 @@ int amp_caller_is_library(void *return_address)
                 break;
             }
     }
-    amp_unlock_quietly(&lock, &quiet);
+    amp_unlock_quietly(&objects_lock, &quiet);
     return remember(&library_cache, return_address, library);
 }

@@ -157,6 +157,26 @@ static inline void amp_unlock_quietly(pthread_mutex_t *lock, const struct amp_qu
     amp_signals_restore(old);
 }
 
+/* fork while another thread holds one of the shim's locks (a first call
+ * resolving, a caller being classified) would leave it held forever in the
+ * child: each file's lock is taken before fork, released after it in the
+ * parent and made anew in the child (runtime/threads.c runs them, in the
+ * order the locks nest: callers, resolve, registry, log). */
+enum amp_fork_phase { AMP_FORK_PREPARE, AMP_FORK_PARENT, AMP_FORK_CHILD };
+void amp_callers_atfork(enum amp_fork_phase phase);
+void amp_resolve_atfork(enum amp_fork_phase phase);
+void amp_log_atfork(enum amp_fork_phase phase);
+
+static inline void amp_lock_atfork(pthread_mutex_t *lock, enum amp_fork_phase phase)
+{
+    if (phase == AMP_FORK_PREPARE)
+        pthread_mutex_lock(lock);
+    else if (phase == AMP_FORK_PARENT)
+        pthread_mutex_unlock(lock);
+    else
+        pthread_mutex_init(lock, NULL);
+}
+
 static inline int amp_mode(void)
 {
     return atomic_load_explicit(&amp_rt.mode, memory_order_acquire);

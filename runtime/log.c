@@ -2,6 +2,7 @@
  * line, written with one call, so lines from several threads never
  * interleave mid-line. */
 #include "runtime/log.h"
+#include "runtime/hook_state.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +18,11 @@ static FILE *_Atomic log_stream;
 static char log_path[4096];
 static _Atomic int log_path_pending;
 static pthread_mutex_t log_open_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void amp_log_atfork(enum amp_fork_phase phase)
+{
+    amp_lock_atfork(&log_open_lock, phase);
+}
 
 FILE *amp_open_output(const char *path, char *why, size_t whylen)
 {

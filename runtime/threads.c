@@ -328,19 +328,28 @@ void amp_counters_total(enum amp_hook_id hook, uint64_t out[AMP_CTL_COUNTERS])
 
 static void fork_prepare(void)
 {
+    amp_callers_atfork(AMP_FORK_PREPARE);
+    amp_resolve_atfork(AMP_FORK_PREPARE);
     pthread_mutex_lock(&registry_lock);
+    amp_log_atfork(AMP_FORK_PREPARE);
 }
 
 static void fork_parent(void)
 {
+    amp_log_atfork(AMP_FORK_PARENT);
     pthread_mutex_unlock(&registry_lock);
+    amp_resolve_atfork(AMP_FORK_PARENT);
+    amp_callers_atfork(AMP_FORK_PARENT);
 }
 
 /* The child drops its parent's block (runtime/control.c) and its thread
  * list; it makes its own block at its next hooked call, with fresh counters. */
 static void fork_child(void)
 {
+    amp_log_atfork(AMP_FORK_CHILD);
     pthread_mutex_init(&registry_lock, NULL);
+    amp_resolve_atfork(AMP_FORK_CHILD);
+    amp_callers_atfork(AMP_FORK_CHILD);
     amp_ctl_drop_after_fork();
     overflow_threads = NULL;
     amp_tls_thread = NULL;

@@ -35,6 +35,11 @@ static const uint8_t hook_ints[AMP_HOOK_COUNT] = {
 
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void amp_resolve_atfork(enum amp_fork_phase phase)
+{
+    amp_lock_atfork(&resolve_lock, phase);
+}
+
 static void *self_base(void)
 {
     static void *base;
