@@ -62,7 +62,7 @@ AMP_LOADER_EARLY AMP_EXPORT int dlclose(void *handle)
         return -1;
     int status = real_dlclose(handle);
     if (atomic_load_explicit(&loader_ready, memory_order_acquire))
-        amp_resolve_notice_unloads(__builtin_return_address(0));
+        amp_resolve_notice_unloads();
     return status;
 }
 

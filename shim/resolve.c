@@ -35,6 +35,24 @@ static const uint8_t hook_ints[AMP_HOOK_COUNT] = {
 
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Set while this thread holds resolve_lock: the shim's own dlopen/dlclose
+ * of RTLD_NOLOAD handles, made with the lock held, reach the dlclose hook
+ * (directly, or through a sanitizer's interceptor), which must not take it
+ * again; they unload nothing. */
+static __thread uint8_t resolve_lock_held __attribute__((tls_model("initial-exec")));
+
+static void lock_resolve(struct amp_quiet *quiet)
+{
+    amp_lock_quietly(&resolve_lock, quiet);
+    resolve_lock_held = 1;
+}
+
+static void unlock_resolve(const struct amp_quiet *quiet)
+{
+    resolve_lock_held = 0;
+    amp_unlock_quietly(&resolve_lock, quiet);
+}
+
 void amp_resolve_atfork(enum amp_fork_phase phase)
 {
     amp_lock_atfork(&resolve_lock, phase);
@@ -212,9 +230,9 @@ static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libn
 void *amp_resolve_name(const char *name)
 {
     struct amp_quiet quiet;
-    amp_lock_quietly(&resolve_lock, &quiet);
+    lock_resolve(&quiet);
     void *p = find_real(name);
-    amp_unlock_quietly(&resolve_lock, &quiet);
+    unlock_resolve(&quiet);
     return p;
 }
 
@@ -355,7 +373,7 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
         amp_tls_real_ilp64 = b->ilp64;
         return b->real;
     }
-    amp_lock_quietly(&resolve_lock, &quiet);
+    lock_resolve(&quiet);
     void *real = bind_for_caller(hook, caller);
     int ilp64 = real ? width_of(hook, real) : 0;
     if (real) {
@@ -365,7 +383,7 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
             atomic_store_explicit(&binding_table[slot], &binding_pool[i], memory_order_release);
         }
     }
-    amp_unlock_quietly(&resolve_lock, &quiet);
+    unlock_resolve(&quiet);
     amp_tls_real_ilp64 = (uint8_t)ilp64;
     if (!real && required) {
         amp_log(AMP_LOG_ERROR, "%s: no loaded library defines it (symbol lookup error); exiting "
@@ -429,7 +447,7 @@ void amp_resolve_notice_new_objects(void)
     dl_iterate_phdr(count_adds, &adds);
     if (adds == atomic_load_explicit(&seen_adds, memory_order_relaxed))
         return;
-    amp_lock_quietly(&resolve_lock, &quiet);
+    lock_resolve(&quiet);
     struct new_objects *fresh = calloc(1, sizeof *fresh);
     if (fresh) {
         int first_look = n_known_objects == 0;
@@ -452,7 +470,7 @@ void amp_resolve_notice_new_objects(void)
         free(fresh);
     }
     atomic_store_explicit(&seen_adds, adds, memory_order_relaxed);
-    amp_unlock_quietly(&resolve_lock, &quiet);
+    unlock_resolve(&quiet);
 }
 
 /* ---- libraries unloaded ---- */
@@ -472,18 +490,16 @@ static int loaded(void *p)
     return p && dladdr(p, &info) != 0;
 }
 
-void amp_resolve_notice_unloads(void *caller)
+void amp_resolve_notice_unloads(void)
 {
-    /* The shim's own dlclose calls (of RTLD_NOLOAD handles, made with the
-     * lock held) unload nothing. */
-    if (in_self(caller))
+    if (resolve_lock_held)
         return;
     unsigned long long subs = 0;
     dl_iterate_phdr(count_subs, &subs);
     if (subs == atomic_load_explicit(&seen_subs, memory_order_relaxed))
         return;
     struct amp_quiet quiet;
-    amp_lock_quietly(&resolve_lock, &quiet);
+    lock_resolve(&quiet);
     /* A hook whose function was in the unloaded object resolves again at
      * its next call (to a library loaded since, or not at all). */
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
@@ -509,7 +525,7 @@ void amp_resolve_notice_unloads(void *caller)
         free(all);
     }
     atomic_store_explicit(&seen_subs, subs, memory_order_relaxed);
-    amp_unlock_quietly(&resolve_lock, &quiet);
+    unlock_resolve(&quiet);
 }
 
 /* Whether p is one of this library's hook entry points whose name no
@@ -528,9 +544,9 @@ int amp_resolve_hides(void *p, const char *name, void *caller)
 static void *resolve(enum amp_hook_id hook, int required)
 {
     struct amp_quiet quiet;
-    amp_lock_quietly(&resolve_lock, &quiet);
+    lock_resolve(&quiet);
     if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)) {
-        amp_unlock_quietly(&resolve_lock, &quiet);
+        unlock_resolve(&quiet);
         return resolve_for_caller(hook, required);
     }
     void *real = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
@@ -540,7 +556,7 @@ static void *resolve(enum amp_hook_id hook, int required)
         int n = definitions(name, found, 8);
         if (n > 1) {
             mark_several(hook, found, n);
-            amp_unlock_quietly(&resolve_lock, &quiet);
+            unlock_resolve(&quiet);
             return resolve_for_caller(hook, required);
         }
         /* One definer is every caller's; with none found among the loaded
@@ -555,7 +571,7 @@ static void *resolve(enum amp_hook_id hook, int required)
                         "%s: no loaded library defines it; calls that would go through it run "
                         "as made",
                         name);
-            amp_unlock_quietly(&resolve_lock, &quiet);
+            unlock_resolve(&quiet);
             return NULL;
         }
         if (!real) {
@@ -578,7 +594,7 @@ static void *resolve(enum amp_hook_id hook, int required)
         amp_log(AMP_LOG_INFO, "%s -> %s (%s integers)", name, libname, ilp64 ? "64-bit" : "32-bit");
         atomic_store_explicit(&amp_slot_of[hook]->real, real, memory_order_release);
     }
-    amp_unlock_quietly(&resolve_lock, &quiet);
+    unlock_resolve(&quiet);
     return real;
 }
 

@@ -21,9 +21,8 @@ void *amp_resolve(enum amp_hook_id hook);
 void *amp_real_optional(enum amp_hook_id hook);
 
 /* After a dlclose: hooks resolved into an object no longer loaded resolve
- * again at their next call. caller: dlclose's return address. Cheap when
- * nothing was unloaded. */
-void amp_resolve_notice_unloads(void *caller);
+ * again at their next call. Cheap when nothing was unloaded. */
+void amp_resolve_notice_unloads(void);
 
 /* dlsym's filter (shim/dlopen_hook.c): whether p, found for name, is a hook
  * entry point of this library that no loaded library backs, for a lookup
