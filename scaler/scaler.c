@@ -4,7 +4,12 @@
 #include "runtime/export.h"
 #include "amp_scaler.h"
 
+#include <ctype.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <libgen.h>
 #include <pthread.h>
@@ -14,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kernels/cpu/unscale.h"
@@ -454,80 +460,225 @@ AMP_EXPORT int amp_scaler_set_agreement(amp_scaler *s, amp_scaler_agree_fn agree
 /* ---- state files ---- */
 
 #define STATE_MAGIC "ampscaler-state 1"
+/* The longest state file amp_scaler_load reads; a real one is ~120 bytes. */
+#define STATE_MAX_BYTES 4096
 
+/* The state text in buf (at least 256 bytes); returns its length. */
+static int format_state(const amp_scaler *s, char *buf, size_t size)
+{
+    float scale;
+    int64_t tracker;
+    current_state(s, &scale, &tracker);
+    /* %.9g and %.17g print a float and a double exactly enough to read back
+     * the same value. */
+    return snprintf(buf, size,
+                    STATE_MAGIC "\nscale %.9g\ngrowth_factor %.17g\nbackoff_factor %.17g\n"
+                                "growth_interval %" PRId64 "\n_growth_tracker %" PRId64 "\n",
+                    (double)scale, s->config.growth_factor, s->config.backoff_factor,
+                    s->config.growth_interval, tracker);
+}
+
+/* Temporary names are PATH.ampscaler-tmp-PID-N. */
+#define TEMP_MARK ".ampscaler-tmp-"
+
+/* A save killed between naming its file and renaming it leaves the name
+ * behind: the next save beside it removes such names of processes that no
+ * longer exist. */
+static void remove_dead_temporaries(const char *path)
+{
+    char dir[4096], base[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(base, sizeof base, "%s", path);
+    const char *b = basename(base);
+    size_t blen = strlen(b), mlen = strlen(TEMP_MARK);
+    DIR *d = opendir(dirname(dir));
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *n = e->d_name;
+        if (strncmp(n, b, blen) != 0 || strncmp(n + blen, TEMP_MARK, mlen) != 0)
+            continue;
+        char *end;
+        long pid = strtol(n + blen + mlen, &end, 10);
+        if (pid <= 0 || *end != '-' || pid == (long)getpid() ||
+            (kill((pid_t)pid, 0) != 0 && errno == EPERM) || kill((pid_t)pid, 0) == 0)
+            continue;
+        unlinkat(dirfd(d), n, 0);
+    }
+    closedir(d);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The new state is written to an unnamed file in the target's directory
+ * (O_TMPFILE), given a temporary name only once complete and synced, and
+ * renamed over the target: a process killed at any point leaves the old
+ * file or the new one, never a torn one. A kill between naming and renaming
+ * (microseconds) leaves the name, which the next save beside it removes
+ * once its process is gone (a named temporary file written in full leaked
+ * one per kill). Filesystems without O_TMPFILE
+ * get a named temporary file. Only a regular file (or nothing) at the path
+ * is replaced: a symbolic link, a device, a FIFO or a directory there is
+ * refused, so a mistaken path cannot destroy /dev/full or a link's target's
+ * name. */
 AMP_EXPORT int amp_scaler_save(const amp_scaler *s, const char *path)
 {
     if (!s->config.enabled)
         return 0;
-    float scale;
-    int64_t tracker;
-    current_state(s, &scale, &tracker);
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return fail((amp_scaler *)s, -EEXIST, "%s: exists and is not a regular file; not replaced",
+                    path);
+    char text[512], tmp[4096], dir[4096];
+    int len = format_state(s, text, sizeof text);
+    static _Atomic unsigned saves;
+    if (snprintf(tmp, sizeof tmp, "%s" TEMP_MARK "%ld-%u", path, (long)getpid(),
+                 atomic_fetch_add(&saves, 1)) >= (int)sizeof tmp ||
+        snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir)
         return fail(s, -ENAMETOOLONG, "%s: path too long", path);
-    int fd = mkstemp(tmp);
+    remove_dead_temporaries(path);
+    int named = 0;
+    int fd = open(dirname(dir), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+        named = 1;
+    }
     if (fd < 0)
         return fail(s, -errno, "%s: cannot create a file beside it: %s", path, strerror(errno));
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        return fail(s, -e, "%s: %s", path, strerror(e));
-    }
-    /* %.9g and %.17g print a float and a double exactly enough to read back
-     * the same value. */
-    fprintf(f,
-            STATE_MAGIC "\nscale %.9g\ngrowth_factor %.17g\nbackoff_factor %.17g\n"
-                        "growth_interval %" PRId64 "\n_growth_tracker %" PRId64 "\n",
-            (double)scale, s->config.growth_factor, s->config.backoff_factor,
-            s->config.growth_interval, tracker);
-    int bad = ferror(f);
-    bad |= fflush(f) != 0;
-    bad |= fsync(fileno(f)) != 0;
+    int bad = write_all(fd, text, (size_t)len) != 0 || fsync(fd) != 0;
     int e = errno;
-    bad |= fclose(f) != 0;
+    if (!bad && !named) {
+        /* A name for the finished file, then the rename. */
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        bad = linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0;
+        e = errno;
+        named = !bad;
+    }
+    bad |= close(fd) != 0;
     if (bad || rename(tmp, path) != 0) {
         e = bad ? e : errno;
-        unlink(tmp);
+        if (named)
+            unlink(tmp);
         return fail(s, -e, "%s: cannot write the state: %s", path, strerror(e));
     }
     return 0;
 }
 
+/* Decimal numbers exactly as amp_scaler_save prints them: an optional minus,
+ * digits, an optional fraction and exponent. No hex, no '+', no spaces, no
+ * inf or nan words. */
+static int decimal_text(const char *t, int integer)
+{
+    const char *p = t + (*t == '-');
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (!integer && *p == '.') {
+        p++;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (!integer && (*p == 'e' || *p == 'E')) {
+        p++;
+        p += *p == '-' || *p == '+';
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    return *p == '\0';
+}
+
 static int parse_double(const char *text, double *out)
 {
     char *end;
+    if (!decimal_text(text, 0))
+        return -1;
     errno = 0;
     *out = strtod(text, &end);
-    return end != text && *end == '\0' && errno == 0 ? 0 : -1;
+    return *end == '\0' && errno == 0 && isfinite(*out) ? 0 : -1;
 }
 
 static int parse_int64(const char *text, int64_t *out)
 {
     char *end;
+    if (!decimal_text(text, 1))
+        return -1;
     errno = 0;
     long long v = strtoll(text, &end, 10);
     *out = v;
-    return end != text && *end == '\0' && errno == 0 ? 0 : -1;
+    return *end == '\0' && errno == 0 ? 0 : -1;
+}
+
+/* Reads at most STATE_MAX_BYTES of a regular file: a symbolic link is not
+ * followed, and a FIFO or a device is refused without blocking on it. */
+static int read_state_file(amp_scaler *s, const char *path, char *text, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return fail(s, -errno, "%s: %s%s", path, strerror(errno),
+                    errno == ELOOP ? " (a symbolic link is not followed)" : "");
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(s, -EBADMSG, "%s: not a regular file", path);
+    }
+    if (st.st_size > STATE_MAX_BYTES) {
+        close(fd);
+        return fail(s, -EBADMSG, "%s: larger than a scaler state file can be (%d bytes)", path,
+                    STATE_MAX_BYTES);
+    }
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(fd, text + n, STATE_MAX_BYTES + 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int e = errno;
+            close(fd);
+            return fail(s, -e, "%s: %s", path, strerror(e));
+        }
+        if (r == 0 || (n += (size_t)r) > STATE_MAX_BYTES)
+            break;
+    }
+    close(fd);
+    if (n > STATE_MAX_BYTES)
+        return fail(s, -EBADMSG, "%s: larger than a scaler state file can be (%d bytes)", path,
+                    STATE_MAX_BYTES);
+    text[n] = '\0';
+    *len = n;
+    return 0;
 }
 
 AMP_EXPORT int amp_scaler_load(amp_scaler *s, const char *path)
 {
     if (!s->config.enabled)
         return succeed(s);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return fail(s, -errno, "%s: %s", path, strerror(errno));
-    char text[4096];
-    size_t len = fread(text, 1, sizeof text - 1, f);
-    int too_long = !ferror(f) && !feof(f);
-    fclose(f);
-    if (too_long)
-        return fail(s, -EBADMSG, "%s: larger than a scaler state file can be", path);
-    text[len] = '\0';
+    char text[STATE_MAX_BYTES + 2];
+    size_t len = 0;
+    int rc = read_state_file(s, path, text, &len);
+    if (rc)
+        return rc;
     if (strlen(text) != len)
         return fail(s, -EBADMSG, "%s: not a text file", path);
+    if (len == 0)
+        return fail(s, -EBADMSG, "%s: empty", path);
+    if (text[len - 1] != '\n')
+        return fail(s, -EBADMSG, "%s: truncated: the last line does not end", path);
 
     static const char *const keys[] = {"scale", "growth_factor", "backoff_factor",
                                        "growth_interval", "_growth_tracker"};
@@ -535,9 +686,13 @@ AMP_EXPORT int amp_scaler_load(amp_scaler *s, const char *path)
     int64_t interval = 0, tracker = 0;
     int seen[5] = {0};
     int lineno = 0;
-    for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
-         line = strtok_r(NULL, "\n", &save)) {
+    /* Every line ends with a newline; none is empty. */
+    for (char *line = text, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        *nl = '\0';
         lineno++;
+        if (!*line)
+            return fail(s, -EBADMSG, "%s:%d: an empty line", path, lineno);
         if (lineno == 1) {
             if (strcmp(line, STATE_MAGIC) != 0)
                 return fail(s, -EBADMSG, "%s: not an ampscaler state file (first line is not \"%s\")",
@@ -565,8 +720,6 @@ AMP_EXPORT int amp_scaler_load(amp_scaler *s, const char *path)
             return fail(s, -EBADMSG, "%s:%d: '%s' has a bad value '%.64s'", path, lineno, keys[k],
                         value);
     }
-    if (lineno == 0)
-        return fail(s, -EBADMSG, "%s: empty", path);
     for (int i = 0; i < 5; i++)
         if (!seen[i])
             return fail(s, -EBADMSG, "%s: truncated: no '%s'", path, keys[i]);
