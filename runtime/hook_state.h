@@ -118,6 +118,9 @@ void amp_ctl_bump(void);
 extern __thread struct amp_thread *amp_tls_thread __attribute__((tls_model("initial-exec")));
 
 void amp_runtime_init(void);
+/* Before amp_runtime_init: another copy of the library (first) came first in
+ * the process; this one (self) will stay inert, with one warning. */
+void amp_runtime_other_copy(const char *first, const char *self);
 struct amp_thread *amp_thread_create(void);
 
 /* The shim's locks are taken with every signal blocked: a signal handler that

@@ -68,6 +68,12 @@ void amp_log_release_held(void)
     n_held = 0;
 }
 
+void amp_log_drop_held(void)
+{
+    atomic_store(&holding, 0);
+    n_held = 0;
+}
+
 void amp_log_set_path(const char *path)
 {
     snprintf(log_path, sizeof log_path, "%s", path);

@@ -20,6 +20,9 @@ void amp_log_set_path(const char *path);
  * written only by a process that makes a hooked call, not by every child
  * that inherits LD_PRELOAD (sh, ls, grep). */
 void amp_log_hold(void);
+/* Forgets the held warnings (a copy of the shim that stays inert: the
+ * active copy says them). */
+void amp_log_drop_held(void);
 void amp_log_release_held(void);
 
 /* Opens a file ampshim writes to (the log, the report) the safe way: never

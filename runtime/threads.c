@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -361,6 +362,14 @@ static const char *secure_getenv_fn(const char *name)
     return secure_getenv(name);
 }
 
+static char other_copy[600];
+
+void amp_runtime_other_copy(const char *first, const char *self)
+{
+    snprintf(other_copy, sizeof other_copy, "%.250s is loaded already; this copy (%.250s)", first,
+             self);
+}
+
 static void init_runtime(void)
 {
     /* Warnings about the variables wait for the process's first hooked call
@@ -373,6 +382,14 @@ static void init_runtime(void)
         amp_log(AMP_LOG_ERROR, "AMPSHIM_STRICT=1 and %d bad variable%s; exiting with status 2",
                 errors, errors == 1 ? "" : "s");
         _exit(2);
+    }
+    if (other_copy[0] && amp_rt.cfg.enable) {
+        /* Said at once, whether or not this process calls BLAS: two copies
+         * in one process are a mistake in how it was started. */
+        amp_log_drop_held();
+        amp_log(AMP_LOG_WARN, "another copy of libampshim: %s stays inert", other_copy);
+        atomic_store_explicit(&amp_rt.mode, AMP_MODE_INERT, memory_order_release);
+        return;
     }
     amp_runtime_apply_policy();
     if (pthread_key_create(&thread_key, thread_exit) != 0 ||

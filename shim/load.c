@@ -1,6 +1,7 @@
 /* libampshim.so's load and unload: read the environment once at load (so
  * AMPSHIM_STRICT can stop a misconfigured run before main), print the exit
  * report at unload. */
+#include <dlfcn.h>
 #include <stdatomic.h>
 
 #include "runtime/export.h"
@@ -10,10 +11,26 @@
 void amp_dlopen_hook_init(void);
 void amp_longjmp_hook_init(void);
 
+/* A second copy of the library in one process (two LD_PRELOAD entries, a
+ * program that dlopens another build): the copy found second stays inert,
+ * so no call is intercepted twice and ampctl steers the one that works. */
+static void notice_other_copy(void)
+{
+    /* Compared by object: a reference to ampshim_version from here would
+     * bind to the first copy's too. */
+    void *first = dlsym(RTLD_DEFAULT, "ampshim_version");
+    Dl_info other, self;
+    if (first && dladdr(first, &other) && dladdr((void *)notice_other_copy, &self) &&
+        other.dli_fbase != self.dli_fbase)
+        amp_runtime_other_copy(other.dli_fname ? other.dli_fname : "?",
+                               self.dli_fname ? self.dli_fname : "?");
+}
+
 __attribute__((constructor)) static void ampshim_load(void)
 {
     amp_dlopen_hook_init();
     amp_longjmp_hook_init();
+    notice_other_copy();
     amp_runtime_init();
 }
 

@@ -94,6 +94,24 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+/* Whether p lies in a copy of this library (another build or path of
+ * libampshim.so loaded beside this one): such a copy's hooks are never the
+ * real function, or two copies would forward to each other for ever. */
+static int is_shim(void *p)
+{
+    Dl_info info;
+    if (!dladdr(p, &info) || !info.dli_fname)
+        return 0;
+    void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    void *version = dlsym(h, "ampshim_version");
+    Dl_info vinfo;
+    int shim = version && dladdr(version, &vinfo) && vinfo.dli_fbase == info.dli_fbase;
+    dlclose(h);
+    return shim;
+}
+
 void *amp_own_symbol(void *handle, const char *name)
 {
     struct link_map *object = NULL, *owner = NULL;
@@ -102,7 +120,7 @@ void *amp_own_symbol(void *handle, const char *name)
     if (p && (dlinfo(handle, RTLD_DI_LINKMAP, &object) != 0 ||
               !dladdr1(p, &where, (void **)&owner, RTLD_DL_LINKMAP) || owner != object))
         return NULL;
-    return p && !in_self(p) ? p : NULL;
+    return p && !in_self(p) && !is_shim(p) ? p : NULL;
 }
 
 /* The loaded object path's own definition of name. */
@@ -144,7 +162,7 @@ static int definitions(const char *name, void **found, int max)
 static void *find_real(const char *name)
 {
     void *p = dlsym(RTLD_NEXT, name);
-    if (p && !in_self(p))
+    if (p && !in_self(p) && !is_shim(p))
         return p;
     void *found[1];
     return definitions(name, found, 1) ? found[0] : NULL;
@@ -348,14 +366,14 @@ static void *bind_for_caller(enum amp_hook_id hook, void *caller)
     if (caller && dladdr1(caller, &info, (void **)&object, RTLD_DL_LINKMAP) && object)
         version = required_version(object, name);
     void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
-    if (p && !in_self(p))
+    if (p && !in_self(p) && !is_shim(p))
         return p;
     if (object && info.dli_fname) {
         void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
         if (h) {
             p = version ? dlvsym(h, name, version) : dlsym(h, name);
             dlclose(h);
-            if (p && !in_self(p))
+            if (p && !in_self(p) && !is_shim(p))
                 return p;
         }
     }
