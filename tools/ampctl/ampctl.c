@@ -428,6 +428,36 @@ static int find_shim(char *out, size_t outlen)
     return access(out, R_OK) == 0 ? 0 : -1;
 }
 
+/* LD_PRELOAD splits its value at spaces and colons: a shim whose path has
+ * one is named through a symbolic link in a directory of this user's own,
+ * /tmp/ampshim-run-UID (made 0700, and used only if it is a directory that
+ * belongs to this user and no one else can write). */
+static int preloadable_path(const char *shim, char *out, size_t outlen)
+{
+    char real[4096];
+    if (!realpath(shim, real))
+        return -1;
+    if (!strpbrk(real, " :\t\n")) {
+        snprintf(out, outlen, "%s", real);
+        return 0;
+    }
+    char dir[64], tmp[128];
+    snprintf(dir, sizeof dir, "/tmp/ampshim-run-%u", (unsigned)getuid());
+    mkdir(dir, 0700);
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+        (st.st_mode & 077))
+        return -1;
+    snprintf(out, outlen, "%s/libampshim.so", dir);
+    snprintf(tmp, sizeof tmp, "%s/.libampshim.so.%ld", dir, (long)getpid());
+    unlink(tmp);
+    if (symlink(real, tmp) != 0 || rename(tmp, out) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 static int verb_run(int argc, char **argv)
 {
     int i = 0;
@@ -443,10 +473,13 @@ static int verb_run(int argc, char **argv)
     }
     if (i + 1 >= argc)
         return usage("run needs -- CMD");
-    char shim[4200], preload[8400];
-    if (find_shim(shim, sizeof shim) < 0)
+    char found[4200], shim[4200], preload[8400];
+    if (find_shim(found, sizeof found) < 0)
         return failure("cannot find libampshim.so (looked beside ampctl's build tree and in %s)%s",
                        AMPSHIM_LIBDIR, "");
+    if (preloadable_path(found, shim, sizeof shim) < 0)
+        return failure("%s: its path has a space or colon, which LD_PRELOAD cannot hold, and no "
+                       "link to it could be made in /tmp/ampshim-run-UID%s", found, "");
     /* After what the environment preloads already: a sanitizer runtime or an
      * allocator preloaded first must stay first. */
     const char *old = getenv("LD_PRELOAD");
