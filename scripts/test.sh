@@ -40,7 +40,7 @@ if [ "$sanitizers" -eq 1 ]; then
         --suite control --suite fakes --suite stress
     [ -d build-fuzz ] || CC=clang meson setup build-fuzz $quick -Dfuzzing=true \
         -Db_sanitize=address,undefined -Db_lundef=false
-    ninja -C build-fuzz tests/fuzz/fuzz_parsers tests/fuzz/fuzz_block
+    ninja -C build-fuzz tests/fuzz/fuzz_parsers tests/fuzz/fuzz_block tests/fuzz/fuzz_scaler_state
     meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz || status=1
     logs="$logs build-fuzz/meson-logs/testlog.json"
 fi
