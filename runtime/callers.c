@@ -118,20 +118,25 @@ int amp_caller_is_library(void *return_address)
     Dl_info info;
     if (!dladdr(return_address, &info))
         return remember(&library_cache, return_address, 0);
+    /* The lock is not held while the loader is asked (object_is_library
+     * opens objects): a constructor running inside another thread's dlopen
+     * may be classifying its own call site. */
     amp_lock_quietly(&objects_lock, &quiet);
     int library = -1;
     for (size_t i = 0; i < sizeof objects / sizeof *objects && objects[i].base; i++)
         if (objects[i].base == info.dli_fbase)
             library = objects[i].library;
+    amp_unlock_quietly(&objects_lock, &quiet);
     if (library < 0) {
         library = object_is_library(info.dli_fname, info.dli_fbase);
+        amp_lock_quietly(&objects_lock, &quiet);
         for (size_t i = 0; i < sizeof objects / sizeof *objects; i++)
-            if (!objects[i].base) {
+            if (!objects[i].base || objects[i].base == info.dli_fbase) {
                 objects[i].base = info.dli_fbase;
                 objects[i].library = library;
                 break;
             }
+        amp_unlock_quietly(&objects_lock, &quiet);
     }
-    amp_unlock_quietly(&objects_lock, &quiet);
     return remember(&library_cache, return_address, library);
 }

@@ -35,23 +35,26 @@ static const uint8_t hook_ints[AMP_HOOK_COUNT] = {
 
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Set while this thread holds resolve_lock: the shim's own dlopen/dlclose
- * of RTLD_NOLOAD handles, made with the lock held, reach the dlclose hook
- * (directly, or through a sanitizer's interceptor), which must not take it
- * again; they unload nothing. */
-static __thread uint8_t resolve_lock_held __attribute__((tls_model("initial-exec")));
-
+/* Lock order: resolve_lock is never held while the shim calls into the
+ * loader (dlopen, dlclose, dladdr, dlsym take the loader's lock): a library
+ * constructor running inside another thread's dlopen, with the loader's
+ * lock held, may make a BLAS call that needs resolve_lock. Look-ups are made
+ * unlocked (they are queries; two threads may make the same one) and the
+ * lock only guards publishing their results. */
 static void lock_resolve(struct amp_quiet *quiet)
 {
     amp_lock_quietly(&resolve_lock, quiet);
-    resolve_lock_held = 1;
 }
 
 static void unlock_resolve(const struct amp_quiet *quiet)
 {
-    resolve_lock_held = 0;
     amp_unlock_quietly(&resolve_lock, quiet);
 }
+
+/* Set while this thread opens and closes a loaded object itself
+ * (RTLD_NOLOAD: nothing is unloaded): the dlclose hook, reached directly or
+ * through a sanitizer's interceptor, has nothing to look at then. */
+static __thread uint8_t shim_loader_call __attribute__((tls_model("initial-exec")));
 
 void amp_resolve_atfork(enum amp_fork_phase phase)
 {
@@ -102,13 +105,14 @@ static int is_shim(void *p)
     Dl_info info;
     if (!dladdr(p, &info) || !info.dli_fname)
         return 0;
+    shim_loader_call++;
     void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return 0;
-    void *version = dlsym(h, "ampshim_version");
+    void *version = h ? dlsym(h, "ampshim_version") : NULL;
     Dl_info vinfo;
     int shim = version && dladdr(version, &vinfo) && vinfo.dli_fbase == info.dli_fbase;
-    dlclose(h);
+    if (h)
+        dlclose(h);
+    shim_loader_call--;
     return shim;
 }
 
@@ -126,11 +130,12 @@ void *amp_own_symbol(void *handle, const char *name)
 /* The loaded object path's own definition of name. */
 static void *own_definition(const char *path, const char *name)
 {
+    shim_loader_call++;
     void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return NULL;
-    void *p = amp_own_symbol(h, name);
-    dlclose(h);
+    void *p = h ? amp_own_symbol(h, name) : NULL;
+    if (h)
+        dlclose(h);
+    shim_loader_call--;
     return p;
 }
 
@@ -247,11 +252,7 @@ static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libn
 
 void *amp_resolve_name(const char *name)
 {
-    struct amp_quiet quiet;
-    lock_resolve(&quiet);
-    void *p = find_real(name);
-    unlock_resolve(&quiet);
-    return p;
+    return find_real(name);
 }
 
 /* Optional functions found missing once (the library that defines their
@@ -369,10 +370,14 @@ static void *bind_for_caller(enum amp_hook_id hook, void *caller)
     if (p && !in_self(p) && !is_shim(p))
         return p;
     if (object && info.dli_fname) {
+        shim_loader_call++;
         void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
         if (h) {
             p = version ? dlvsym(h, name, version) : dlsym(h, name);
             dlclose(h);
+        }
+        shim_loader_call--;
+        if (h) {
             if (p && !in_self(p) && !is_shim(p))
                 return p;
         }
@@ -391,9 +396,9 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
         amp_tls_real_ilp64 = b->ilp64;
         return b->real;
     }
-    lock_resolve(&quiet);
     void *real = bind_for_caller(hook, caller);
     int ilp64 = real ? width_of(hook, real) : 0;
+    lock_resolve(&quiet);
     if (real) {
         int i = atomic_fetch_add_explicit(&bindings_used, 1, memory_order_relaxed);
         if (i < BINDING_POOL) {
@@ -411,17 +416,23 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
     return real;
 }
 
-static void mark_several(enum amp_hook_id hook, void *const *found, int n)
+/* With resolve_lock held; library: a definer's file name, found before. */
+static void mark_several(enum amp_hook_id hook, const char *library, int n)
 {
-    Dl_info info;
     amp_log(AMP_LOG_INFO, "%s is defined by %d loaded libraries (%s, ...); each call goes to its "
                           "caller's own",
-            amp_hook_names[hook], n, dladdr(found[0], &info) && info.dli_fname ? info.dli_fname : "?");
+            amp_hook_names[hook], n, library);
     atomic_store_explicit(&amp_slot_of[hook]->several, 1, memory_order_relaxed);
     atomic_store_explicit(&amp_slot_of[hook]->real, NULL, memory_order_release);
 }
 
 /* ---- libraries loaded later ---- */
+
+static const char *file_of(void *p)
+{
+    Dl_info info;
+    return dladdr(p, &info) && info.dli_fname ? info.dli_fname : "?";
+}
 
 static void *known_objects[MAX_OBJECTS];
 static int n_known_objects;
@@ -465,30 +476,35 @@ void amp_resolve_notice_new_objects(void)
     dl_iterate_phdr(count_adds, &adds);
     if (adds == atomic_load_explicit(&seen_adds, memory_order_relaxed))
         return;
-    lock_resolve(&quiet);
     struct new_objects *fresh = calloc(1, sizeof *fresh);
-    if (fresh) {
-        int first_look = n_known_objects == 0;
-        dl_iterate_phdr(collect_new, fresh);
-        /* A hook resolved to one library becomes per-caller when a newly
-         * loaded object defines its name too. */
-        for (int i = 0; i < fresh->count && !first_look; i++)
-            for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-                void *real = atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed);
-                if (!real || amp_slot_of[h]->several)
-                    continue;
-                void *p = own_definition(fresh->name[i], amp_hook_names[h]);
-                if (p && p != real) {
-                    void *both[2] = {real, p};
-                    mark_several((enum amp_hook_id)h, both, 2);
-                }
-            }
-        for (int i = 0; i < fresh->count; i++)
-            free(fresh->name[i]);
-        free(fresh);
-    }
-    atomic_store_explicit(&seen_adds, adds, memory_order_relaxed);
+    if (!fresh)
+        return;
+    /* dl_iterate_phdr takes only the loader's list lock, which a dlopen
+     * running constructors does not hold. */
+    lock_resolve(&quiet);
+    int first_look = n_known_objects == 0;
+    dl_iterate_phdr(collect_new, fresh);
     unlock_resolve(&quiet);
+    /* A hook resolved to one library becomes per-caller when a newly
+     * loaded object defines its name too. */
+    for (int i = 0; i < fresh->count && !first_look; i++)
+        for (int h = 0; h < AMP_HOOK_COUNT; h++) {
+            void *real = atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed);
+            if (!real || amp_slot_of[h]->several)
+                continue;
+            void *p = own_definition(fresh->name[i], amp_hook_names[h]);
+            if (p && p != real) {
+                const char *library = file_of(real);
+                lock_resolve(&quiet);
+                if (atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed) == real)
+                    mark_several((enum amp_hook_id)h, library, 2);
+                unlock_resolve(&quiet);
+            }
+        }
+    for (int i = 0; i < fresh->count; i++)
+        free(fresh->name[i]);
+    free(fresh);
+    atomic_store_explicit(&seen_adds, adds, memory_order_relaxed);
 }
 
 /* ---- libraries unloaded ---- */
@@ -510,40 +526,43 @@ static int loaded(void *p)
 
 void amp_resolve_notice_unloads(void)
 {
-    if (resolve_lock_held)
+    if (shim_loader_call)
         return;
     unsigned long long subs = 0;
     dl_iterate_phdr(count_subs, &subs);
     if (subs == atomic_load_explicit(&seen_subs, memory_order_relaxed))
         return;
-    struct amp_quiet quiet;
-    lock_resolve(&quiet);
     /* A hook whose function was in the unloaded object resolves again at
-     * its next call (to a library loaded since, or not at all). */
+     * its next call (to a library loaded since, or not at all). The checks
+     * ask the loader, so no lock is held; a slot is cleared only if it
+     * still holds what was checked. */
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-        void *real = atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed);
-        if (real && !loaded(real)) {
+        void *real = atomic_load_explicit(&amp_slot_of[h]->real, memory_order_acquire);
+        if (real && !loaded(real) &&
+            atomic_compare_exchange_strong_explicit(&amp_slot_of[h]->real, &real, NULL,
+                                                    memory_order_acq_rel, memory_order_relaxed))
             amp_log(AMP_LOG_INFO, "%s: its library was unloaded; it resolves again at its next call",
                     amp_hook_names[h]);
-            atomic_store_explicit(&amp_slot_of[h]->real, NULL, memory_order_release);
-        }
     }
     for (int i = 0; i < BINDINGS; i++) {
-        struct binding *b = atomic_load_explicit(&binding_table[i], memory_order_relaxed);
+        struct binding *b = atomic_load_explicit(&binding_table[i], memory_order_acquire);
         if (b && (!loaded(b->real) || !loaded(b->caller)))
-            atomic_store_explicit(&binding_table[i], NULL, memory_order_release);
+            atomic_compare_exchange_strong_explicit(&binding_table[i], &b, NULL,
+                                                    memory_order_acq_rel, memory_order_relaxed);
     }
     /* An object loaded again (perhaps at the same address) is new. */
     struct new_objects *all = calloc(1, sizeof *all);
     if (all) {
+        struct amp_quiet quiet;
+        lock_resolve(&quiet);
         n_known_objects = 0;
         dl_iterate_phdr(collect_new, all);
+        unlock_resolve(&quiet);
         for (int i = 0; i < all->count; i++)
             free(all->name[i]);
         free(all);
     }
     atomic_store_explicit(&seen_subs, subs, memory_order_relaxed);
-    unlock_resolve(&quiet);
 }
 
 /* Whether p is one of this library's hook entry points whose name no
@@ -561,57 +580,62 @@ int amp_resolve_hides(void *p, const char *name, void *caller)
 
 static void *resolve(enum amp_hook_id hook, int required)
 {
+    if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed))
+        return resolve_for_caller(hook, required);
+    void *real = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
+    if (real)
+        return real;
     struct amp_quiet quiet;
+    const char *name = amp_hook_names[hook];
+    void *found[8];
+    int n = definitions(name, found, 8);
+    if (n > 1) {
+        const char *library = file_of(found[0]);
+        lock_resolve(&quiet);
+        if (!atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed))
+            mark_several(hook, library, n);
+        unlock_resolve(&quiet);
+        return resolve_for_caller(hook, required);
+    }
+    /* One definer is every caller's; with none found among the loaded
+     * objects, the global scope is asked once more. */
+    real = n == 1 ? found[0] : find_real(name);
+    if (!real && !required) {
+        atomic_store_explicit(&absent_at[hook],
+                              atomic_load_explicit(amp_ctl_generation, memory_order_acquire) + 1,
+                              memory_order_relaxed);
+        if (!atomic_exchange_explicit(&absent_said[hook], 1, memory_order_relaxed))
+            amp_log(AMP_LOG_INFO,
+                    "%s: no loaded library defines it; calls that would go through it run as made",
+                    name);
+        return NULL;
+    }
+    if (!real) {
+        /* Without ampshim the loader would have stopped here with
+         * "undefined symbol"; do the same rather than run garbage. */
+        amp_log(AMP_LOG_ERROR,
+                "%s: no loaded library defines it (symbol lookup error); exiting with status 127",
+                name);
+        _exit(127);
+    }
+    const char *libname = "?";
+    int ilp64 = hook_ints[hook] ? hook_ints[hook] == 64 : library_is_ilp64(hook, real, &libname);
+    if (hook_ints[hook])
+        libname = file_of(real);
+    /* Published once, by the first thread here; the others take its answer. */
     lock_resolve(&quiet);
     if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)) {
         unlock_resolve(&quiet);
         return resolve_for_caller(hook, required);
     }
-    void *real = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
-    if (!real) {
-        const char *name = amp_hook_names[hook];
-        void *found[8];
-        int n = definitions(name, found, 8);
-        if (n > 1) {
-            mark_several(hook, found, n);
-            unlock_resolve(&quiet);
-            return resolve_for_caller(hook, required);
-        }
-        /* One definer is every caller's; with none found among the loaded
-         * objects, the global scope is asked once more. */
-        real = n == 1 ? found[0] : find_real(name);
-        if (!real && !required) {
-            atomic_store_explicit(&absent_at[hook],
-                                  atomic_load_explicit(amp_ctl_generation, memory_order_acquire) + 1,
-                                  memory_order_relaxed);
-            if (!atomic_exchange_explicit(&absent_said[hook], 1, memory_order_relaxed))
-                amp_log(AMP_LOG_INFO,
-                        "%s: no loaded library defines it; calls that would go through it run "
-                        "as made",
-                        name);
-            unlock_resolve(&quiet);
-            return NULL;
-        }
-        if (!real) {
-            /* Without ampshim the loader would have stopped here with
-             * "undefined symbol"; do the same rather than run garbage. */
-            amp_log(AMP_LOG_ERROR,
-                    "%s: no loaded library defines it (symbol lookup error); exiting with "
-                    "status 127",
-                    name);
-            _exit(127);
-        }
-        const char *libname = "?";
-        int ilp64 = hook_ints[hook] ? hook_ints[hook] == 64 : library_is_ilp64(hook, real, &libname);
-        if (hook_ints[hook]) {
-            Dl_info info;
-            if (dladdr(real, &info) && info.dli_fname)
-                libname = info.dli_fname;
-        }
-        amp_slot_of[hook]->ilp64 = (uint8_t)ilp64;
-        amp_log(AMP_LOG_INFO, "%s -> %s (%s integers)", name, libname, ilp64 ? "64-bit" : "32-bit");
-        atomic_store_explicit(&amp_slot_of[hook]->real, real, memory_order_release);
+    void *now = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);
+    if (now) {
+        unlock_resolve(&quiet);
+        return now;
     }
+    amp_slot_of[hook]->ilp64 = (uint8_t)ilp64;
+    amp_log(AMP_LOG_INFO, "%s -> %s (%s integers)", name, libname, ilp64 ? "64-bit" : "32-bit");
+    atomic_store_explicit(&amp_slot_of[hook]->real, real, memory_order_release);
     unlock_resolve(&quiet);
     return real;
 }
