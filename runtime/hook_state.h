@@ -162,9 +162,10 @@ static inline void amp_unlock_quietly(pthread_mutex_t *lock, const struct amp_qu
 
 /* fork while another thread holds one of the shim's locks (a first call
  * resolving, a caller being classified) would leave it held forever in the
- * child: each file's lock is taken before fork, released after it in the
- * parent and made anew in the child (runtime/threads.c runs them, in the
- * order the locks nest: callers, resolve, registry, log). */
+ * child: each file's lock is taken before fork and released after it, in
+ * the parent and in the child (the forking thread holds them in both;
+ * runtime/threads.c runs them in the order the locks nest: callers,
+ * resolve, registry, log). */
 enum amp_fork_phase { AMP_FORK_PREPARE, AMP_FORK_PARENT, AMP_FORK_CHILD };
 void amp_callers_atfork(enum amp_fork_phase phase);
 void amp_resolve_atfork(enum amp_fork_phase phase);
@@ -174,10 +175,8 @@ static inline void amp_lock_atfork(pthread_mutex_t *lock, enum amp_fork_phase ph
 {
     if (phase == AMP_FORK_PREPARE)
         pthread_mutex_lock(lock);
-    else if (phase == AMP_FORK_PARENT)
-        pthread_mutex_unlock(lock);
     else
-        pthread_mutex_init(lock, NULL);
+        pthread_mutex_unlock(lock);
 }
 
 static inline int amp_mode(void)

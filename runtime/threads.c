@@ -348,7 +348,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     amp_log_atfork(AMP_FORK_CHILD);
-    pthread_mutex_init(&registry_lock, NULL);
+    pthread_mutex_unlock(&registry_lock);
     amp_resolve_atfork(AMP_FORK_CHILD);
     amp_callers_atfork(AMP_FORK_CHILD);
     amp_ctl_drop_after_fork();

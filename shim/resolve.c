@@ -215,20 +215,26 @@ int amp_probe_ilp64_cblas(void *cblas_isamax)
 /* Integer width of the library that defines `real` (hook's real function),
  * probed through the isamax of the hook's own mangling (scipy_isamax_ for
  * scipy_sgemm_), else the plain ones; cached by load base. */
+static struct {
+    void *base;
+    int ilp64;
+} width_cache[32];
+
 static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libname)
 {
-    static struct {
-        void *base;
-        int ilp64;
-    } cache[32];
     Dl_info info;
     if (!dladdr(real, &info))
         return 0;
     *libname = info.dli_fname;
-    for (size_t i = 0; i < sizeof cache / sizeof *cache; i++)
-        if (cache[i].base == info.dli_fbase)
-            return cache[i].ilp64;
+    struct amp_quiet quiet;
     int ilp64 = -1;
+    lock_resolve(&quiet);
+    for (size_t i = 0; i < sizeof width_cache / sizeof *width_cache; i++)
+        if (width_cache[i].base == info.dli_fbase)
+            ilp64 = width_cache[i].ilp64;
+    unlock_resolve(&quiet);
+    if (ilp64 >= 0)
+        return ilp64;
     void *probe = amp_hook_width_probe[hook] ? sibling_symbol(real, amp_hook_width_probe[hook]) : NULL;
     if (probe)
         ilp64 = amp_hook_form_is_cblas[hook] ? amp_probe_ilp64_cblas(probe) : amp_probe_ilp64_fortran(probe);
@@ -241,12 +247,14 @@ static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libn
                 info.dli_fname);
         ilp64 = 0;
     }
-    for (size_t i = 0; i < sizeof cache / sizeof *cache; i++)
-        if (!cache[i].base) {
-            cache[i].base = info.dli_fbase;
-            cache[i].ilp64 = ilp64;
+    lock_resolve(&quiet);
+    for (size_t i = 0; i < sizeof width_cache / sizeof *width_cache; i++)
+        if (!width_cache[i].base || width_cache[i].base == info.dli_fbase) {
+            width_cache[i].base = info.dli_fbase;
+            width_cache[i].ilp64 = ilp64;
             break;
         }
+    unlock_resolve(&quiet);
     return ilp64;
 }
 
@@ -434,6 +442,7 @@ static const char *file_of(void *p)
     return dladdr(p, &info) && info.dli_fname ? info.dli_fname : "?";
 }
 
+_Atomic uint64_t amp_dlopen_calls;
 static void *known_objects[MAX_OBJECTS];
 static int n_known_objects;
 static _Atomic unsigned long long seen_adds;
@@ -471,6 +480,14 @@ static int collect_new(struct dl_phdr_info *info, size_t size, void *data)
 
 void amp_resolve_notice_new_objects(void)
 {
+    /* Objects are added only by dlopen, whose hook counts its calls: with
+     * no dlopen since the last look the loader is asked nothing (a new
+     * thread's first call, or a forked child's, does not walk the object
+     * list, whose lock a fork can leave held in the child). */
+    static _Atomic uint64_t looked_at = UINT64_MAX;
+    uint64_t dlopens = atomic_load_explicit(&amp_dlopen_calls, memory_order_acquire);
+    if (atomic_exchange_explicit(&looked_at, dlopens, memory_order_acq_rel) == dlopens)
+        return;
     struct amp_quiet quiet;
     unsigned long long adds = 0;
     dl_iterate_phdr(count_adds, &adds);

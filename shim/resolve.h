@@ -24,6 +24,9 @@ void *amp_real_optional(enum amp_hook_id hook);
  * again at their next call. Cheap when nothing was unloaded. */
 void amp_resolve_notice_unloads(void);
 
+/* dlopen calls so far (counted by shim/dlopen_hook.c's stub). */
+extern _Atomic uint64_t amp_dlopen_calls;
+
 /* dlsym's filter (shim/dlopen_hook.c): whether p, found for name, is a hook
  * entry point of this library that no loaded library backs, for a lookup
  * made by the code at return address caller. */
