@@ -78,7 +78,7 @@ static int is_main_program(struct dl_phdr_info *info, size_t size, void *data)
 static int object_is_library(const char *path, void *base)
 {
     uintptr_t main_base = 0;
-    dl_iterate_phdr(is_main_program, &main_base);
+    amp_walk_objects(is_main_program, &main_base);
     if (!path || !*path || (uintptr_t)base == main_base)
         return 0;
     const char *slash = strrchr(path, '/');

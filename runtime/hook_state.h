@@ -171,6 +171,10 @@ void amp_callers_atfork(enum amp_fork_phase phase);
 void amp_resolve_atfork(enum amp_fork_phase phase);
 void amp_log_atfork(enum amp_fork_phase phase);
 
+/* dl_iterate_phdr, made so that fork waits for it (shim/resolve.c). */
+struct dl_phdr_info;
+int amp_walk_objects(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data);
+
 static inline void amp_lock_atfork(pthread_mutex_t *lock, enum amp_fork_phase phase)
 {
     if (phase == AMP_FORK_PREPARE)

@@ -12,6 +12,7 @@
 #include "shim/resolve.h"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -56,9 +57,39 @@ static void unlock_resolve(const struct amp_quiet *quiet)
  * through a sanitizer's interceptor, has nothing to look at then. */
 static __thread uint8_t shim_loader_call __attribute__((tls_model("initial-exec")));
 
+/* fork waits until none of the shim's threads walks the loader's object
+ * list: glibc's fork does not take the list's lock, so a child forked while
+ * one of them walked it would find the lock held for ever. Counters rather
+ * than a lock, so the child starts with nothing to undo. */
+static _Atomic int walkers, forking;
+
+int amp_walk_objects(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+    for (;;) {
+        while (atomic_load_explicit(&forking, memory_order_acquire))
+            sched_yield();
+        atomic_fetch_add_explicit(&walkers, 1, memory_order_acq_rel);
+        if (!atomic_load_explicit(&forking, memory_order_acquire))
+            break;
+        atomic_fetch_sub_explicit(&walkers, 1, memory_order_acq_rel);
+    }
+    int r = dl_iterate_phdr(callback, data);
+    atomic_fetch_sub_explicit(&walkers, 1, memory_order_acq_rel);
+    return r;
+}
+
 void amp_resolve_atfork(enum amp_fork_phase phase)
 {
     amp_lock_atfork(&resolve_lock, phase);
+    if (phase == AMP_FORK_PREPARE) {
+        atomic_store_explicit(&forking, 1, memory_order_seq_cst);
+        while (atomic_load_explicit(&walkers, memory_order_seq_cst))
+            sched_yield();
+    } else {
+        if (phase == AMP_FORK_CHILD)
+            atomic_store_explicit(&walkers, 0, memory_order_relaxed);
+        atomic_store_explicit(&forking, 0, memory_order_release);
+    }
 }
 
 static void *self_base(void)
@@ -148,7 +179,7 @@ static int definitions(const char *name, void **found, int max)
     struct object_list *list = calloc(1, sizeof *list);
     if (!list)
         return 0;
-    dl_iterate_phdr(collect_object, list);
+    amp_walk_objects(collect_object, list);
     int n = 0;
     for (int i = 0; i < list->count; i++) {
         void *p = n < max ? own_definition(list->names[i], name) : NULL;
@@ -490,7 +521,7 @@ void amp_resolve_notice_new_objects(void)
         return;
     struct amp_quiet quiet;
     unsigned long long adds = 0;
-    dl_iterate_phdr(count_adds, &adds);
+    amp_walk_objects(count_adds, &adds);
     if (adds == atomic_load_explicit(&seen_adds, memory_order_relaxed))
         return;
     struct new_objects *fresh = calloc(1, sizeof *fresh);
@@ -500,7 +531,7 @@ void amp_resolve_notice_new_objects(void)
      * running constructors does not hold. */
     lock_resolve(&quiet);
     int first_look = n_known_objects == 0;
-    dl_iterate_phdr(collect_new, fresh);
+    amp_walk_objects(collect_new, fresh);
     unlock_resolve(&quiet);
     /* A hook resolved to one library becomes per-caller when a newly
      * loaded object defines its name too. */
@@ -546,7 +577,7 @@ void amp_resolve_notice_unloads(void)
     if (shim_loader_call)
         return;
     unsigned long long subs = 0;
-    dl_iterate_phdr(count_subs, &subs);
+    amp_walk_objects(count_subs, &subs);
     if (subs == atomic_load_explicit(&seen_subs, memory_order_relaxed))
         return;
     /* A hook whose function was in the unloaded object resolves again at
@@ -573,7 +604,7 @@ void amp_resolve_notice_unloads(void)
         struct amp_quiet quiet;
         lock_resolve(&quiet);
         n_known_objects = 0;
-        dl_iterate_phdr(collect_new, all);
+        amp_walk_objects(collect_new, all);
         unlock_resolve(&quiet);
         for (int i = 0; i < all->count; i++)
             free(all->name[i]);
