@@ -8,6 +8,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import check  # noqa: E402  (tests/check.py)
+
 
 def shim_loaded():
     try:
@@ -36,16 +39,8 @@ def emit_reference(results):
     sys.stdout.buffer.write(pickle.dumps(results))
 
 
-class Checker:
-    def __init__(self, name):
-        self.name, self.passed, self.failed = name, 0, 0
-
-    def check(self, what, ok, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL {what} {detail}")
+class Checker(check.Checker):
+    """tests/check.py's, with comparisons of float32 results."""
 
     def same_bits(self, what, got, want):
         got = np.ascontiguousarray(got, dtype=np.float32)
@@ -57,7 +52,3 @@ class Checker:
     def differs(self, what, got, plain):
         self.check(what + " differs from plain fp32 (lowering happened)",
                    not np.array_equal(np.asarray(got), np.asarray(plain)))
-
-    def finish(self):
-        print(f"{self.name}: {self.passed} passed, {self.failed} failed")
-        sys.exit(1 if self.failed else 0)

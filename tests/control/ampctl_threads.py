@@ -11,21 +11,16 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from check import Checker  # noqa: E402  (tests/check.py)
+
+checker = Checker("ampctl_threads")
+check = checker.check
 ampctl, program, preload = sys.argv[1:4]
 work = tempfile.mkdtemp(prefix="ampctl_test_")
 status_file, stop_file = os.path.join(work, "status"), os.path.join(work, "stop")
 proc = subprocess.Popen([program, status_file, stop_file], env=dict(os.environ, LD_PRELOAD=preload))
 pid = str(proc.pid)
-passed = failed = 0
-
-
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what} {detail}", flush=True)
 
 
 def ctl(*args, expect=0):
@@ -183,5 +178,4 @@ finally:
 check("the program ran to its end", proc.returncode == 0, str(proc.returncode))
 check("nothing is left in /dev/shm after exit",
       not any(n.startswith("ampshim") for n in os.listdir("/dev/shm")))
-print(f"ampctl_threads: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checker.finish()

@@ -14,15 +14,11 @@ ampctl = sys.argv[1]
 uid, pid = os.getuid(), os.getpid()
 SIZE = 2989760  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 2)
 MAGIC = 0x314C544353504D41
-passed = failed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from check import Checker  # noqa: E402  (tests/check.py)
 
-
-def check(what, ok, detail=""):
-    global passed, failed
-    passed += ok
-    failed += not ok
-    if not ok:
-        print(f"FAIL {what} {detail}")
+checker = Checker("bad_blocks")
+check = checker.check
 
 
 def plant(data, mode=0o600):
@@ -70,5 +66,4 @@ r = subprocess.run([ampctl, "status", "4194301"], capture_output=True, text=True
 check("no such process", r.returncode == 1 and "no such process" in r.stderr, r.stderr)
 r = subprocess.run([ampctl, "gc"], capture_output=True, text=True)
 check("gc has nothing to do", r.returncode == 0 and "nothing to do" in r.stdout, r.stdout)
-print(f"bad_blocks: {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checker.finish()

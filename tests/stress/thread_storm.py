@@ -14,20 +14,15 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from check import Checker  # noqa: E402  (tests/check.py)
+
+checker = Checker("thread_storm")
+check = checker.check
 ampctl, program, preload = sys.argv[1:4]
 proc = subprocess.Popen([program, "4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                         env=dict(os.environ, LD_PRELOAD=preload))
 pid = str(proc.pid)
-passed = failed = 0
-
-
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {what} {detail}", flush=True)
 
 
 def ctl(*args):
@@ -74,6 +69,5 @@ check("the program's products are all exact", proc.returncode == 0, f"(exit {pro
 check("the program prints nothing on stderr", err == "", f"({err[:300]!r})")
 check("the quoted thread name came back intact through --json get", quoted_seen)
 check("ampctl polled while the storm ran", rounds >= 3, f"({rounds} rounds)")
-print(f"thread_storm: {out.strip()}; ampctl rounds {rounds}, toggles {toggles} "
-      f"({ended} answered 'ended'); {passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+checker.finish(f"{out.strip()}; ampctl rounds {rounds}, toggles {toggles} "
+               f"({ended} answered 'ended'); ")
