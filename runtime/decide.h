@@ -92,16 +92,6 @@ static inline int amp_call_selected(const struct amp_thread *t)
 /* A region hook (LAPACK, cuSOLVER, CTC loss) of category fp32 opens its region
  * on every thread, selected or not: the region protects the library's own
  * inner calls, whatever would select those. */
-/* Frames of fp32-region routines running on this thread
- * (shim/region_frames.c); pruning drops those that will never return (a
- * longjmp out of LAPACK) and closes their regions. call_sp: the program's
- * stack pointer after its hooked call returns; amp_decide passes its frame
- * address + 16, exact where it is inlined into the hook entry the stub jumps
- * to, and deeper (so fewer frames are judged left, never a live one)
- * anywhere else. Returns how many. */
-extern __thread uint32_t amp_tls_region_frames __attribute__((tls_model("initial-exec")));
-int amp_region_frames_prune(uintptr_t call_sp);
-
 enum amp_decide_as { AMP_DECIDE_CALL, AMP_DECIDE_REGION };
 
 static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum amp_device dev,
@@ -123,9 +113,7 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
     if (dev == AMP_DEVICE_CUDA &&
         amp_unlikely(atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)))
         return d;
-    if (amp_unlikely(t->fp32_depth) &&
-        !(amp_tls_region_frames &&
-          amp_region_frames_prune((uintptr_t)__builtin_frame_address(0) + 16) && !t->fp32_depth)) {
+    if (amp_unlikely(t->fp32_depth)) {
         d.outcome = AMP_OUTCOME_FP32;
         return d;
     }

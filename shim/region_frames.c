@@ -10,9 +10,10 @@
  * unwinding overwrites; and a frame on the current stack whose slot lies
  * below the stack pointer of the program's current call (the call is not
  * nested inside the routine) has been left as well. Dead frames are dropped,
- * their regions closed, before a new one is opened and when a program call
- * finds an fp32 region open (runtime/decide.h), so a longjmp out of LAPACK
- * does not keep the thread in fp32 for the rest of its life.
+ * their regions closed, before a new one is opened; the longjmp hooks at the
+ * end of this file close those a jump leaves at the jump itself, so a
+ * longjmp out of LAPACK does not keep the thread in fp32 for the rest of its
+ * life. (The hooks' fast path knows nothing of frames.)
  *
  * Not in the control block: ampctl can write that, and nothing it writes
  * may steer a return. */
@@ -42,7 +43,7 @@ struct amp_region_frame {
 
 static __thread struct amp_region_frame frames[AMP_REGION_FRAMES]
     __attribute__((tls_model("initial-exec")));
-__thread uint32_t amp_tls_region_frames __attribute__((tls_model("initial-exec")));
+static __thread uint32_t amp_tls_region_frames __attribute__((tls_model("initial-exec")));
 
 #if defined(__x86_64__) && defined(__ELF__)
 /* The routine returns here: rax/rdx and xmm0/xmm1 hold what it returned.
@@ -118,12 +119,14 @@ static __thread struct amp_region_frame left_frames[AMP_REGION_LEFT]
 static __thread uint32_t left_next __attribute__((tls_model("initial-exec")));
 
 /* Drops the newest frames while dead(frame): stops at the first live one
- * (older frames lie above it on the stack and are live as well). */
-static int prune_while(uintptr_t sp, int by_sp_only)
+ * (older frames lie above it on the stack and are live as well). sp: the
+ * stack pointer of the program's current call (the slot of a live frame
+ * lies above it); by_sp_only: sp is a jump's target, sure to be on the
+ * frames' stack. */
+static void prune_while(uintptr_t sp, int by_sp_only)
 {
     int same_stack = by_sp_only || !on_signal_stack();
     struct amp_thread *t = amp_tls_thread;
-    int pruned = 0;
     uint32_t n = amp_tls_region_frames;
     while (n > 0) {
         struct amp_region_frame *f = &frames[n - 1];
@@ -137,14 +140,7 @@ static int prune_while(uintptr_t sp, int by_sp_only)
         amp_tls_region_frames = n;
         atomic_signal_fence(memory_order_seq_cst);
         close_region(t, f->hook);
-        pruned++;
     }
-    return pruned;
-}
-
-int amp_region_frames_prune(uintptr_t call_sp)
-{
-    return prune_while(call_sp, 0);
 }
 
 void *amp_region_hook_enter(int hook, int device, void **slot)
@@ -155,7 +151,7 @@ void *amp_region_hook_enter(int hook, int device, void **slot)
     if (!t)
         return real;
     if (amp_tls_region_frames)
-        amp_region_frames_prune((uintptr_t)(slot + 1));
+        prune_while((uintptr_t)(slot + 1), 0);
     enum amp_outcome o = amp_decide_as(t, (enum amp_device)device, (enum amp_hook_id)hook, 0,
                                        AMP_DECIDE_REGION)
                              .outcome;

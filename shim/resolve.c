@@ -116,12 +116,18 @@ struct object_list {
     int count;
 };
 
+/* An object that can define a hooked name: the main program has an empty
+ * name, and the vDSO defines no BLAS. */
+static int named_object(const struct dl_phdr_info *info)
+{
+    return info->dlpi_name && info->dlpi_name[0] && !strstr(info->dlpi_name, "linux-vdso");
+}
+
 static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct object_list *list = data;
-    /* The main program has an empty name; the vDSO defines no BLAS. */
-    if (!info->dlpi_name || !info->dlpi_name[0] || strstr(info->dlpi_name, "linux-vdso"))
+    if (!named_object(info))
         return 0;
     if (list->count < MAX_OBJECTS)
         list->names[list->count++] = strdup(info->dlpi_name);
@@ -495,7 +501,7 @@ static int collect_new(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct new_objects *n = data;
-    if (!info->dlpi_name || !info->dlpi_name[0] || strstr(info->dlpi_name, "linux-vdso"))
+    if (!named_object(info))
         return 0;
     for (int i = 0; i < n_known_objects; i++)
         if (known_objects[i] == (void *)info->dlpi_addr)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "tests/check.h"
+#include "tests/probe_product.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
                  float, float *, int);
@@ -34,16 +35,13 @@ void xerbla_(const char *name, const int *info, int len)
     longjmp(escape, 1);
 }
 
-/* 1 + 2^-10 squared, summed twice: bf16 rounds it to 1, fp32 keeps it. */
 static float product(void)
 {
-    float a[2] = {1.0f + 0x1p-10f, 1.0f + 0x1p-10f}, c = 0;
-    cblas_sgemm(102, 111, 111, 1, 1, 2, 1.0f, a, 1, a, 2, 0.0f, &c, 1);
-    return c;
+    return probe_product(cblas_sgemm);
 }
 
-static const float lowered = 2.0f;
-static const float exact = 2.0f * (1.0f + 0x1p-10f) * (1.0f + 0x1p-10f);
+static const float lowered = PROBE_LOWERED;
+static const float exact = PROBE_EXACT;
 
 static void qr(int m, int *info)
 {
