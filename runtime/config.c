@@ -194,6 +194,25 @@ static int parse_output(struct amp_config *cfg, const char *v, char *err, size_t
     return 0;
 }
 
+const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1] = {"auto", "native", "emulate",
+                                                                   NULL};
+
+int amp_parse_cpu_kernel(const char *s)
+{
+    return match_word(s, amp_cpu_kernel_names);
+}
+
+static int parse_cpu_kernel(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    int i = amp_parse_cpu_kernel(v);
+    if (i < 0) {
+        snprintf(err, errlen, "'%s' is not auto, native or emulate", v);
+        return -1;
+    }
+    cfg->cpu_kernel = i;
+    return 0;
+}
+
 static int is_all_digits(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -352,6 +371,7 @@ static const struct var {
     {"AMPSHIM_POLICY_FILE", parse_policy_file, "no overrides from a file"},
     {"AMPSHIM_POLICY", parse_policy, "no overrides from AMPSHIM_POLICY"},
     {"AMPSHIM_OUTPUT", parse_output, "keep"},
+    {"AMPSHIM_CPU_KERNEL", parse_cpu_kernel, "auto"},
     {"AMPSHIM_THREADS", parse_threads, "all"},
     {"AMPSHIM_REPORT", parse_report, "0"},
     {"AMPSHIM_CONTROL", parse_control, "1"},

@@ -12,12 +12,17 @@
 
 enum amp_threads_mode { AMP_THREADS_ALL, AMP_THREADS_NONE, AMP_THREADS_MAIN, AMP_THREADS_LIST };
 enum amp_report_mode { AMP_REPORT_OFF, AMP_REPORT_STDERR, AMP_REPORT_FILE };
+/* AMPSHIM_CPU_KERNEL: how lowered CPU products run (shim/cpu/blas_native.c). */
+enum amp_cpu_kernel { AMP_CPU_KERNEL_AUTO, AMP_CPU_KERNEL_NATIVE, AMP_CPU_KERNEL_EMULATE,
+                      AMP_CPU_KERNEL_COUNT };
+extern const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1]; /* NULL-ended */
 
 struct amp_config {
     int enable;
     enum amp_lowp_dtype dtype[AMP_DEVICE_COUNT];
     struct amp_policy_overrides policy;
     int output_round;
+    int cpu_kernel; /* enum amp_cpu_kernel */
     enum amp_threads_mode threads;
     char threads_list[512]; /* comma-separated tids and name globs */
     enum amp_report_mode report;
@@ -52,5 +57,6 @@ const char *amp_config_variable(size_t i, int *opens_file);
 /* Small parsers shared with the tests. */
 int amp_parse_bool(const char *s, int *out);
 int amp_parse_dtype(const char *s, enum amp_lowp_dtype *out);
+int amp_parse_cpu_kernel(const char *s); /* enum amp_cpu_kernel, or -1 */
 
 #endif

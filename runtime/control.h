@@ -19,7 +19,7 @@
 #include "ampshim_generated.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-#define AMP_CTL_VERSION 2u /* 2: five counters per hook (internal), 384 hooks, 192 threads */
+#define AMP_CTL_VERSION 3u /* 3: eight counter slots per hook (native, emulated), cpu_kernel */
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -35,8 +35,8 @@ enum amp_ctl_counter {
 #undef AMP_X_COUNTER
     AMP_CTL_COUNTERS
 };
-#define AMP_CTL_COUNTER_SLOTS 5 /* per hook in the block's layout */
-_Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 5 counters per hook");
+#define AMP_CTL_COUNTER_SLOTS 8 /* per hook in the block's layout */
+_Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 8 counters per hook");
 
 /* Each counter's name, and whether it counts calls by outcome ("calls" is
  * the sum of those). */
@@ -100,10 +100,11 @@ struct amp_ctl_block {
     _Atomic uint32_t enabled;       /* 120: autocast for the process (ampctl enable/disable) */
     _Atomic uint32_t output_round;  /* 124 */
     _Atomic uint32_t dtype[2];      /* 128: [device] enum amp_lowp_dtype */
-    uint8_t reserved[56];           /* 136 */
+    _Atomic uint32_t cpu_kernel;    /* 136: enum amp_cpu_kernel */
+    uint8_t reserved[52];           /* 140 */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
-    struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 16064 */
+    struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 25280 */
 };
 
 _Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "layout");
@@ -117,13 +118,14 @@ _Static_assert(offsetof(struct amp_thread, dtype) == 44, "layout");
 _Static_assert(offsetof(struct amp_thread, cuda_dtype) == 52, "layout");
 _Static_assert(offsetof(struct amp_thread, regions) == 96, "layout");
 _Static_assert(offsetof(struct amp_thread, counters) == 128, "layout");
-_Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 40, "layout");
+_Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 64, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, generation) == 112, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, enabled) == 120, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, dtype) == 128, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, cpu_kernel) == 136, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, policy) == 192, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
-_Static_assert(offsetof(struct amp_ctl_block, threads) == 16064, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, threads) == 25280, "layout");
 
 /* The name of the memfd that holds a process's block ("/memfd:NAME" in
  * /proc/PID/fd), and the lowest descriptor number it is moved to. */

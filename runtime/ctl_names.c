@@ -99,6 +99,9 @@ int amp_ctl_get(const struct amp_ctl_block *b, const char *name, char *out, size
         snprintf(out, outlen, "%s", dtype_text(atomic_load(&b->dtype[AMP_DEVICE_CUDA])));
     } else if (strcmp(name, "opt.output") == 0) {
         snprintf(out, outlen, "%s", atomic_load(&b->output_round) ? "round" : "keep");
+    } else if (strcmp(name, "opt.cpu_kernel") == 0) {
+        uint32_t k = atomic_load(&b->cpu_kernel);
+        snprintf(out, outlen, "%s", k < AMP_CPU_KERNEL_COUNT ? amp_cpu_kernel_names[k] : "?");
     } else if (strcmp(name, "process.pid") == 0) {
         snprintf(out, outlen, "%lld", (long long)b->pid);
         t = AMP_CTL_T_U64;
@@ -222,6 +225,11 @@ int amp_ctl_set(struct amp_ctl_block *b, const char *name, const char *value, ch
         if (strcasecmp(value, "keep") != 0 && strcasecmp(value, "round") != 0)
             return bad(why, whylen, "'%s' is not keep or round", value);
         atomic_store(&b->output_round, strcasecmp(value, "round") == 0);
+    } else if (strcmp(name, "opt.cpu_kernel") == 0) {
+        int k = amp_parse_cpu_kernel(value);
+        if (k < 0)
+            return bad(why, whylen, "'%s' is not auto, native or emulate", value);
+        atomic_store(&b->cpu_kernel, (uint32_t)k);
     } else if (split_node(name, "policy.", mid, sizeof mid, &last) == 0) {
         int cat = policy_value(value);
         if (cat < 0)

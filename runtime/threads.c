@@ -91,6 +91,9 @@ static void apply_process_settings(uint64_t gen)
     amp_lock_quietly(&registry_lock, &quiet);
     if (amp_ctl && gen != applied_generation) {
         amp_live_store(&amp_rt.cfg.output_round, (int)atomic_load(&amp_ctl->output_round));
+        uint32_t kernel = atomic_load(&amp_ctl->cpu_kernel);
+        if (kernel < AMP_CPU_KERNEL_COUNT)
+            amp_live_store(&amp_rt.cfg.cpu_kernel, (int)kernel);
         for (int d = 0; d < AMP_DEVICE_COUNT; d++) {
             uint32_t dt = atomic_load(&amp_ctl->dtype[d]);
             if (dt < AMP_DTYPE_COUNT)
@@ -333,10 +336,12 @@ static void fork_prepare(void)
     amp_resolve_atfork(AMP_FORK_PREPARE);
     pthread_mutex_lock(&registry_lock);
     amp_log_atfork(AMP_FORK_PREPARE);
+    amp_onednn_atfork(AMP_FORK_PREPARE);
 }
 
 static void fork_parent(void)
 {
+    amp_onednn_atfork(AMP_FORK_PARENT);
     amp_log_atfork(AMP_FORK_PARENT);
     pthread_mutex_unlock(&registry_lock);
     amp_resolve_atfork(AMP_FORK_PARENT);
@@ -347,6 +352,7 @@ static void fork_parent(void)
  * list; it makes its own block at its next hooked call, with fresh counters. */
 static void fork_child(void)
 {
+    amp_onednn_atfork(AMP_FORK_CHILD);
     amp_log_atfork(AMP_FORK_CHILD);
     pthread_mutex_unlock(&registry_lock);
     amp_resolve_atfork(AMP_FORK_CHILD);

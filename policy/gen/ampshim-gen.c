@@ -19,7 +19,7 @@
 #include <strings.h>
 
 enum { MAX_OPS = 512, MAX_ROUTINES = 256, NAME_MAX_LEN = 64, MAX_LISTS = 32, MAX_FAMILIES = 16,
-       MAX_COUNTERS = 5 /* the control block's layout */ };
+       MAX_COUNTERS = 8 /* the control block's layout */ };
 
 /* The categories; policy/policy.h expands enum amp_category from the list
  * written below, so codes and names are defined here only. */

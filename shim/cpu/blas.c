@@ -83,7 +83,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
             (void)il;                                                                              \
             amp_blas_lower(&c, PLAN);                                                              \
         }                                                                                          \
-        real ARGS;                                                                                 \
+        if (!c.done)                                                                               \
+            real ARGS;                                                                             \
         amp_blas_end(&c);                                                                          \
     }                                                                                              \
     void AMP_C_ENTRY(sym)(AMP_UNPAREN PARAMS);                                                     \

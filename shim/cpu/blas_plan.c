@@ -120,6 +120,8 @@ int amp_plan_gemm(struct amp_blas_call *c, char layout, char ta, char tb, int64_
     add_input(c, b, 0);
     c->has_acc = 1;
     c->acc_read = beta != 0.0f;
+    c->is_gemm = 1;
+    c->gemm = (struct amp_gemm_args){layout, ta, tb, m, n, k, ldc, alpha, beta, cm};
     return ok && m && n && k && alpha != 0.0f;
 }
 
@@ -257,6 +259,8 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
         return;
     }
+    if (c->is_gemm && amp_blas_native_gemm(c))
+        return;
     enum amp_lowp_dtype dtype = c->dtype;
     size_t offsets[2], total = 0;
     for (int i = 0; i < c->n_in; i++) {
@@ -279,8 +283,13 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         if (!c->in_place[i])
             *c->arg[i] = dst;
     }
+    amp_blas_round_accumulator(c);
+}
+
+void amp_blas_round_accumulator(struct amp_blas_call *c)
+{
     if (c->has_acc && c->acc_read && amp_live_load(&amp_rt.cfg.output_round))
-        c->converted += round_operand(&c->acc, c->acc.p, dtype);
+        c->converted += round_operand(&c->acc, c->acc.p, c->dtype);
 }
 
 void amp_blas_round_output(struct amp_blas_call *c)

@@ -21,6 +21,15 @@ struct amp_operand {
     uint8_t tri, skip_diag;
 };
 
+/* A gemm's own arguments, kept by amp_plan_gemm for the native executor
+ * (shim/cpu/blas_native.c), which runs the whole product itself. */
+struct amp_gemm_args {
+    char layout, ta, tb;
+    int64_t m, n, k, ldc;
+    float alpha, beta;
+    float *c;
+};
+
 struct amp_blas_call {
     struct amp_thread *t;
     enum amp_hook_id hook;
@@ -34,6 +43,9 @@ struct amp_blas_call {
     struct amp_operand acc; /* C, y, or A of ger */
     uint64_t converted;
     uint8_t holds_scratch; /* give the thread's scratch back at the end */
+    uint8_t is_gemm;       /* gemm holds the call: the native executor may run it */
+    uint8_t done;          /* the native executor ran it: the real routine is not called */
+    struct amp_gemm_args gemm;
 };
 
 /* The fast path: when the call runs as the program made it (not lowered, no
@@ -60,6 +72,8 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->has_acc = 0;
     c->converted = 0;
     c->holds_scratch = 0;
+    c->is_gemm = 0;
+    c->done = 0;
     struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, accumulates);
     c->outcome = d.outcome;
     c->dtype = d.dtype;
@@ -69,8 +83,19 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
 }
 
 /* Rounds the planned operands; on bad arguments, a trivial call or no scratch
- * memory it leaves them alone and the call runs as the program made it. */
+ * memory it leaves them alone and the call runs as the program made it. A
+ * gemm the native executor takes is run there and marked done. */
 void amp_blas_lower(struct amp_blas_call *c, int valid);
+
+/* The native executor (shim/cpu/blas_native.c): runs a planned, valid,
+ * lowered gemm as a oneDNN low-precision matmul when AMPSHIM_CPU_KERNEL and
+ * the size allow and oneDNN has a native kernel; returns 1 when it did (the
+ * call is then done), 0 to let the emulated path run it. */
+int amp_blas_native_gemm(struct amp_blas_call *c);
+
+/* Rounds a read accumulator in place (AMPSHIM_OUTPUT=round), before the
+ * product runs. */
+void amp_blas_round_accumulator(struct amp_blas_call *c);
 
 void amp_blas_round_output(struct amp_blas_call *c);
 
@@ -84,6 +109,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
         if (c->has_acc && amp_live_load(&amp_rt.cfg.output_round))
             amp_blas_round_output(c);
         amp_count(c->t, c->hook, AMP_CTL_LOWERED, 1);
+        amp_count(c->t, c->hook, c->done ? AMP_CTL_NATIVE : AMP_CTL_EMULATED, 1);
         amp_count(c->t, c->hook, AMP_CTL_CONVERTED, c->converted);
         break;
     case AMP_OUTCOME_FP32:

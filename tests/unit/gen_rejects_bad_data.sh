@@ -39,8 +39,8 @@ fresh; echo "missing.txt cpu fp32" >> "$work/d/lists.txt"
 expect_failure "list file that is not there" "missing.txt: No such file"
 fresh; grep -v '^CUDNN' "$data/families.txt" > "$work/d/families.txt"
 expect_failure "kind of an unnamed family" "family CUDNN, which families.txt does not name"
-fresh; echo "spilled amount 10 one too many" >> "$work/d/counters.txt"
-expect_failure "a sixth counter" "more than 5 counters"
+fresh; printf 'spilled amount 10 one too many\nspilt amount 10 two too many\n' >> "$work/d/counters.txt"
+expect_failure "a ninth counter" "more than 8 counters"
 
 # An edit to a data file is all it takes to change the policy.
 fresh

@@ -1,0 +1,161 @@
+/* The native executor for lowered CPU products: a lowered gemm (every
+ * sgemm form: CBLAS and Fortran, LP64 and ILP64) has its multiplicands
+ * converted to compact bf16 (or fp16) in the thread's scratch and runs as a
+ * oneDNN matmul on the CPU's low-precision dot-product units
+ * (kernels/cpu/onednn.h), with fp32 accumulation and fp32 output, alpha and
+ * beta applied by oneDNN. Whatever it cannot take (no oneDNN, no native
+ * kernel for the dtype on this CPU, tf32, too small to pay, no memory) it
+ * leaves to the emulated path, which rounds the operands and calls the real
+ * fp32 routine.
+ *
+ * AMPSHIM_CPU_KERNEL (and ampctl's opt.cpu_kernel): auto takes the native
+ * path from the crossover size below; native takes it at every size;
+ * emulate never does. */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "kernels/cpu/onednn.h"
+#include "runtime/log.h"
+#include "shim/cpu/blas_plan.h"
+#include "shim/resolve.h"
+
+/* Auto's crossover, in multiply-adds (m * n * k). Measured with
+ * bench/native_gemm_bench (square sgemm, one thread, lowered bf16 native
+ * against lowered emulated, conversion included) on the AMD EPYC (Zen 4,
+ * avx512_bf16, oneDNN 2.6.3 brg:avx512_core_bf16) machine of 2026-11-24:
+ * n = 64: native 1.62x the time of emulated; n = 96: 0.93x; n = 128: 0.62x.
+ * Below 96^3 the primitive's fixed cost (memory objects, stream, team)
+ * outweighs the faster kernel. A smallest side of 16 keeps skinny products
+ * (matrix-vector in disguise, bandwidth bound) emulated. */
+#define AMP_NATIVE_MIN_MACS (96 * 96 * 96)
+#define AMP_NATIVE_MIN_SIDE 16
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+/* The threads the program's BLAS would use for this call: OpenBLAS's (or
+ * MKL's or BLIS's) own setting, which follows OPENBLAS_NUM_THREADS /
+ * OMP_NUM_THREADS and the program's openblas_set_num_threads; 1 for a BLAS
+ * with none (the reference BLAS is single-threaded). */
+static int blas_threads(void)
+{
+    static const char *const getters[] = {"openblas_get_num_threads", "mkl_get_max_threads",
+                                          "bli_thread_get_num_threads"};
+    static int (*_Atomic getter)(void);
+    static _Atomic int looked;
+    int (*get)(void) = atomic_load_explicit(&getter, memory_order_acquire);
+    if (!get && !atomic_load_explicit(&looked, memory_order_acquire)) {
+        for (size_t i = 0; !get && i < sizeof getters / sizeof *getters; i++)
+            *(void **)&get = amp_resolve_name(getters[i]);
+        atomic_store_explicit(&getter, get, memory_order_release);
+        atomic_store_explicit(&looked, 1, memory_order_release);
+    }
+    int n = get ? get() : 1;
+    return n > 0 ? n : 1;
+}
+
+/* Native calls running now in the process: each gets an equal share of the
+ * BLAS's threads, so program threads calling at once do not oversubscribe
+ * the cores. */
+static _Atomic int in_flight;
+
+/* One info line per process for each way the path ends up (native, or the
+ * first reason it could not be). */
+static _Atomic int said_native, said_emulated;
+
+static void say_emulated(const char *why)
+{
+    if (!atomic_exchange(&said_emulated, 1))
+        amp_log(AMP_LOG_INFO, "lowered CPU products run emulated (rounded operands, fp32 BLAS): %s",
+                why);
+}
+
+static void say_native(const char *impl, enum amp_lowp_dtype dtype)
+{
+    if (impl[0] && !atomic_exchange(&said_native, 1))
+        amp_log(AMP_LOG_INFO, "lowered CPU products run native: oneDNN %s %s matmul, %s",
+                amp_onednn_version(), amp_dtype_names[dtype], impl);
+}
+
+/* The referenced lines of a stored operand, converted to compact lowp. */
+static void compact(const struct amp_operand *o, uint16_t *dst, enum amp_lowp_dtype dtype)
+{
+    const struct amp_convert_kernels *k = amp_convert();
+    void (*conv)(const float *, uint16_t *, size_t) =
+        dtype == AMP_DTYPE_BF16 ? k->f32_to_bf16 : k->f32_to_f16;
+    for (int64_t line = 0; line < o->outer; line++)
+        conv(o->p + line * o->ld, dst + line * o->inner, (size_t)o->inner);
+}
+
+int amp_blas_native_gemm(struct amp_blas_call *c)
+{
+    const struct amp_gemm_args *a = &c->gemm;
+    int kernel = amp_live_load(&amp_rt.cfg.cpu_kernel);
+    if (kernel == AMP_CPU_KERNEL_EMULATE || c->dtype == AMP_DTYPE_TF32)
+        return 0; /* asked for, or no hardware has tf32 on a CPU */
+    if (kernel == AMP_CPU_KERNEL_AUTO &&
+        (a->m * a->n * a->k < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE ||
+         a->n < AMP_NATIVE_MIN_SIDE || a->k < AMP_NATIVE_MIN_SIDE))
+        return 0;
+    char why[192];
+    if (amp_onednn_open(why, sizeof why) != AMP_ONEDNN_OK) {
+        say_emulated(why);
+        return 0;
+    }
+    /* Row major throughout: a column-major C is the row-major C^T =
+     * op(B)^T op(A)^T. */
+    int col = a->layout == 'C';
+    const struct amp_operand *x = &c->in[col ? 1 : 0], *y = &c->in[col ? 0 : 1];
+    struct amp_onednn_gemm g = {
+        .dtype = c->dtype,
+        .m = col ? a->n : a->m,
+        .n = col ? a->m : a->n,
+        .k = a->k,
+        .trans_x = (uint8_t)((col ? a->tb : a->ta) != 'N'),
+        .trans_y = (uint8_t)((col ? a->ta : a->tb) != 'N'),
+        .ldd = a->ldc,
+        .alpha = a->alpha,
+        .beta = a->beta,
+    };
+    int share = atomic_fetch_add(&in_flight, 1) + 1, threads = blas_threads() / share;
+    g.threads = threads > 0 ? threads : 1;
+    enum amp_onednn_status st;
+    char impl[128];
+    struct amp_onednn_prim *p = amp_onednn_get(&g, &st, impl, sizeof impl);
+    int ran = 0;
+    if (!p) {
+        if (st == AMP_ONEDNN_NOT_NATIVE) {
+            snprintf(why, sizeof why, "oneDNN %s has no native %s kernel on this CPU (it offers %s)",
+                     amp_onednn_version(), amp_dtype_names[c->dtype], impl[0] ? impl : "?");
+            say_emulated(why);
+        } else {
+            say_emulated("oneDNN refused the matmul");
+        }
+        goto out;
+    }
+    say_native(impl, c->dtype);
+    size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n);
+    size_t total = align64(xs * 2) + align64(ys * 2) + align64(amp_onednn_scratch_bytes(p));
+    char *s = amp_scratch(c->t, total);
+    if (s) {
+        uint16_t *xl = (uint16_t *)s, *yl = (uint16_t *)(s + align64(xs * 2));
+        compact(x, xl, c->dtype);
+        compact(y, yl, c->dtype);
+        amp_blas_round_accumulator(c);
+        ran = amp_onednn_run(p, xl, yl, a->c, s + align64(xs * 2) + align64(ys * 2)) == 0;
+        if (ran) {
+            c->holds_scratch = 1;
+            c->converted += xs + ys;
+        } else {
+            amp_scratch_done(c->t);
+            say_emulated("oneDNN's matmul failed to run");
+        }
+    }
+    amp_onednn_put(p);
+out:
+    atomic_fetch_sub(&in_flight, 1);
+    c->done = (uint8_t)ran;
+    return ran;
+}
