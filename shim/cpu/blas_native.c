@@ -79,6 +79,13 @@ static void say_native(const char *impl, enum amp_lowp_dtype dtype)
                 amp_onednn_version(), amp_dtype_names[dtype], impl);
 }
 
+static void copy_lines(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t lines,
+                       int64_t len)
+{
+    for (int64_t l = 0; l < lines; l++)
+        memcpy(dst + l * ldd, src + l * lds, (size_t)len * sizeof *dst);
+}
+
 /* The referenced lines of a stored operand, converted to compact lowp. */
 static void compact(const struct amp_operand *o, uint16_t *dst, enum amp_lowp_dtype dtype)
 {
@@ -119,6 +126,11 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
         .alpha = a->alpha,
         .beta = a->beta,
     };
+    /* oneDNN 2.6 has a native kernel only for a dense output (ld = N): a
+     * padded C is computed in scratch and copied (O(MN) beside O(MNK)). */
+    int padded = g.ldd != g.n;
+    if (padded)
+        g.ldd = g.n;
     int share = atomic_fetch_add(&in_flight, 1) + 1, threads = blas_threads() / share;
     g.threads = threads > 0 ? threads : 1;
     enum amp_onednn_status st;
@@ -136,15 +148,22 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
         goto out;
     }
     say_native(impl, c->dtype);
-    size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n);
-    size_t total = align64(xs * 2) + align64(ys * 2) + align64(amp_onednn_scratch_bytes(p));
+    size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n), ds = padded ? (size_t)(g.m * g.n) : 0;
+    size_t total = align64(xs * 2) + align64(ys * 2) + align64(ds * 4) +
+                   align64(amp_onednn_scratch_bytes(p));
     char *s = amp_scratch(c->t, total);
     if (s) {
         uint16_t *xl = (uint16_t *)s, *yl = (uint16_t *)(s + align64(xs * 2));
+        float *d = (float *)(s + align64(xs * 2) + align64(ys * 2));
         compact(x, xl, c->dtype);
         compact(y, yl, c->dtype);
         amp_blas_round_accumulator(c);
-        ran = amp_onednn_run(p, xl, yl, a->c, s + align64(xs * 2) + align64(ys * 2)) == 0;
+        if (padded && g.beta != 0.0f)
+            copy_lines(d, g.n, a->c, a->ldc, g.m, g.n);
+        ran = amp_onednn_run(p, xl, yl, padded ? d : a->c,
+                             (char *)d + align64(ds * 4)) == 0;
+        if (ran && padded)
+            copy_lines(a->c, a->ldc, d, g.n, g.m, g.n);
         if (ran) {
             c->holds_scratch = 1;
             c->converted += xs + ys;
