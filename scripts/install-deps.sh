@@ -3,11 +3,12 @@
 # OpenBLAS (LP64 and ILP64), Debian's reference BLAS (libblas3, for the
 # reference-CBLAS test), Debian's LAPACK tester, Debian's numpy, scipy and
 # torch as test clients, and
-# Open MPI for the scaler's two-rank agreement test.
+# Open MPI for the scaler's two-rank agreement test, and oneDNN 2 (libdnnl2;
+# libdnnl-dev for the types of its C API) for the native bf16 CPU path.
 # With --fuzz also clang and its runtime (libFuzzer) for the parser fuzzer.
 # Runs apt-get as root, or through sudo. Skips the install when all is there.
 set -eu
-packages="gcc meson ninja-build pkg-config libopenblas-dev libopenblas64-dev libblas3 liblapack-test python3-numpy python3-scipy python3-torch libopenmpi-dev openmpi-bin"
+packages="gcc meson ninja-build pkg-config libopenblas-dev libopenblas64-dev libblas3 liblapack-test python3-numpy python3-scipy python3-torch libopenmpi-dev openmpi-bin libdnnl2 libdnnl-dev"
 [ "${1:-}" = "--fuzz" ] && packages="$packages clang libclang-rt-14-dev"
 missing=""
 for p in $packages; do
