@@ -74,6 +74,10 @@ static void row(int n, int rounds, const char *threads_label)
     for (int r = 0; r < rounds; r++)
         for (int m = 0; m < MODES; m++) {
             set_mode((enum mode)m);
+            /* oneDNN's OpenMP workers spin for a while after a native call
+             * and would take cores from the next mode's OpenBLAS threads:
+             * each mode is timed after a pause (ampshim(7) on mixing). */
+            nanosleep(&(struct timespec){0, 20000000}, NULL);
             double t0 = now();
             for (int i = 0; i < reps; i++)
                 gemm(n, a, b, c);

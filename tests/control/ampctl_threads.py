@@ -30,6 +30,18 @@ def ctl(*args, expect=0):
     return r
 
 
+def native_capable():
+    """avx512_bf16 or AMX, and oneDNN 2 installed: native calls can run."""
+    import ctypes
+    with open("/proc/cpuinfo") as f:
+        flags = next((line for line in f if line.startswith("flags")), "")
+    try:
+        ctypes.CDLL("libdnnl.so.2")
+    except OSError:
+        return False
+    return " avx512_bf16" in flags or " amx_bf16" in flags
+
+
 def threads():
     """{name: [tid, B, H, F, X]} from the program's own status file."""
     try:
@@ -148,6 +160,23 @@ try:
     expect_classes("opt.dtype=fp16 live", {n: "H" for n in names})
     ctl("set", pid, "opt.dtype=bf16")
     expect_classes("opt.dtype back to bf16", {n: "B" for n in names})
+
+    # The CPU kernel, live: forced native, the threads' calls run native
+    # (where this CPU and oneDNN allow), then back to auto (24^3 products
+    # are below the crossover: emulated, bit-exact bf16 again).
+    check("get opt.cpu_kernel (default)", ctl("get", pid, "opt.cpu_kernel").stdout.strip() == "auto")
+    ctl("set", pid, "opt.cpu_kernel=native")
+    check("get opt.cpu_kernel", ctl("get", pid, "opt.cpu_kernel").stdout.strip() == "native")
+    if native_capable():
+        def native_calls():
+            stats = json.loads(ctl("--json", "stats", pid).stdout)
+            return sum(s.get("native", 0) for s in stats["symbols"] if s["symbol"] == "cblas_sgemm")
+        before = native_calls()
+        wait_until("opt.cpu_kernel=native: calls run native", lambda: native_calls() > before)
+    ctl("set", pid, "opt.cpu_kernel=auto")
+    expect_classes("opt.cpu_kernel back to auto", {n: "B" for n in names})
+    r = ctl("set", pid, "opt.cpu_kernel=fast", expect=1)
+    check("bad cpu kernel says so", "'fast' is not auto, native or emulate" in r.stderr, r.stderr)
 
     gen = ctl("get", pid, "process.generation").stdout.strip()
     r = ctl("set", pid, "opt.colour=blue", expect=1)

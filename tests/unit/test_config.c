@@ -27,6 +27,7 @@ static char log_text[8192];
 static int load(struct amp_config *cfg, const char *const *env)
 {
     fake_env = env;
+    memset(log_text, 0, sizeof log_text); /* fmemopen's "w" does not clear it */
     FILE *mem = fmemopen(log_text, sizeof log_text, "w");
     setvbuf(mem, NULL, _IONBF, 0);
     amp_log_set_stream(mem);
@@ -139,6 +140,17 @@ static void good_values(void)
     const char *o[] = {"AMPSHIM_OUTPUT=round", NULL};
     load(&cfg, o);
     CHECK(cfg.output_round == 1, "AMPSHIM_OUTPUT=round");
+
+    CHECK(cfg.cpu_kernel == AMP_CPU_KERNEL_AUTO, "AMPSHIM_CPU_KERNEL defaults to auto");
+    const char *k1[] = {"AMPSHIM_CPU_KERNEL=Emulate", NULL};
+    load(&cfg, k1);
+    CHECK(cfg.cpu_kernel == AMP_CPU_KERNEL_EMULATE, "AMPSHIM_CPU_KERNEL=Emulate (any case)");
+    const char *k2[] = {"AMPSHIM_CPU_KERNEL=native", NULL};
+    load(&cfg, k2);
+    CHECK(cfg.cpu_kernel == AMP_CPU_KERNEL_NATIVE, "AMPSHIM_CPU_KERNEL=native");
+    const char *k3[] = {"AMPSHIM_CPU_KERNEL=nativ", NULL};
+    CHECK(load(&cfg, k3) == 1 && cfg.cpu_kernel == AMP_CPU_KERNEL_AUTO,
+          "AMPSHIM_CPU_KERNEL=nativ: one error, auto kept");
 
     const char *r1[] = {"AMPSHIM_REPORT=1", NULL};
     load(&cfg, r1);
