@@ -6,7 +6,9 @@
  *
  * Run it plainly, then with LD_PRELOAD=libampshim.so AMPSHIM_REPORT=1: the
  * products now run on bf16-rounded operands (errors near 1e-3 instead of
- * 1e-7), the solve stays fp32, and the report says what was autocast. */
+ * 1e-7), on a CPU with bf16 units the sgemm runs natively in bf16 (about
+ * half the time), the solve stays fp32, and the report says what was
+ * autocast. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,14 +48,25 @@ int main(void)
     for (int i = 0; i < k * n; i++)
         bd[i] = b[i] = (float)rand() / (float)RAND_MAX - 0.5f;
 
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    cblas_sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* The first call pays for whatever is set up once (OpenBLAS's threads;
+     * under the shim, oneDNN's kernel for this shape): the best of the next
+     * five is the steady cost. */
+    double first = 0, best = 0;
+    for (int r = 0; r < 6; r++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        cblas_sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        if (r == 0)
+            first = ms;
+        else if (r == 1 || ms < best)
+            best = ms;
+    }
     cblas_dgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, m, n, k, 1.0, ad, k, bd, n, 0.0, cd, n);
-    printf("C = A B      (%dx%dx%d sgemm, %.2f ms): relative error vs float64 %.3e\n", m, n, k,
-           (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
-           relative_error(c, cd, (size_t)m * n));
+    printf("C = A B      (%dx%dx%d sgemm, %.2f ms; first call %.2f ms): relative error vs "
+           "float64 %.3e\n",
+           m, n, k, best, first, relative_error(c, cd, (size_t)m * n));
 
     /* G = A^T A (upper triangle), then G + I to make it well conditioned. */
     cblas_ssyrk(ROW_MAJOR, UPPER, TRANS, k, m, 1.0f, a, k, 0.0f, g, k);

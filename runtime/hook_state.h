@@ -170,9 +170,11 @@ enum amp_fork_phase { AMP_FORK_PREPARE, AMP_FORK_PARENT, AMP_FORK_CHILD };
 void amp_callers_atfork(enum amp_fork_phase phase);
 void amp_resolve_atfork(enum amp_fork_phase phase);
 void amp_log_atfork(enum amp_fork_phase phase);
-/* oneDNN's primitive cache (kernels/cpu/onednn.c); a child runs oneDNN with
- * one thread, as an OpenMP thread pool does not survive fork. */
+/* The native executor's primitive cache (kernels/cpu/onednn.c). */
 void amp_onednn_atfork(enum amp_fork_phase phase);
+/* The native executor's worker queue (shim/cpu/native_pool.c); a child
+ * starts with no workers. */
+void amp_native_pool_atfork(enum amp_fork_phase phase);
 
 /* dl_iterate_phdr, made so that fork waits for it (shim/resolve.c). */
 struct dl_phdr_info;

@@ -337,10 +337,12 @@ static void fork_prepare(void)
     pthread_mutex_lock(&registry_lock);
     amp_log_atfork(AMP_FORK_PREPARE);
     amp_onednn_atfork(AMP_FORK_PREPARE);
+    amp_native_pool_atfork(AMP_FORK_PREPARE);
 }
 
 static void fork_parent(void)
 {
+    amp_native_pool_atfork(AMP_FORK_PARENT);
     amp_onednn_atfork(AMP_FORK_PARENT);
     amp_log_atfork(AMP_FORK_PARENT);
     pthread_mutex_unlock(&registry_lock);
@@ -352,6 +354,7 @@ static void fork_parent(void)
  * list; it makes its own block at its next hooked call, with fresh counters. */
 static void fork_child(void)
 {
+    amp_native_pool_atfork(AMP_FORK_CHILD);
     amp_onednn_atfork(AMP_FORK_CHILD);
     amp_log_atfork(AMP_FORK_CHILD);
     pthread_mutex_unlock(&registry_lock);

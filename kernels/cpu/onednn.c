@@ -49,7 +49,7 @@ static struct {
     AMP_ONEDNN_FUNCTIONS(AMP_X_FIELD)
 #undef AMP_X_FIELD
     /* The OpenMP runtime oneDNN runs on (libgomp, its dependency): the
-     * calling thread's team size is set around each call and put back. */
+     * calling thread's team size is 1 around each call, then put back. */
     int (*omp_get_max_threads)(void);
     void (*omp_set_num_threads)(int);
 } dn;
@@ -105,23 +105,23 @@ const char *amp_onednn_version(void)
 
 /* ---- threads ---- */
 
-/* After fork an OpenMP runtime's pool is gone; oneDNN then runs one
- * thread, which calls the kernel directly and never starts a team. */
-static _Atomic int forked_child;
-
+/* oneDNN sizes its work by omp_get_max_threads() when a primitive is made
+ * and starts an OpenMP team when it runs one made for more than one thread.
+ * With a team size of 1 it calls the kernel directly: no team, no OpenMP
+ * threads spinning between calls beside the program's own threads. */
 struct team {
     int old;
     int set;
 };
 
-static void team_begin(struct team *tm, int threads)
+static void team_begin(struct team *tm)
 {
     tm->set = 0;
     if (!dn.omp_get_max_threads || !dn.omp_set_num_threads)
         return;
     tm->old = dn.omp_get_max_threads();
-    if (tm->old != threads) {
-        dn.omp_set_num_threads(threads);
+    if (tm->old != 1) {
+        dn.omp_set_num_threads(1);
         tm->set = 1;
     }
 }
@@ -138,8 +138,7 @@ static void team_end(const struct team *tm)
 struct key {
     int64_t m, n, k, ldd;
     uint32_t alpha_bits, beta_bits;
-    int32_t threads;
-    uint8_t dtype, trans_x, trans_y, pad;
+    uint8_t dtype, trans_x, trans_y, pad[5];
 };
 _Static_assert(sizeof(struct key) == 48, "struct key has no padding");
 
@@ -164,8 +163,12 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 void amp_onednn_atfork(enum amp_fork_phase phase)
 {
     amp_lock_atfork(&cache_lock, phase);
-    if (phase == AMP_FORK_CHILD)
-        atomic_store(&forked_child, 1);
+}
+
+void amp_onednn_thread_init(void)
+{
+    if (amp_onednn_open(NULL, 0) == AMP_ONEDNN_OK && dn.omp_set_num_threads)
+        dn.omp_set_num_threads(1);
 }
 
 static void prim_free(struct amp_onednn_prim *p)
@@ -184,7 +187,6 @@ static void set_key(struct key *k, const struct amp_onednn_gemm *g)
     k->ldd = g->ldd;
     memcpy(&k->alpha_bits, &g->alpha, 4);
     memcpy(&k->beta_bits, &g->beta, 4);
-    k->threads = g->threads;
     k->dtype = (uint8_t)g->dtype;
     k->trans_x = g->trans_x;
     k->trans_y = g->trans_y;
@@ -270,11 +272,8 @@ struct amp_onednn_prim *amp_onednn_get(const struct amp_onednn_gemm *g, enum amp
         *st = AMP_ONEDNN_UNAVAILABLE;
         return NULL;
     }
-    struct amp_onednn_gemm want = *g;
-    if (atomic_load_explicit(&forked_child, memory_order_relaxed))
-        want.threads = 1;
     struct key k;
-    set_key(&k, &want);
+    set_key(&k, g);
     struct amp_quiet quiet;
     amp_lock_quietly(&cache_lock, &quiet);
     for (int i = 0; i < AMP_ONEDNN_CACHE; i++) {
@@ -304,8 +303,8 @@ struct amp_onednn_prim *amp_onednn_get(const struct amp_onednn_gemm *g, enum amp
     p->key = k;
     p->refs = 1;
     struct team tm;
-    team_begin(&tm, want.threads);
-    *st = p->status = make(p, &want, impl, impllen);
+    team_begin(&tm);
+    *st = p->status = make(p, g, impl, impllen);
     team_end(&tm);
     if (*st == AMP_ONEDNN_FAILED) {
         prim_free(p);
@@ -363,7 +362,7 @@ int amp_onednn_run(struct amp_onednn_prim *p, const uint16_t *x, const uint16_t 
                                    {DNNL_ARG_DST, mem[2]},
                                    {DNNL_ARG_SCRATCHPAD, mem[3]}};
         struct team tm;
-        team_begin(&tm, p->key.threads);
+        team_begin(&tm);
         bad = dn.dnnl_primitive_execute(p->prim, stream, p->scratch_bytes ? 4 : 3, args) ||
               dn.dnnl_stream_wait(stream);
         team_end(&tm);
@@ -429,6 +428,10 @@ void amp_onednn_put(struct amp_onednn_prim *p)
 void amp_onednn_atfork(enum amp_fork_phase phase)
 {
     (void)phase;
+}
+
+void amp_onednn_thread_init(void)
+{
 }
 
 #endif

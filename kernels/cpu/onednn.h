@@ -11,7 +11,10 @@
  *
  * Primitives are made once per shape and kept (a bounded cache shared by
  * every thread, with oneDNN's scratchpad supplied per call so one primitive
- * can run in several threads at once). Only an implementation oneDNN runs
+ * can run in several threads at once). Every primitive is made and run
+ * single-threaded: the calling thread's OpenMP team size is 1 for the call,
+ * so oneDNN never starts an OpenMP team; parallelism is the caller's, over
+ * chunks of the product (shim/cpu/native_pool.h). Only an implementation oneDNN runs
  * with native low-precision dot products (avx512_core_bf16, AMX,
  * avx512_core_fp16) is accepted: anything else is reported as not native and
  * the caller emulates.
@@ -40,7 +43,6 @@ struct amp_onednn_gemm {
     uint8_t trans_x, trans_y;
     int64_t ldd;
     float alpha, beta;
-    int threads; /* oneDNN (OpenMP) threads for this call, >= 1 */
 };
 
 struct amp_onednn_prim;
@@ -64,5 +66,9 @@ size_t amp_onednn_scratch_bytes(const struct amp_onednn_prim *p);
 int amp_onednn_run(struct amp_onednn_prim *p, const uint16_t *x, const uint16_t *y, float *d,
                    void *scratch);
 void amp_onednn_put(struct amp_onednn_prim *p);
+
+/* For a thread of the shim's own that runs primitives: its OpenMP team size
+ * set to 1 once and for all. */
+void amp_onednn_thread_init(void);
 
 #endif

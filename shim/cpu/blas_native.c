@@ -17,6 +17,7 @@
 #include "kernels/cpu/onednn.h"
 #include "runtime/log.h"
 #include "shim/cpu/blas_plan.h"
+#include "shim/cpu/native_pool.h"
 #include "shim/resolve.h"
 
 /* Auto's crossover, in multiply-adds (m * n * k). Measured with
@@ -30,6 +31,12 @@
  * bound) emulated. */
 #define AMP_NATIVE_MIN_MACS (96 * 96 * 96)
 #define AMP_NATIVE_MIN_SIDE 16
+
+/* The smallest chunk a worker thread is given: 64 rows and 128^3
+ * multiply-adds (about 0.1 ms on one Zen 4 core), well above the
+ * microseconds a sleeping worker takes to wake. */
+#define AMP_NATIVE_CHUNK_ROWS 64
+#define AMP_NATIVE_CHUNK_MACS (128 * 128 * 128)
 
 static size_t align64(size_t n)
 {
@@ -97,6 +104,55 @@ static void compact(const struct amp_operand *o, uint16_t *dst, enum amp_lowp_dt
         conv(o->p + line * o->ld, dst + line * o->inner, (size_t)o->inner);
 }
 
+/* One product split by rows of D into chunks: chunk i has base + (i < extra)
+ * rows from row i * base + min(i, extra); prim[1] is the primitive for the
+ * chunks with one row more. */
+struct native_job {
+    struct amp_onednn_prim *prim[2];
+    const uint16_t *x, *y;
+    float *d;
+    char *scratch;
+    size_t scratch_each;
+    int64_t base, extra, k, ldd;
+    _Atomic int failed;
+};
+
+static int64_t chunk_start(const struct native_job *j, int64_t i)
+{
+    return i * j->base + (i < j->extra ? i : j->extra);
+}
+
+static void run_chunk(void *arg, int i)
+{
+    struct native_job *j = arg;
+    int64_t start = chunk_start(j, i);
+    if (amp_onednn_run(j->prim[i < j->extra], j->x + start * j->k, j->y, j->d + start * j->ldd,
+                       j->scratch + (size_t)i * j->scratch_each) != 0)
+        atomic_store(&j->failed, 1);
+}
+
+/* X (M x K, stored K x M when transposed) into compact lowp, so that each
+ * chunk's rows are one dense block at x + start * K: untransposed that is
+ * the plain compact copy; transposed, chunk i is a K x rows block. */
+static void compact_x(const struct amp_operand *o, uint16_t *dst, enum amp_lowp_dtype dtype,
+                      int trans, int64_t m, int64_t k, const struct native_job *j)
+{
+    if (!trans || j->base == m) {
+        compact(o, dst, dtype);
+        return;
+    }
+    const struct amp_convert_kernels *kn = amp_convert();
+    void (*conv)(const float *, uint16_t *, size_t) =
+        dtype == AMP_DTYPE_BF16 ? kn->f32_to_bf16 : kn->f32_to_f16;
+    int64_t ld = o->outer == 1 ? m : o->ld; /* a merged operand is K lines of M */
+    for (int64_t i = 0, start = 0; start < m; i++) {
+        int64_t rows = j->base + (i < j->extra);
+        for (int64_t l = 0; l < k; l++)
+            conv(o->p + l * ld + start, dst + start * k + l * rows, (size_t)rows);
+        start += rows;
+    }
+}
+
 int amp_blas_native_gemm(struct amp_blas_call *c)
 {
     const struct amp_gemm_args *a = &c->gemm;
@@ -132,13 +188,37 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
     int padded = g.ldd != g.n;
     if (padded)
         g.ldd = g.n;
-    int share = atomic_fetch_add(&in_flight, 1) + 1, threads = blas_threads() / share;
-    g.threads = threads > 0 ? threads : 1;
-    enum amp_onednn_status st;
-    char impl[128];
-    struct amp_onednn_prim *p = amp_onednn_get(&g, &st, impl, sizeof impl);
+    /* Chunks of D's rows, one per thread the BLAS would use (its share when
+     * several program threads are in native calls at once), none smaller
+     * than AMP_NATIVE_CHUNK_ROWS rows or AMP_NATIVE_CHUNK_MACS multiply-adds
+     * (below that a worker's wake-up costs more than it saves). */
+    int share = atomic_fetch_add(&in_flight, 1) + 1;
+    int64_t chunks = blas_threads() / share;
+    if (chunks > g.m / AMP_NATIVE_CHUNK_ROWS)
+        chunks = g.m / AMP_NATIVE_CHUNK_ROWS;
+    if (chunks > g.m * g.n * g.k / AMP_NATIVE_CHUNK_MACS)
+        chunks = g.m * g.n * g.k / AMP_NATIVE_CHUNK_MACS;
+    if (chunks > AMP_NATIVE_POOL_MAX)
+        chunks = AMP_NATIVE_POOL_MAX;
+    if (chunks < 1)
+        chunks = 1;
+    struct native_job job = {.base = g.m / chunks, .extra = g.m % chunks, .k = g.k, .ldd = g.n};
+    enum amp_onednn_status st = AMP_ONEDNN_OK;
+    char impl[128] = "";
     int ran = 0;
-    if (!p) {
+    for (int big = 0; big < 2 && st == AMP_ONEDNN_OK; big++) {
+        if (big && !job.extra)
+            break;
+        struct amp_onednn_gemm part = g;
+        part.m = job.base + big;
+        char name[128];
+        job.prim[big] = amp_onednn_get(&part, &st, name, sizeof name);
+        if (name[0])
+            snprintf(impl, sizeof impl, "%s", name);
+        size_t need = job.prim[big] ? align64(amp_onednn_scratch_bytes(job.prim[big])) : 0;
+        job.scratch_each = need > job.scratch_each ? need : job.scratch_each;
+    }
+    if (st != AMP_ONEDNN_OK) {
         if (st == AMP_ONEDNN_NOT_NATIVE) {
             snprintf(why, sizeof why, "oneDNN %s has no native %s kernel on this CPU (it offers %s)",
                      amp_onednn_version(), amp_dtype_names[c->dtype], impl[0] ? impl : "?");
@@ -146,23 +226,27 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
         } else {
             say_emulated("oneDNN refused the matmul");
         }
-        goto out;
+        goto put;
     }
     say_native(impl, c->dtype);
     size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n), ds = padded ? (size_t)(g.m * g.n) : 0;
     size_t total = align64(xs * 2) + align64(ys * 2) + align64(ds * 4) +
-                   align64(amp_onednn_scratch_bytes(p));
+                   (size_t)chunks * job.scratch_each;
     char *s = amp_scratch(c->t, total);
     if (s) {
         uint16_t *xl = (uint16_t *)s, *yl = (uint16_t *)(s + align64(xs * 2));
         float *d = (float *)(s + align64(xs * 2) + align64(ys * 2));
-        compact(x, xl, c->dtype);
+        compact_x(x, xl, c->dtype, g.trans_x, g.m, g.k, &job);
         compact(y, yl, c->dtype);
         amp_blas_round_accumulator(c);
         if (padded && g.beta != 0.0f)
             copy_lines(d, g.n, a->c, a->ldc, g.m, g.n);
-        ran = amp_onednn_run(p, xl, yl, padded ? d : a->c,
-                             (char *)d + align64(ds * 4)) == 0;
+        job.x = xl;
+        job.y = yl;
+        job.d = padded ? d : a->c;
+        job.scratch = (char *)d + align64(ds * 4);
+        amp_native_parallel((int)chunks, run_chunk, &job);
+        ran = !atomic_load(&job.failed);
         if (ran && padded)
             copy_lines(a->c, a->ldc, d, g.n, g.m, g.n);
         if (ran) {
@@ -173,8 +257,10 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
             say_emulated("oneDNN's matmul failed to run");
         }
     }
-    amp_onednn_put(p);
-out:
+put:
+    for (int i = 0; i < 2; i++)
+        if (job.prim[i])
+            amp_onednn_put(job.prim[i]);
     atomic_fetch_sub(&in_flight, 1);
     c->done = (uint8_t)ran;
     return ran;

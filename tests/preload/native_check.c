@@ -12,6 +12,10 @@
  *   native_check emulated   no call runs native, and every result equals the
  *                           emulated one bit for bit (the fallbacks)
  *   --threads N             the cases split among N threads calling at once
+ *   --blas-threads N        OpenBLAS set to N threads around each call made
+ *                           through the shim (the native executor then
+ *                           splits a product into up to N chunks); the
+ *                           reference calls keep one thread
  *
  * The bound, elementwise: both paths sum the same k exact products (a
  * product of two bf16 or fp16 values is exact in fp32) in fp32, in different
@@ -61,7 +65,8 @@ typedef int (*ctl_fn)(const char *, void *, size_t *, const void *, size_t);
 static cblas_fn real_cblas;
 static f77_fn real_f77;
 static ctl_fn ctl;
-static int expect_native, dtype_fp16, output_round, threaded;
+static int expect_native, dtype_fp16, output_round, threaded, blas_threads;
+static void (*set_blas_threads)(int);
 static _Atomic int checks, failures;
 
 enum { FORM_CBLAS_ROW, FORM_CBLAS_COL, FORM_F77, FORMS };
@@ -178,7 +183,11 @@ static void run_case(const struct gcase *g, uint64_t seed)
         scale[i] = fabsf(output_round && g->beta != 0.0f ? round_value(c0[i]) : c0[i]);
     call(&abs_case, 1, aa, lda, ba, ldb, scale, ldc);
     uint64_t before = threaded ? 0 : native_calls();
+    if (blas_threads)
+        set_blas_threads(blas_threads);
     call(g, 0, a, lda, b, ldb, c, ldc);
+    if (blas_threads)
+        set_blas_threads(1);
     checks++;
     if (!threaded) {
         uint64_t ran = native_calls() - before;
@@ -238,7 +247,8 @@ static int n_cases;
 static void build_cases(void)
 {
     static const blasint shapes[][3] = {{1, 1, 1},     {7, 7, 7},    {33, 33, 33}, {7, 33, 1000},
-                                        {1000, 7, 33}, {33, 1000, 7}, {1, 33, 7},   {200, 150, 1000}};
+                                        {1000, 7, 33}, {33, 1000, 7}, {1, 33, 7},   {200, 150, 1000},
+                                        {333, 150, 1000}, {150, 333, 1000}};
     static const float ab[][2] = {{1.0f, 0.0f}, {-0.75f, 0.5f}};
     static const char tr[] = "NTC";
     cases = malloc(sizeof *cases * 2000);
@@ -288,7 +298,13 @@ int main(int argc, char **argv)
         return 2;
     }
     expect_native = strcmp(argv[1], "native") == 0;
-    int nthreads = argc > 3 && strcmp(argv[2], "--threads") == 0 ? atoi(argv[3]) : 1;
+    int nthreads = 1;
+    for (int i = 2; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--threads") == 0)
+            nthreads = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--blas-threads") == 0)
+            blas_threads = atoi(argv[i + 1]);
+    }
     threaded = nthreads > 1;
     const char *dt = getenv("AMPSHIM_CPU_DTYPE") ? getenv("AMPSHIM_CPU_DTYPE") : getenv("AMPSHIM_DTYPE");
     dtype_fp16 = dt && strcmp(dt, "fp16") == 0;
@@ -311,6 +327,13 @@ int main(int argc, char **argv)
     }
     *(void **)&real_cblas = dlsym(lib, "cblas_sgemm");
     *(void **)&real_f77 = dlsym(lib, "sgemm_");
+    *(void **)&set_blas_threads = dlsym(lib, "openblas_set_num_threads");
+    if (blas_threads && !set_blas_threads) {
+        printf("FAIL: %s has no openblas_set_num_threads\n", REAL_LIBRARY);
+        return 1;
+    }
+    if (blas_threads)
+        set_blas_threads(1);
     build_cases();
     struct worker w[16];
     if (nthreads < 1 || nthreads > 16)

@@ -1,0 +1,21 @@
+/* The native executor's worker threads: a parallel-for over a few chunks of
+ * one product, chunk 0 on the calling thread and the others on workers the
+ * shim starts when first needed (named "ampshim-native", every signal
+ * blocked, waiting on a condition variable: they never spin). oneDNN itself
+ * always runs single-threaded (kernels/cpu/onednn.h), so no OpenMP team is
+ * ever started in the program: nothing spins between calls, nothing of the
+ * program's OpenMP state is touched, and fork needs no special case. */
+#ifndef AMPSHIM_NATIVE_POOL_H
+#define AMPSHIM_NATIVE_POOL_H
+
+#include "runtime/hook_state.h"
+
+#define AMP_NATIVE_POOL_MAX 64 /* chunks of one call, the caller's included */
+
+/* Runs fn(arg, i) for i in [0, n), n <= AMP_NATIVE_POOL_MAX, and returns when
+ * every chunk is done. Workers that cannot be started leave their chunks to
+ * the caller, which also runs any of its chunks still queued when it is
+ * free. The calling thread cannot be cancelled while the chunks run. */
+void amp_native_parallel(int n, void (*fn)(void *arg, int i), void *arg);
+
+#endif
