@@ -16,6 +16,9 @@
  *                           through the shim (the native executor then
  *                           splits a product into up to N chunks); the
  *                           reference calls keep one thread
+ *   --fork                  then forks while the executor's workers exist
+ *                           and runs every case again in the child (which
+ *                           has no workers until it starts its own)
  *
  * The bound, elementwise: both paths sum the same k exact products (a
  * product of two bf16 or fp16 values is exact in fp32) in fp32, in different
@@ -40,6 +43,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #ifdef CHECK_ILP64
 typedef int64_t blasint;
@@ -298,13 +303,15 @@ int main(int argc, char **argv)
         return 2;
     }
     expect_native = strcmp(argv[1], "native") == 0;
-    int nthreads = 1;
+    int nthreads = 1, do_fork = 0;
     for (int i = 2; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--threads") == 0)
             nthreads = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--blas-threads") == 0)
             blas_threads = atoi(argv[i + 1]);
     }
+    for (int i = 2; i < argc; i++)
+        do_fork |= strcmp(argv[i], "--fork") == 0;
     threaded = nthreads > 1;
     const char *dt = getenv("AMPSHIM_CPU_DTYPE") ? getenv("AMPSHIM_CPU_DTYPE") : getenv("AMPSHIM_DTYPE");
     dtype_fp16 = dt && strcmp(dt, "fp16") == 0;
@@ -354,6 +361,30 @@ int main(int argc, char **argv)
         printf("FAIL: %llu of %d calls ran native, expected %s\n", (unsigned long long)ran, n_cases,
                expect_native ? "all" : "none");
         failures++;
+    }
+    if (do_fork) {
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            int before_failures = failures;
+            uint64_t n0 = native_calls();
+            for (int i = 0; i < n_cases; i++)
+                run_case(&cases[i], 0x51ed2701u + (uint64_t)i);
+            uint64_t n1 = native_calls();
+            if (n1 - n0 != (expect_native ? (uint64_t)n_cases : 0))
+                printf("FAIL: in the forked child %llu of %d calls ran native\n",
+                       (unsigned long long)(n1 - n0), n_cases);
+            _exit(failures == before_failures && n1 - n0 == (expect_native ? (uint64_t)n_cases : 0)
+                      ? 0
+                      : 1);
+        }
+        int status = 0;
+        checks++;
+        if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0) {
+            printf("FAIL: the forked child's cases (status %#x)\n", status);
+            failures++;
+        }
     }
     printf("native_check %s (%s, %d thread%s): %d passed, %d failed\n", argv[1],
            dtype_fp16 ? "fp16" : "bf16", nthreads, nthreads > 1 ? "s" : "", checks - failures,
