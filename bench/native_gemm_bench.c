@@ -74,10 +74,12 @@ static void row(int n, int rounds, const char *threads_label)
     for (int r = 0; r < rounds; r++)
         for (int m = 0; m < MODES; m++) {
             set_mode((enum mode)m);
-            /* oneDNN's OpenMP workers spin for a while after a native call
-             * and would take cores from the next mode's OpenBLAS threads:
-             * each mode is timed after a pause (ampshim(7) on mixing). */
-            nanosleep(&(struct timespec){0, 20000000}, NULL);
+            /* OpenBLAS's worker threads spin for a while (up to about
+             * 0.1 s) after an fp32 call before they sleep, and would take
+             * the cores the next path's threads need: with more than one
+             * thread each path is timed after a pause longer than that. */
+            nanosleep(&(struct timespec){0, openblas_get_num_threads() > 1 ? 150000000 : 20000000},
+                      NULL);
             double t0 = now();
             for (int i = 0; i < reps; i++)
                 gemm(n, a, b, c);
