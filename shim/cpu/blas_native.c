@@ -23,10 +23,10 @@
 /* Auto's crossover, in multiply-adds (m * n * k). Measured with
  * bench/native_gemm_bench (square row-major sgemm, one thread, conversion
  * included) on an AMD EPYC (Zen 4, avx512_bf16; oneDNN 2.6.3
- * brg:avx512_core_bf16) on 2026-11-24: native took 1.17x the emulated time
- * at n = 64, 0.85x at n = 96, 0.61x at n = 128 (0.98x and 0.65x of plain
+ * brg:avx512_core_bf16) on 2026-11-24: native took 1.30x the emulated time
+ * at n = 64, 0.84x at n = 96, 0.61x at n = 128 (0.92x and 0.66x of plain
  * fp32 sgemm at 96 and 128). Below 96^3 the fixed cost of a oneDNN call
- * (memory objects, stream, team) outweighs its faster kernel. A smallest
+ * (memory objects, a stream) outweighs its faster kernel. A smallest
  * side of 16 keeps skinny products (matrix-vector in disguise, bandwidth
  * bound) emulated. */
 #define AMP_NATIVE_MIN_MACS (96 * 96 * 96)
