@@ -20,17 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef CHECK_ILP64
-typedef int64_t blasint;
-#define REAL_LIBRARY "libopenblas64.so.0"
-#else
-typedef int32_t blasint;
-#define REAL_LIBRARY "libopenblas.so.0"
-#endif
+#include "tests/preload/blas_width.h"
 
-/* Prototypes as a C program would declare them (cblas.h / Fortran). */
-void cblas_sgemm(int, int, int, blasint, blasint, blasint, float, const float *, blasint,
-                 const float *, blasint, float, float *, blasint);
+/* The other prototypes as a C program would declare them (cblas.h / Fortran). */
 void cblas_ssymm(int, int, int, blasint, blasint, float, const float *, blasint, const float *,
                  blasint, float, float *, blasint);
 void cblas_ssyrk(int, int, int, blasint, blasint, float, const float *, blasint, float, float *,
@@ -48,9 +40,6 @@ void cblas_sger(int, blasint, blasint, float, const float *, blasint, const floa
 float cblas_sdot(blasint, const float *, blasint, const float *, blasint);
 float cblas_snrm2(blasint, const float *, blasint);
 float cblas_sasum(blasint, const float *, blasint);
-void sgemm_(const char *, const char *, const blasint *, const blasint *, const blasint *,
-            const float *, const float *, const blasint *, const float *, const blasint *,
-            const float *, float *, const blasint *);
 void ssyrk_(const char *, const char *, const blasint *, const blasint *, const float *,
             const float *, const blasint *, const float *, float *, const blasint *);
 void strmm_(const char *, const char *, const char *, const char *, const blasint *,

@@ -46,19 +46,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifdef CHECK_ILP64
-typedef int64_t blasint;
-#define REAL_LIBRARY "libopenblas64.so.0"
-#else
-typedef int32_t blasint;
-#define REAL_LIBRARY "libopenblas.so.0"
-#endif
-
-void cblas_sgemm(int, int, int, blasint, blasint, blasint, float, const float *, blasint,
-                 const float *, blasint, float, float *, blasint);
-void sgemm_(const char *, const char *, const blasint *, const blasint *, const blasint *,
-            const float *, const float *, const blasint *, const float *, const blasint *,
-            const float *, float *, const blasint *);
+#include "tests/oracle.h"
+#include "tests/preload/blas_width.h"
 
 typedef void (*cblas_fn)(int, int, int, blasint, blasint, blasint, float, const float *, blasint,
                          const float *, blasint, float, float *, blasint);
@@ -86,14 +75,7 @@ struct gcase {
 
 static float round_value(float x)
 {
-    if (dtype_fp16)
-        return (float)(_Float16)x;
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7fffffffu) <= 0x7f800000u)
-        u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    memcpy(&x, &u, 4);
-    return x;
+    return dtype_fp16 ? (float)(_Float16)x : oracle_bf16(x);
 }
 
 static float random_value(uint64_t *s)
