@@ -69,6 +69,7 @@ static void open_library(void)
 #define AMP_X_LOOKUP(f)                                                                            \
     if (!(dn.f = (__typeof__(f) *)dlsym(h, #f))) {                                                 \
         snprintf(open_why, sizeof open_why, "libdnnl.so.2 has no %s", #f);                         \
+        dlclose(h);                                                                                \
         return;                                                                                    \
     }
     AMP_ONEDNN_FUNCTIONS(AMP_X_LOOKUP)
@@ -78,6 +79,7 @@ static void open_library(void)
     if (v->major != 2) {
         snprintf(open_why, sizeof open_why, "libdnnl.so.2 is oneDNN %s, not 2.x", version_text);
         version_text[0] = '\0';
+        dlclose(h);
         return;
     }
     *(void **)&dn.omp_get_max_threads = dlsym(h, "omp_get_max_threads");
