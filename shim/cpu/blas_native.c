@@ -159,8 +159,9 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
     int kernel = amp_live_load(&amp_rt.cfg.cpu_kernel);
     if (kernel == AMP_CPU_KERNEL_EMULATE || c->dtype == AMP_DTYPE_TF32)
         return 0; /* asked for, or no hardware has tf32 on a CPU */
+    double macs = (double)a->m * (double)a->n * (double)a->k; /* no int64 overflow */
     if (kernel == AMP_CPU_KERNEL_AUTO &&
-        (a->m * a->n * a->k < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE ||
+        (macs < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE ||
          a->n < AMP_NATIVE_MIN_SIDE || a->k < AMP_NATIVE_MIN_SIDE))
         return 0;
     char why[192];
@@ -196,8 +197,8 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
     int64_t chunks = blas_threads() / share;
     if (chunks > g.m / AMP_NATIVE_CHUNK_ROWS)
         chunks = g.m / AMP_NATIVE_CHUNK_ROWS;
-    if (chunks > g.m * g.n * g.k / AMP_NATIVE_CHUNK_MACS)
-        chunks = g.m * g.n * g.k / AMP_NATIVE_CHUNK_MACS;
+    if ((double)chunks > macs / AMP_NATIVE_CHUNK_MACS)
+        chunks = (int64_t)(macs / AMP_NATIVE_CHUNK_MACS);
     if (chunks > AMP_NATIVE_POOL_MAX)
         chunks = AMP_NATIVE_POOL_MAX;
     if (chunks < 1)
