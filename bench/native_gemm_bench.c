@@ -17,6 +17,7 @@
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
                  float, float *, int);
+void cblas_ssyrk(int, int, int, int, int, float, const float *, int, float, float *, int);
 void openblas_set_num_threads(int);
 int openblas_get_num_threads(void);
 
@@ -34,12 +35,14 @@ static void set_mode(enum mode m)
     ctl("opt.cpu_kernel", NULL, NULL, k, strlen(k) + 1);
 }
 
+static const char *symbol = "cblas_sgemm";
+
 static uint64_t counter(const char *which)
 {
     char name[64];
     uint64_t v = 0;
     size_t len = sizeof v;
-    snprintf(name, sizeof name, "stats.cblas_sgemm.%s", which);
+    snprintf(name, sizeof name, "stats.%s.%s", symbol, which);
     ctl(name, &v, &len, NULL, 0);
     return v;
 }
@@ -54,9 +57,14 @@ static float *filled(size_t n, unsigned seed)
     return p;
 }
 
+static int use_syrk; /* time cblas_ssyrk (C = A A^T, upper) instead of sgemm */
+
 static void gemm(int n, const float *a, const float *b, float *c)
 {
-    cblas_sgemm(101, 111, 111, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+    if (use_syrk)
+        cblas_ssyrk(101, 121, 111, n, n, 1.0f, a, n, 0.0f, c, n);
+    else
+        cblas_sgemm(101, 111, 111, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
 }
 
 /* Median milliseconds per mode for one size; checks the path by counters. */
@@ -89,7 +97,7 @@ static void row(int n, int rounds, const char *threads_label)
     double ms[MODES];
     for (int m = 0; m < MODES; m++)
         ms[m] = 1e3 * median(t[m], rounds);
-    double gf = 2.0 * n * n * (double)n / 1e9;
+    double gf = (use_syrk ? 1.0 : 2.0) * n * n * (double)n / 1e9; /* syrk: one triangle */
     printf("%5d %8s %10.3f %10.3f %10.3f %9.2f %9.2f %8.1f %8.1f %9llu %9llu\n", n, threads_label,
            ms[FP32], ms[EMULATED], ms[NATIVE], ms[NATIVE] / ms[FP32], ms[NATIVE] / ms[EMULATED],
            gf / ms[FP32] * 1e3, gf / ms[NATIVE] * 1e3, (unsigned long long)native,
@@ -168,6 +176,16 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes && sizes[i] <= max_n; i++)
             row(sizes[i], sizes[i] >= 2048 ? 3 : 5, label);
     }
+    printf("\nlowered cblas_ssyrk (C = A A^T, upper, row major), one thread: native runs it as "
+           "row blocks of C, about half a GEMM\n");
+    use_syrk = 1;
+    symbol = "cblas_ssyrk";
+    openblas_set_num_threads(1);
+    static const int syrk_sizes[] = {128, 256, 512, 1024, 2048};
+    for (size_t i = 0; i < sizeof syrk_sizes / sizeof *syrk_sizes && syrk_sizes[i] <= max_n; i++)
+        row(syrk_sizes[i], 5, "1");
+    use_syrk = 0;
+    symbol = "cblas_sgemm";
     openblas_set_num_threads(all);
     printf("\nfour program threads each calling sgemm 1024 in a loop (OpenBLAS threads %d), "
            "aggregate GFLOP/s over 3 s each:\n", all);

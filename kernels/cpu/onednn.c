@@ -155,9 +155,10 @@ struct amp_onednn_prim {
     uint8_t cached;
 };
 
-/* Shapes a program uses are few (a model's layers); past this many the
- * least recently used primitive not running is dropped. */
-#define AMP_ONEDNN_CACHE 64
+/* Shapes a program uses are few (a model's layers; a syrk's blocks, up to
+ * 32 of them); past this many the least recently used primitive not running
+ * is dropped. */
+#define AMP_ONEDNN_CACHE 256
 static struct amp_onednn_prim *cache[AMP_ONEDNN_CACHE];
 static uint64_t cache_clock;
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;

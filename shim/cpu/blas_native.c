@@ -153,22 +153,26 @@ static void compact_x(const struct amp_operand *o, uint16_t *dst, enum amp_lowp_
     }
 }
 
-int amp_blas_native_gemm(struct amp_blas_call *c)
+/* Gets the primitive for one product, saying once why when there is none. */
+static struct amp_onednn_prim *get_prim(const struct amp_onednn_gemm *g, enum amp_onednn_status *st)
+{
+    char impl[128], why[192];
+    struct amp_onednn_prim *p = amp_onednn_get(g, st, impl, sizeof impl);
+    if (p) {
+        say_native(impl, g->dtype);
+    } else if (*st == AMP_ONEDNN_NOT_NATIVE) {
+        snprintf(why, sizeof why, "oneDNN %s has no native %s kernel on this CPU (it offers %s)",
+                 amp_onednn_version(), amp_dtype_names[g->dtype], impl[0] ? impl : "?");
+        say_emulated(why);
+    } else {
+        say_emulated("oneDNN refused the matmul");
+    }
+    return p;
+}
+
+static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
 {
     const struct amp_gemm_args *a = &c->gemm;
-    int kernel = amp_live_load(&amp_rt.cfg.cpu_kernel);
-    if (kernel == AMP_CPU_KERNEL_EMULATE || c->dtype == AMP_DTYPE_TF32)
-        return 0; /* asked for, or no hardware has tf32 on a CPU */
-    double macs = (double)a->m * (double)a->n * (double)a->k; /* no int64 overflow */
-    if (kernel == AMP_CPU_KERNEL_AUTO &&
-        (macs < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE ||
-         a->n < AMP_NATIVE_MIN_SIDE || a->k < AMP_NATIVE_MIN_SIDE))
-        return 0;
-    char why[192];
-    if (amp_onednn_open(why, sizeof why) != AMP_ONEDNN_OK) {
-        say_emulated(why);
-        return 0;
-    }
     /* Row major throughout: a column-major C is the row-major C^T =
      * op(B)^T op(A)^T. */
     int col = a->layout == 'C';
@@ -193,8 +197,7 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
      * several program threads are in native calls at once), none smaller
      * than AMP_NATIVE_CHUNK_ROWS rows or AMP_NATIVE_CHUNK_MACS multiply-adds
      * (below that a worker's wake-up costs more than it saves). */
-    int share = atomic_fetch_add(&in_flight, 1) + 1;
-    int64_t chunks = blas_threads() / share;
+    int64_t chunks = threads;
     if (chunks > g.m / AMP_NATIVE_CHUNK_ROWS)
         chunks = g.m / AMP_NATIVE_CHUNK_ROWS;
     if ((double)chunks > macs / AMP_NATIVE_CHUNK_MACS)
@@ -205,31 +208,18 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
         chunks = 1;
     struct native_job job = {.base = g.m / chunks, .extra = g.m % chunks, .k = g.k, .ldd = g.n};
     enum amp_onednn_status st = AMP_ONEDNN_OK;
-    char impl[128] = "";
     int ran = 0;
     for (int big = 0; big < 2 && st == AMP_ONEDNN_OK; big++) {
         if (big && !job.extra)
             break;
         struct amp_onednn_gemm part = g;
         part.m = job.base + big;
-        char name[128];
-        job.prim[big] = amp_onednn_get(&part, &st, name, sizeof name);
-        if (name[0])
-            snprintf(impl, sizeof impl, "%s", name);
+        job.prim[big] = get_prim(&part, &st);
         size_t need = job.prim[big] ? align64(amp_onednn_scratch_bytes(job.prim[big])) : 0;
         job.scratch_each = need > job.scratch_each ? need : job.scratch_each;
     }
-    if (st != AMP_ONEDNN_OK) {
-        if (st == AMP_ONEDNN_NOT_NATIVE) {
-            snprintf(why, sizeof why, "oneDNN %s has no native %s kernel on this CPU (it offers %s)",
-                     amp_onednn_version(), amp_dtype_names[c->dtype], impl[0] ? impl : "?");
-            say_emulated(why);
-        } else {
-            say_emulated("oneDNN refused the matmul");
-        }
+    if (st != AMP_ONEDNN_OK)
         goto put;
-    }
-    say_native(impl, c->dtype);
     size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n), ds = padded ? (size_t)(g.m * g.n) : 0;
     size_t total = align64(xs * 2) + align64(ys * 2) + align64(ds * 4) +
                    (size_t)chunks * job.scratch_each;
@@ -246,7 +236,7 @@ int amp_blas_native_gemm(struct amp_blas_call *c)
         job.y = yl;
         job.d = padded ? d : a->c;
         job.scratch = (char *)d + align64(ds * 4);
-        amp_native_parallel((int)chunks, run_chunk, &job);
+        amp_native_parallel((int)chunks, (int)chunks, run_chunk, &job);
         ran = !atomic_load(&job.failed);
         if (ran && padded)
             copy_lines(a->c, a->ldc, d, g.n, g.m, g.n);
@@ -262,6 +252,175 @@ put:
     for (int i = 0; i < 2; i++)
         if (job.prim[i])
             amp_onednn_put(job.prim[i]);
+    return ran;
+}
+
+/* ---- syrk ---- */
+
+/* C's referenced triangle = alpha X X^T + beta C, X = op(A) (n x k), in
+ * blocks of rows: block i (rows i0 to i0 + r) is one product X_i Y_i with
+ * Y_i the rows of X its triangle reaches (from i0 on for an upper triangle,
+ * up to i0 + r for a lower one), so the work is about half a full GEMM's
+ * plus a diagonal strip. Each block's product goes to scratch; alpha and
+ * beta are applied as it is written to the triangle. */
+#define AMP_NATIVE_SYRK_BLOCKS 32
+struct syrk_job {
+    struct amp_onednn_prim *prim[AMP_NATIVE_SYRK_BLOCKS];
+    size_t d_at[AMP_NATIVE_SYRK_BLOCKS];
+    const uint16_t *x;
+    float *d, *c;
+    char *scratch;
+    size_t scratch_each;
+    int64_t n, k, bs, ldc;
+    float alpha, beta;
+    int upper;
+    _Atomic int failed;
+};
+
+static void syrk_block(const struct syrk_job *j, int64_t i, int64_t *i0, int64_t *rows,
+                       int64_t *col0, int64_t *cols)
+{
+    *i0 = i * j->bs;
+    *rows = j->n - *i0 < j->bs ? j->n - *i0 : j->bs;
+    *col0 = j->upper ? *i0 : 0;
+    *cols = j->upper ? j->n - *i0 : *i0 + *rows;
+}
+
+static void run_syrk_block(void *arg, int i)
+{
+    struct syrk_job *j = arg;
+    int64_t i0, rows, col0, cols;
+    syrk_block(j, i, &i0, &rows, &col0, &cols);
+    float *d = j->d + j->d_at[i];
+    if (amp_onednn_run(j->prim[i], j->x + i0 * j->k, j->x + col0 * j->k, d,
+                       j->scratch + (size_t)i * j->scratch_each) != 0) {
+        atomic_store(&j->failed, 1);
+        return;
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t row = i0 + r, lo = j->upper ? row : 0, hi = j->upper ? j->n : row + 1;
+        float *cr = j->c + row * j->ldc;
+        const float *dr = d + r * cols - col0;
+        if (j->beta == 0.0f)
+            for (int64_t q = lo; q < hi; q++)
+                cr[q] = j->alpha * dr[q];
+        else
+            for (int64_t q = lo; q < hi; q++)
+                cr[q] = j->alpha * dr[q] + j->beta * cr[q];
+    }
+}
+
+/* A stored k x n (k lines of n) converted to X = A^T, n x k compact: 16
+ * lines at a time through tmp (16 x n), then written out by columns. */
+static void compact_transposed(const struct amp_operand *o, uint16_t *dst,
+                               enum amp_lowp_dtype dtype, int64_t k, int64_t n, uint16_t *tmp)
+{
+    const struct amp_convert_kernels *kn = amp_convert();
+    void (*conv)(const float *, uint16_t *, size_t) =
+        dtype == AMP_DTYPE_BF16 ? kn->f32_to_bf16 : kn->f32_to_f16;
+    int64_t ld = o->outer == 1 ? n : o->ld;
+    for (int64_t l0 = 0; l0 < k; l0 += 16) {
+        int64_t t = k - l0 < 16 ? k - l0 : 16;
+        for (int64_t i = 0; i < t; i++)
+            conv(o->p + (l0 + i) * ld, tmp + i * n, (size_t)n);
+        for (int64_t jn = 0; jn < n; jn++)
+            for (int64_t i = 0; i < t; i++)
+                dst[jn * k + l0 + i] = tmp[i * n + jn];
+    }
+}
+
+static int native_syrk(struct amp_blas_call *c, int64_t threads)
+{
+    const struct amp_gemm_args *a = &c->gemm;
+    int col = a->layout == 'C';
+    struct syrk_job job = {
+        .n = a->n, .k = a->k, .ldc = a->ldc, .alpha = a->alpha, .beta = a->beta, .c = a->c,
+        /* In the row-major view a column-major C is its transpose: the
+         * other triangle, and op(A) transposed. */
+        .upper = (a->tb == 'U') != col,
+    };
+    int trans = (a->ta != 'N') != col;
+    job.bs = job.n <= 256 ? job.n : 128;
+    if ((job.n + job.bs - 1) / job.bs > AMP_NATIVE_SYRK_BLOCKS)
+        job.bs = (job.n + AMP_NATIVE_SYRK_BLOCKS - 1) / AMP_NATIVE_SYRK_BLOCKS;
+    int64_t blocks = (job.n + job.bs - 1) / job.bs;
+    enum amp_onednn_status st = AMP_ONEDNN_OK;
+    int ran = 0;
+    size_t d_total = 0;
+    for (int64_t i = 0; i < blocks && st == AMP_ONEDNN_OK; i++) {
+        int64_t i0, rows, col0, cols;
+        syrk_block(&job, i, &i0, &rows, &col0, &cols);
+        struct amp_onednn_gemm g = {.dtype = c->dtype, .m = rows, .n = cols, .k = job.k,
+                                    .trans_x = 0, .trans_y = 1, .ldd = cols, .alpha = 1.0f,
+                                    .beta = 0.0f};
+        job.prim[i] = get_prim(&g, &st);
+        job.d_at[i] = d_total;
+        d_total += align64((size_t)(rows * cols) * 4) / 4;
+        size_t need = job.prim[i] ? align64(amp_onednn_scratch_bytes(job.prim[i])) : 0;
+        job.scratch_each = need > job.scratch_each ? need : job.scratch_each;
+    }
+    if (st == AMP_ONEDNN_OK) {
+        size_t xs = (size_t)(job.n * job.k), tmp = trans ? (size_t)(16 * job.n) : 0;
+        size_t total = align64(xs * 2) + align64(tmp * 2) + d_total * 4 +
+                       (size_t)blocks * job.scratch_each;
+        char *s = amp_scratch(c->t, total);
+        if (s) {
+            uint16_t *x = (uint16_t *)s;
+            job.d = (float *)(s + align64(xs * 2) + align64(tmp * 2));
+            job.scratch = (char *)(job.d + d_total);
+            if (trans)
+                compact_transposed(&c->in[0], x, c->dtype, job.k, job.n,
+                                   (uint16_t *)(s + align64(xs * 2)));
+            else
+                compact(&c->in[0], x, c->dtype);
+            amp_blas_round_accumulator(c);
+            job.x = x;
+            amp_native_parallel((int)blocks, (int)(threads < blocks ? threads : blocks),
+                                run_syrk_block, &job);
+            /* A block that failed left its rows as they were: none is lost,
+             * but the call is done again on the emulated path. */
+            ran = !atomic_load(&job.failed);
+            if (ran) {
+                c->holds_scratch = 1;
+                c->converted += xs;
+            } else {
+                amp_scratch_done(c->t);
+                say_emulated("oneDNN's matmul failed to run");
+            }
+        }
+    }
+    for (int64_t i = 0; i < blocks; i++)
+        if (job.prim[i])
+            amp_onednn_put(job.prim[i]);
+    return ran;
+}
+
+int amp_blas_native(struct amp_blas_call *c)
+{
+    const struct amp_gemm_args *a = &c->gemm;
+    int kernel = amp_live_load(&amp_rt.cfg.cpu_kernel);
+    if (kernel == AMP_CPU_KERNEL_EMULATE || c->dtype == AMP_DTYPE_TF32)
+        return 0; /* asked for, or no hardware has tf32 on a CPU */
+    /* The multiply-adds the routine does (syrk: one triangle), in double:
+     * no int64 overflow. */
+    double macs = (double)a->m * (double)a->n * (double)a->k;
+    if (c->native_kind == AMP_NATIVE_SYRK)
+        macs /= 2;
+    if (kernel == AMP_CPU_KERNEL_AUTO &&
+        (macs < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE ||
+         a->n < AMP_NATIVE_MIN_SIDE || a->k < AMP_NATIVE_MIN_SIDE))
+        return 0;
+    char why[192];
+    if (amp_onednn_open(why, sizeof why) != AMP_ONEDNN_OK) {
+        say_emulated(why);
+        return 0;
+    }
+    int share = atomic_fetch_add(&in_flight, 1) + 1;
+    int64_t threads = blas_threads() / share;
+    if (threads < 1)
+        threads = 1;
+    int ran = c->native_kind == AMP_NATIVE_GEMM ? native_gemm(c, threads, macs)
+                                                : native_syrk(c, threads);
     atomic_fetch_sub(&in_flight, 1);
     c->done = (uint8_t)ran;
     return ran;

@@ -120,7 +120,7 @@ int amp_plan_gemm(struct amp_blas_call *c, char layout, char ta, char tb, int64_
     add_input(c, b, 0);
     c->has_acc = 1;
     c->acc_read = beta != 0.0f;
-    c->is_gemm = 1;
+    c->native_kind = AMP_NATIVE_GEMM;
     c->gemm = (struct amp_gemm_args){layout, ta, tb, m, n, k, ldc, alpha, beta, cm};
     return ok && m && n && k && alpha != 0.0f;
 }
@@ -200,6 +200,9 @@ int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, i
     if (b) { /* syr2k */
         ok &= set_matrix(&c->in[1], *b, layout, rows, cols, ldb);
         add_input(c, b, 0);
+    } else {
+        c->native_kind = AMP_NATIVE_SYRK;
+        c->gemm = (struct amp_gemm_args){layout, trans, uplo, n, n, k, ldc, alpha, beta, cm};
     }
     c->has_acc = 1;
     c->acc_read = beta != 0.0f;
@@ -259,7 +262,7 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
         return;
     }
-    if (c->is_gemm && amp_blas_native_gemm(c))
+    if (c->native_kind && amp_blas_native(c))
         return;
     enum amp_lowp_dtype dtype = c->dtype;
     size_t offsets[2], total = 0;

@@ -21,8 +21,10 @@ struct amp_operand {
     uint8_t tri, skip_diag;
 };
 
-/* A gemm's own arguments, kept by amp_plan_gemm for the native executor
- * (shim/cpu/blas_native.c), which runs the whole product itself. */
+/* A gemm's or syrk's own arguments, kept by the planner for the native
+ * executor (shim/cpu/blas_native.c), which runs the whole product itself.
+ * For syrk, ta is trans and tb is uplo, and m = n. */
+enum amp_native_kind { AMP_NATIVE_NONE, AMP_NATIVE_GEMM, AMP_NATIVE_SYRK };
 struct amp_gemm_args {
     char layout, ta, tb;
     int64_t m, n, k, ldc;
@@ -43,7 +45,7 @@ struct amp_blas_call {
     struct amp_operand acc; /* C, y, or A of ger */
     uint64_t converted;
     uint8_t holds_scratch; /* give the thread's scratch back at the end */
-    uint8_t is_gemm;       /* gemm holds the call: the native executor may run it */
+    uint8_t native_kind;   /* enum amp_native_kind: gemm holds a call the native executor may run */
     uint8_t done;          /* the native executor ran it: the real routine is not called */
     struct amp_gemm_args gemm;
 };
@@ -72,7 +74,7 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->has_acc = 0;
     c->converted = 0;
     c->holds_scratch = 0;
-    c->is_gemm = 0;
+    c->native_kind = AMP_NATIVE_NONE;
     c->done = 0;
     struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, accumulates);
     c->outcome = d.outcome;
@@ -88,10 +90,10 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
 void amp_blas_lower(struct amp_blas_call *c, int valid);
 
 /* The native executor (shim/cpu/blas_native.c): runs a planned, valid,
- * lowered gemm as a oneDNN low-precision matmul when AMPSHIM_CPU_KERNEL and
+ * lowered gemm or syrk as oneDNN low-precision matmuls when AMPSHIM_CPU_KERNEL and
  * the size allow and oneDNN has a native kernel; returns 1 when it did (the
  * call is then done), 0 to let the emulated path run it. */
-int amp_blas_native_gemm(struct amp_blas_call *c);
+int amp_blas_native(struct amp_blas_call *c);
 
 /* Rounds a read accumulator in place (AMPSHIM_OUTPUT=round), before the
  * product runs. */

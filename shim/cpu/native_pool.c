@@ -94,10 +94,11 @@ static void grow(int want)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void amp_native_parallel(int n, void (*fn)(void *arg, int i), void *arg)
+void amp_native_parallel(int n, int threads, void (*fn)(void *arg, int i), void *arg)
 {
-    if (n <= 1) {
-        fn(arg, 0);
+    if (n <= 1 || threads <= 1) {
+        for (int i = 0; i < n; i++)
+            fn(arg, i);
         return;
     }
     if (n > AMP_NATIVE_POOL_MAX)
@@ -107,7 +108,7 @@ void amp_native_parallel(int n, void (*fn)(void *arg, int i), void *arg)
     struct batch b = {n};
     struct task tasks[AMP_NATIVE_POOL_MAX];
     pthread_mutex_lock(&pool_lock);
-    grow(n - 1);
+    grow((threads < n ? threads : n) - 1);
     for (int i = 1; i < n; i++) {
         tasks[i] = (struct task){fn, arg, i, &b, NULL};
         if (tail)

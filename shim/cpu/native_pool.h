@@ -12,10 +12,11 @@
 
 #define AMP_NATIVE_POOL_MAX 64 /* chunks of one call, the caller's included */
 
-/* Runs fn(arg, i) for i in [0, n), n <= AMP_NATIVE_POOL_MAX, and returns when
- * every chunk is done. Workers that cannot be started leave their chunks to
- * the caller, which also runs any of its chunks still queued when it is
- * free. The calling thread cannot be cancelled while the chunks run. */
-void amp_native_parallel(int n, void (*fn)(void *arg, int i), void *arg);
+/* Runs fn(arg, i) for i in [0, n), n <= AMP_NATIVE_POOL_MAX, on at most
+ * `threads` threads (the caller's included), and returns when every chunk is
+ * done. Workers that cannot be started leave their chunks to the caller,
+ * which also runs any of its chunks still queued when it is free. The
+ * calling thread cannot be cancelled while the chunks run. */
+void amp_native_parallel(int n, int threads, void (*fn)(void *arg, int i), void *arg);
 
 #endif

@@ -1,13 +1,12 @@
 """Debian's numpy and torch under ampshim with the default settings (bf16,
-AMPSHIM_CPU_KERNEL=auto), at sizes above the native crossover: A@B, torch.mm,
-nn.Linear (addmm: sgemm_ with beta = 1) and torch.bmm run on the native
-executor (oneDNN bf16, read from the shim's own counters), and every result
-is within bf16 error of the float64 product:
+AMPSHIM_CPU_KERNEL=auto), at sizes above the native crossover: A@B, A@A.T
+(cblas_ssyrk), torch.mm, nn.Linear (addmm: sgemm_ with beta = 1) and
+torch.bmm run on the native executor (oneDNN bf16, read from the shim's own
+counters), and every result is within bf16 error of the float64 product:
     |got - exact| <= (2 * 2^-8 + k * 2^-23) * (|A| |B|)   elementwise
 (each operand rounded to bf16 is off by at most 2^-9 relatively, their
 product by 2^-8 + 2^-18; fp32 accumulation of k terms adds k * 2^-24 each
-way; the bias of Linear is added in fp32). numpy's A@A.T is an ssyrk, which
-stays emulated (ampshim(7)); it is checked against the same bound.
+way; the bias of Linear is added in fp32).
 Skipped (77) on a CPU without avx512_bf16 / amx_bf16 or without libdnnl.so.2."""
 import ctypes
 import sys
@@ -51,7 +50,7 @@ def counter(symbol, which):
 
 
 def native_calls():
-    return sum(counter(s, "native") for s in ("cblas_sgemm", "sgemm_"))
+    return sum(counter(s, "native") for s in ("cblas_sgemm", "sgemm_", "cblas_ssyrk", "ssyrk_"))
 
 
 def within_bf16(what, got, a, b, exact, k, extra=0.0):
@@ -78,8 +77,8 @@ A = rng.standard_normal((256, 384), dtype=np.float32)
 B = rng.standard_normal((384, 320), dtype=np.float32)
 got = runs_native("numpy A@B", lambda: A @ B)
 within_bf16("numpy A@B", got, A, B, A.astype(np.float64) @ B.astype(np.float64), 384)
-got = A @ A.T
-within_bf16("numpy A@A.T (ssyrk, emulated)", got, A, A.T, A.astype(np.float64) @ A.T.astype(np.float64), 384)
+got = runs_native("numpy A@A.T (ssyrk)", lambda: A @ A.T)
+within_bf16("numpy A@A.T", got, A, A.T, A.astype(np.float64) @ A.T.astype(np.float64), 384)
 
 import torch  # noqa: E402  (after numpy, as a program would)
 

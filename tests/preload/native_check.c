@@ -64,14 +64,27 @@ static void (*set_blas_threads)(int);
 static _Atomic int checks, failures;
 
 enum { FORM_CBLAS_ROW, FORM_CBLAS_COL, FORM_F77, FORMS };
-static const char *const form_names[FORMS] = {"cblas row", "cblas col", "sgemm_"};
+static const char *const form_names[FORMS] = {"cblas row", "cblas col", "Fortran"};
 
 struct gcase {
     int form;
-    char ta, tb; /* 'N', 'T', 'C' */
+    char ta, tb; /* 'N', 'T', 'C'; for syrk, ta is trans and tb uplo ('U', 'L') */
     blasint m, n, k, pad;
     float alpha, beta;
+    int syrk;
 };
+
+void cblas_ssyrk(int, int, int, blasint, blasint, float, const float *, blasint, float, float *,
+                 blasint);
+void ssyrk_(const char *, const char *, const blasint *, const blasint *, const float *,
+            const float *, const blasint *, const float *, float *, const blasint *);
+typedef void (*cblas_syrk_fn)(int, int, int, blasint, blasint, float, const float *, blasint,
+                              float, float *, blasint);
+typedef void (*f77_syrk_fn)(const char *, const char *, const blasint *, const blasint *,
+                            const float *, const float *, const blasint *, const float *, float *,
+                            const blasint *);
+static cblas_syrk_fn real_cblas_syrk;
+static f77_syrk_fn real_f77_syrk;
 
 static float round_value(float x)
 {
@@ -93,14 +106,22 @@ static uint64_t native_calls(void)
     ctl("stats.cblas_sgemm.native", &v, &len, NULL, 0);
     len = sizeof w;
     ctl("stats.sgemm_.native", &w, &len, NULL, 0);
-    return v + w;
+    uint64_t total = v + w;
+    len = sizeof v;
+    v = 0;
+    ctl("stats.cblas_ssyrk.native", &v, &len, NULL, 0);
+    total += v;
+    len = sizeof v;
+    v = 0;
+    ctl("stats.ssyrk_.native", &v, &len, NULL, 0);
+    return total + v;
 }
 
 static void fail(const char *fmt, const struct gcase *g, const char *detail)
 {
     char name[160];
-    snprintf(name, sizeof name, "%s %c%c m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g",
-             form_names[g->form], g->ta, g->tb, (long long)g->m, (long long)g->n, (long long)g->k,
+    snprintf(name, sizeof name, "%s%s %c%c m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g",
+             g->syrk ? "syrk, " : "", form_names[g->form], g->ta, g->tb, (long long)g->m, (long long)g->n, (long long)g->k,
              (long long)g->pad, g->alpha, g->beta);
     printf("FAIL %s: %s%s\n", name, fmt, detail);
     failures++;
@@ -127,8 +148,97 @@ static size_t at(int row_major, blasint i, blasint j, blasint ld)
     return row_major ? (size_t)i * ld + j : (size_t)j * ld + i;
 }
 
+static void call_syrk(const struct gcase *g, int real, const float *a, blasint lda, float *c,
+                      blasint ldc)
+{
+    if (g->form == FORM_F77) {
+        f77_syrk_fn f = real ? real_f77_syrk : ssyrk_;
+        f(&g->tb, &g->ta, &g->n, &g->k, &g->alpha, a, &lda, &g->beta, c, &ldc);
+    } else {
+        cblas_syrk_fn f = real ? real_cblas_syrk : cblas_ssyrk;
+        f(g->form == FORM_CBLAS_ROW ? 101 : 102, g->tb == 'U' ? 121 : 122,
+          g->ta == 'N' ? 111 : g->ta == 'T' ? 112 : 113, g->n, g->k, g->alpha, a, lda, g->beta, c,
+          ldc);
+    }
+}
+
+/* syrk: C's referenced triangle = alpha op(A) op(A)^T + beta C; the other
+ * triangle and the padding must stay as they were. */
+static void run_syrk_case(const struct gcase *g, uint64_t seed)
+{
+    int row = g->form == FORM_CBLAS_ROW, t = g->ta != 'N';
+    blasint ar = t ? g->k : g->n, ac = t ? g->n : g->k;
+    blasint lda = (row ? ac : ar) + g->pad, ldc = g->n + g->pad;
+    size_t alen = (size_t)lda * (row ? ar : ac), clen = (size_t)ldc * g->n;
+    float *a = malloc(alen * 4), *a_r = malloc(alen * 4), *a_abs = malloc(alen * 4);
+    float *c = malloc(clen * 4), *c0 = malloc(clen * 4), *want = malloc(clen * 4);
+    float *scale = malloc(clen * 4);
+    for (size_t i = 0; i < alen; i++) {
+        a_r[i] = round_value(a[i] = random_value(&seed));
+        a_abs[i] = fabsf(a_r[i]);
+    }
+    for (size_t i = 0; i < clen; i++)
+        c0[i] = c[i] = random_value(&seed);
+    for (size_t i = 0; i < clen; i++) {
+        want[i] = output_round && g->beta != 0.0f ? round_value(c0[i]) : c0[i];
+        scale[i] = fabsf(want[i]);
+    }
+    call_syrk(g, 1, a_r, lda, want, ldc);
+    struct gcase abs_case = *g;
+    abs_case.alpha = fabsf(g->alpha);
+    abs_case.beta = fabsf(g->beta);
+    call_syrk(&abs_case, 1, a_abs, lda, scale, ldc);
+    uint64_t before = threaded ? 0 : native_calls();
+    if (blas_threads)
+        set_blas_threads(blas_threads);
+    call_syrk(g, 0, a, lda, c, ldc);
+    if (blas_threads)
+        set_blas_threads(1);
+    checks++;
+    if (!threaded && native_calls() - before != (uint64_t)expect_native)
+        fail(expect_native ? "did not run native" : "ran native", g, "");
+    for (blasint i = 0; i < g->n; i++)
+        for (blasint j = 0; j < ldc; j++) {
+            size_t p = at(row, i, j < g->n ? j : i, ldc);
+            if (j >= g->n) /* padding of the line */
+                p = row ? (size_t)i * ldc + j : (size_t)i * ldc + j;
+            int in_tri = j < g->n && (g->tb == 'U' ? i <= j : i >= j);
+            if (!in_tri) {
+                if (memcmp(&c[p], &c0[p], 4) != 0) {
+                    fail("wrote outside the referenced triangle", g, "");
+                    goto done;
+                }
+                continue;
+            }
+            float w = output_round ? round_value(want[p]) : want[p];
+            if (!expect_native) {
+                if (memcmp(&c[p], &w, 4) != 0) {
+                    fail("differs from the emulated result", g, "");
+                    goto done;
+                }
+                continue;
+            }
+            double bound = (2.0 * g->k + 6) * ldexp(1, -24) * scale[p] * (1.0 + g->k * ldexp(1, -23));
+            if (output_round)
+                bound += ldexp(1, dtype_fp16 ? -10 : -7) * fabs(w);
+            if (!(fabs((double)c[p] - w) <= bound)) {
+                char d[128];
+                snprintf(d, sizeof d, " (element %lld,%lld: %.9g, emulated %.9g, bound %.3g)",
+                         (long long)i, (long long)j, c[p], w, bound);
+                fail("outside the bound", g, d);
+                goto done;
+            }
+        }
+done:
+    free(a), free(a_r), free(a_abs), free(c), free(c0), free(want), free(scale);
+}
+
 static void run_case(const struct gcase *g, uint64_t seed)
 {
+    if (g->syrk) {
+        run_syrk_case(g, seed);
+        return;
+    }
     int row = g->form == FORM_CBLAS_ROW;
     int ta = g->ta != 'N', tb = g->tb != 'N';
     /* Stored shapes: A is m x k (k x m when transposed), B k x n (n x k). */
@@ -247,9 +357,22 @@ static void build_cases(void)
                         for (int v = 0; v < 2; v++)
                             cases[n_cases++] = (struct gcase){f, tr[x], tr[y], shapes[s][0],
                                                               shapes[s][1], shapes[s][2], pad * 3,
-                                                              ab[v][0], ab[v][1]};
+                                                              ab[v][0], ab[v][1], 0};
     /* One large square product. */
-    cases[n_cases++] = (struct gcase){FORM_CBLAS_ROW, 'N', 'N', 1000, 1000, 1000, 0, 1.0f, 0.0f};
+    cases[n_cases++] = (struct gcase){FORM_CBLAS_ROW, 'N', 'N', 1000, 1000, 1000, 0, 1.0f, 0.0f, 0};
+    /* syrk: n x k shapes (one block up to n = 256, several beyond). */
+    static const blasint syrk_shapes[][2] = {{1, 1},     {7, 33},   {33, 7},
+                                             {150, 1000}, {333, 200}, {1000, 64}};
+    for (int f = 0; f < FORMS; f++)
+        for (size_t sh = 0; sh < sizeof syrk_shapes / sizeof *syrk_shapes; sh++)
+            for (int u = 0; u < 2; u++)
+                for (int x = 0; x < 3; x++)
+                    for (int pad = 0; pad < 2; pad++)
+                        for (int v = 0; v < 2; v++)
+                            cases[n_cases++] = (struct gcase){
+                                f, tr[x], u ? 'L' : 'U', syrk_shapes[sh][0], syrk_shapes[sh][0],
+                                syrk_shapes[sh][1], pad * 3, ab[v][0], ab[v][1], 1};
+    cases[n_cases++] = (struct gcase){FORM_CBLAS_COL, 'T', 'U', 1000, 1000, 1000, 0, 1.0f, 0.0f, 1};
 }
 
 struct worker {
@@ -316,6 +439,8 @@ int main(int argc, char **argv)
     }
     *(void **)&real_cblas = dlsym(lib, "cblas_sgemm");
     *(void **)&real_f77 = dlsym(lib, "sgemm_");
+    *(void **)&real_cblas_syrk = dlsym(lib, "cblas_ssyrk");
+    *(void **)&real_f77_syrk = dlsym(lib, "ssyrk_");
     *(void **)&set_blas_threads = dlsym(lib, "openblas_set_num_threads");
     if (blas_threads && !set_blas_threads) {
         printf("FAIL: %s has no openblas_set_num_threads\n", REAL_LIBRARY);
