@@ -300,13 +300,13 @@ static void run_syrk_block(void *arg, int i)
     for (int64_t r = 0; r < rows; r++) {
         int64_t row = i0 + r, lo = j->upper ? row : 0, hi = j->upper ? j->n : row + 1;
         float *cr = j->c + row * j->ldc;
-        const float *dr = d + r * cols - col0;
+        const float *dr = d + r * cols; /* column col0 of C first */
         if (j->beta == 0.0f)
             for (int64_t q = lo; q < hi; q++)
-                cr[q] = j->alpha * dr[q];
+                cr[q] = j->alpha * dr[q - col0];
         else
             for (int64_t q = lo; q < hi; q++)
-                cr[q] = j->alpha * dr[q] + j->beta * cr[q];
+                cr[q] = j->alpha * dr[q - col0] + j->beta * cr[q];
     }
 }
 
