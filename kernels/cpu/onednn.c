@@ -348,34 +348,54 @@ size_t amp_onednn_scratch_bytes(const struct amp_onednn_prim *p)
     return p->scratch_bytes;
 }
 
-int amp_onednn_run(struct amp_onednn_prim *p, const uint16_t *x, const uint16_t *y, float *d,
-                   void *scratch)
+struct amp_onednn_run {
+    struct amp_onednn_prim *p;
+    dnnl_memory_t mem[4];
+    dnnl_stream_t stream;
+};
+
+struct amp_onednn_run *amp_onednn_bind(struct amp_onednn_prim *p, const uint16_t *x,
+                                       const uint16_t *y, float *d, void *scratch)
 {
-    dnnl_memory_t mem[4] = {NULL, NULL, NULL, NULL};
-    dnnl_stream_t stream = NULL;
-    int bad = dn.dnnl_memory_create(&mem[0], &p->x_md, engine, (void *)x) ||
-              dn.dnnl_memory_create(&mem[1], &p->y_md, engine, (void *)y) ||
-              dn.dnnl_memory_create(&mem[2], &p->d_md, engine, d) ||
-              (p->scratch_bytes &&
-               dn.dnnl_memory_create(&mem[3], &p->scratch_md, engine, scratch)) ||
-              dn.dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
-    if (!bad) {
-        dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, mem[0]},
-                                   {DNNL_ARG_WEIGHTS, mem[1]},
-                                   {DNNL_ARG_DST, mem[2]},
-                                   {DNNL_ARG_SCRATCHPAD, mem[3]}};
-        struct team tm;
-        team_begin(&tm);
-        bad = dn.dnnl_primitive_execute(p->prim, stream, p->scratch_bytes ? 4 : 3, args) ||
-              dn.dnnl_stream_wait(stream);
-        team_end(&tm);
+    struct amp_onednn_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->p = p;
+    if (dn.dnnl_memory_create(&r->mem[0], &p->x_md, engine, (void *)x) ||
+        dn.dnnl_memory_create(&r->mem[1], &p->y_md, engine, (void *)y) ||
+        dn.dnnl_memory_create(&r->mem[2], &p->d_md, engine, d) ||
+        (p->scratch_bytes && dn.dnnl_memory_create(&r->mem[3], &p->scratch_md, engine, scratch)) ||
+        dn.dnnl_stream_create(&r->stream, engine, dnnl_stream_default_flags)) {
+        amp_onednn_unbind(r);
+        return NULL;
     }
-    if (stream)
-        dn.dnnl_stream_destroy(stream);
-    for (int i = 0; i < 4; i++)
-        if (mem[i])
-            dn.dnnl_memory_destroy(mem[i]);
+    return r;
+}
+
+int amp_onednn_exec(struct amp_onednn_run *r)
+{
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, r->mem[0]},
+                               {DNNL_ARG_WEIGHTS, r->mem[1]},
+                               {DNNL_ARG_DST, r->mem[2]},
+                               {DNNL_ARG_SCRATCHPAD, r->mem[3]}};
+    struct team tm;
+    team_begin(&tm);
+    int bad = dn.dnnl_primitive_execute(r->p->prim, r->stream, r->p->scratch_bytes ? 4 : 3, args) ||
+              dn.dnnl_stream_wait(r->stream);
+    team_end(&tm);
     return bad ? -1 : 0;
+}
+
+void amp_onednn_unbind(struct amp_onednn_run *r)
+{
+    if (!r)
+        return;
+    if (r->stream)
+        dn.dnnl_stream_destroy(r->stream);
+    for (int i = 0; i < 4; i++)
+        if (r->mem[i])
+            dn.dnnl_memory_destroy(r->mem[i]);
+    free(r);
 }
 
 void amp_onednn_put(struct amp_onednn_prim *p)
@@ -416,11 +436,22 @@ size_t amp_onednn_scratch_bytes(const struct amp_onednn_prim *p)
     return 0;
 }
 
-int amp_onednn_run(struct amp_onednn_prim *p, const uint16_t *x, const uint16_t *y, float *d,
-                   void *scratch)
+struct amp_onednn_run *amp_onednn_bind(struct amp_onednn_prim *p, const uint16_t *x,
+                                       const uint16_t *y, float *d, void *scratch)
 {
     (void)p, (void)x, (void)y, (void)d, (void)scratch;
+    return NULL;
+}
+
+int amp_onednn_exec(struct amp_onednn_run *r)
+{
+    (void)r;
     return -1;
+}
+
+void amp_onednn_unbind(struct amp_onednn_run *r)
+{
+    (void)r;
 }
 
 void amp_onednn_put(struct amp_onednn_prim *p)

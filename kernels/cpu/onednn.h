@@ -62,9 +62,16 @@ struct amp_onednn_prim *amp_onednn_get(const struct amp_onednn_gemm *g, enum amp
                                        char *impl, size_t impllen);
 /* Bytes of scratchpad a run needs (64-byte aligned memory). */
 size_t amp_onednn_scratch_bytes(const struct amp_onednn_prim *p);
-/* Runs it: x and y compact lowp, d the fp32 output. Returns 0 on success. */
-int amp_onednn_run(struct amp_onednn_prim *p, const uint16_t *x, const uint16_t *y, float *d,
-                   void *scratch);
+/* One run of a primitive: x and y compact lowp, d the fp32 output, scratch
+ * its scratchpad. Binding makes everything the run needs (memory objects, a
+ * stream) and may fail (NULL) without touching d; executing it then only
+ * computes (0 on success). A product split into several runs binds them
+ * all before it executes any, so a failure leaves the output as it was. */
+struct amp_onednn_run;
+struct amp_onednn_run *amp_onednn_bind(struct amp_onednn_prim *p, const uint16_t *x,
+                                       const uint16_t *y, float *d, void *scratch);
+int amp_onednn_exec(struct amp_onednn_run *r);
+void amp_onednn_unbind(struct amp_onednn_run *r); /* NULL is fine */
 void amp_onednn_put(struct amp_onednn_prim *p);
 
 /* For a thread of the shim's own that runs primitives: its OpenMP team size

@@ -109,6 +109,7 @@ static void compact(const struct amp_operand *o, uint16_t *dst, enum amp_lowp_dt
  * chunks with one row more. */
 struct native_job {
     struct amp_onednn_prim *prim[2];
+    struct amp_onednn_run *run[AMP_NATIVE_POOL_MAX];
     const uint16_t *x, *y;
     float *d;
     char *scratch;
@@ -122,12 +123,23 @@ static int64_t chunk_start(const struct native_job *j, int64_t i)
     return i * j->base + (i < j->extra ? i : j->extra);
 }
 
+/* Binds every chunk before any runs (a failure then leaves C as it was). */
+static int bind_chunks(struct native_job *j, int64_t chunks)
+{
+    for (int64_t i = 0; i < chunks; i++) {
+        int64_t start = chunk_start(j, i);
+        j->run[i] = amp_onednn_bind(j->prim[i < j->extra], j->x + start * j->k, j->y,
+                                    j->d + start * j->ldd, j->scratch + (size_t)i * j->scratch_each);
+        if (!j->run[i])
+            return 0;
+    }
+    return 1;
+}
+
 static void run_chunk(void *arg, int i)
 {
     struct native_job *j = arg;
-    int64_t start = chunk_start(j, i);
-    if (amp_onednn_run(j->prim[i < j->extra], j->x + start * j->k, j->y, j->d + start * j->ldd,
-                       j->scratch + (size_t)i * j->scratch_each) != 0)
+    if (amp_onednn_exec(j->run[i]) != 0)
         atomic_store(&j->failed, 1);
 }
 
@@ -236,8 +248,12 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
         job.y = yl;
         job.d = padded ? d : a->c;
         job.scratch = (char *)d + align64(ds * 4);
-        amp_native_parallel((int)chunks, (int)chunks, run_chunk, &job);
-        ran = !atomic_load(&job.failed);
+        if (bind_chunks(&job, chunks)) {
+            amp_native_parallel((int)chunks, (int)chunks, run_chunk, &job);
+            ran = !atomic_load(&job.failed);
+        }
+        for (int64_t i = 0; i < chunks; i++)
+            amp_onednn_unbind(job.run[i]);
         if (ran && padded)
             copy_lines(a->c, a->ldc, d, g.n, g.m, g.n);
         if (ran) {
@@ -266,6 +282,7 @@ put:
 #define AMP_NATIVE_SYRK_BLOCKS 32
 struct syrk_job {
     struct amp_onednn_prim *prim[AMP_NATIVE_SYRK_BLOCKS];
+    struct amp_onednn_run *run[AMP_NATIVE_SYRK_BLOCKS];
     size_t d_at[AMP_NATIVE_SYRK_BLOCKS];
     const uint16_t *x;
     float *d, *c;
@@ -289,14 +306,17 @@ static void syrk_block(const struct syrk_job *j, int64_t i, int64_t *i0, int64_t
 static void run_syrk_block(void *arg, int i)
 {
     struct syrk_job *j = arg;
+    if (amp_onednn_exec(j->run[i]) != 0)
+        atomic_store(&j->failed, 1);
+}
+
+/* Once every block has run: each block's rows written to the triangle. */
+static void write_syrk_block(void *arg, int i)
+{
+    struct syrk_job *j = arg;
     int64_t i0, rows, col0, cols;
     syrk_block(j, i, &i0, &rows, &col0, &cols);
-    float *d = j->d + j->d_at[i];
-    if (amp_onednn_run(j->prim[i], j->x + i0 * j->k, j->x + col0 * j->k, d,
-                       j->scratch + (size_t)i * j->scratch_each) != 0) {
-        atomic_store(&j->failed, 1);
-        return;
-    }
+    const float *d = j->d + j->d_at[i];
     for (int64_t r = 0; r < rows; r++) {
         int64_t row = i0 + r, lo = j->upper ? row : 0, hi = j->upper ? j->n : row + 1;
         float *cr = j->c + row * j->ldc;
@@ -373,13 +393,28 @@ static int native_syrk(struct amp_blas_call *c, int64_t threads)
                                    (uint16_t *)(s + align64(xs * 2)));
             else
                 compact(&c->in[0], x, c->dtype);
-            amp_blas_round_accumulator(c);
             job.x = x;
-            amp_native_parallel((int)blocks, (int)(threads < blocks ? threads : blocks),
-                                run_syrk_block, &job);
-            /* A block that failed left its rows as they were: none is lost,
-             * but the call is done again on the emulated path. */
-            ran = !atomic_load(&job.failed);
+            int bound = 1, team = (int)(threads < blocks ? threads : blocks);
+            for (int64_t i = 0; i < blocks && bound; i++) {
+                int64_t i0, rows, col0, cols;
+                syrk_block(&job, i, &i0, &rows, &col0, &cols);
+                job.run[i] = amp_onednn_bind(job.prim[i], x + i0 * job.k, x + col0 * job.k,
+                                             job.d + job.d_at[i],
+                                             job.scratch + (size_t)i * job.scratch_each);
+                bound = job.run[i] != NULL;
+            }
+            /* C is written only once every block has run: a failure leaves
+             * it as it was, for the emulated path. */
+            if (bound) {
+                amp_native_parallel((int)blocks, team, run_syrk_block, &job);
+                ran = !atomic_load(&job.failed);
+            }
+            if (ran) {
+                amp_blas_round_accumulator(c);
+                amp_native_parallel((int)blocks, team, write_syrk_block, &job);
+            }
+            for (int64_t i = 0; i < blocks; i++)
+                amp_onednn_unbind(job.run[i]);
             if (ran) {
                 c->holds_scratch = 1;
                 c->converted += xs;
