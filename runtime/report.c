@@ -41,13 +41,12 @@ int amp_report_write(FILE *out)
     if (!rows)
         return 0;
     const struct amp_config *cfg = &amp_rt.cfg;
-    int kernel = amp_live_load(&cfg->cpu_kernel);
     fprintf(out, "ampshim report, pid %ld (%s): cpu dtype %s%s%s, output %s, cpu kernel %s\n",
             (long)getpid(), program_invocation_short_name,
             amp_dtype_names[cfg->dtype[AMP_DEVICE_CPU]], cuda ? ", cuda dtype " : "",
             cuda ? amp_dtype_names[cfg->dtype[AMP_DEVICE_CUDA]] : "",
             cfg->output_round ? "round" : "keep",
-            kernel >= 0 && kernel < AMP_CPU_KERNEL_COUNT ? amp_cpu_kernel_names[kernel] : "?");
+            amp_cpu_kernel_names[amp_live_load(&cfg->cpu_kernel)]); /* stored only when valid */
     fprintf(out, "%-*s %-18s %-11s %10s", width, "symbol", "op", "policy", "calls");
     for (int i = 0; i < AMP_CTL_COUNTERS; i++)
         fprintf(out, " %*s", (int)amp_ctl_counter_width[i],

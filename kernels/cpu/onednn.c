@@ -138,11 +138,11 @@ static void team_end(const struct team *tm)
 
 /* Everything a primitive depends on; compared bytewise (no padding). */
 struct key {
-    int64_t m, n, k, ldd;
+    int64_t m, n, k;
     uint32_t alpha_bits, beta_bits;
     uint8_t dtype, trans_x, trans_y, pad[5];
 };
-_Static_assert(sizeof(struct key) == 48, "struct key has no padding");
+_Static_assert(sizeof(struct key) == 40, "struct key has no padding");
 
 struct amp_onednn_prim {
     struct key key;
@@ -187,7 +187,6 @@ static void set_key(struct key *k, const struct amp_onednn_gemm *g)
     k->m = g->m;
     k->n = g->n;
     k->k = g->k;
-    k->ldd = g->ldd;
     memcpy(&k->alpha_bits, &g->alpha, 4);
     memcpy(&k->beta_bits, &g->beta, 4);
     k->dtype = (uint8_t)g->dtype;
@@ -211,7 +210,8 @@ static enum amp_onednn_status make(struct amp_onednn_prim *p, const struct amp_o
 {
     dnnl_data_type_t lowp = g->dtype == AMP_DTYPE_BF16 ? dnnl_bf16 : dnnl_f16;
     dnnl_dims_t xd = {g->m, g->k}, yd = {g->k, g->n}, dd = {g->m, g->n};
-    dnnl_dims_t xs = {g->k, 1}, ys = {g->n, 1}, ds = {g->ldd, 1};
+    /* D is dense: oneDNN 2.6's native kernels want ld = N. */
+    dnnl_dims_t xs = {g->k, 1}, ys = {g->n, 1}, ds = {g->n, 1};
     if (g->trans_x)
         xs[0] = 1, xs[1] = g->m;
     if (g->trans_y)

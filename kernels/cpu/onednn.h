@@ -5,7 +5,7 @@
  * output, scaled by alpha, plus beta times the output's old value.
  *
  * The problem is row major throughout (a column-major call is its
- * transpose): D (M x N, ld ldd) = alpha * op(X) (M x K) * op(Y) (K x N)
+ * transpose): D (M x N, dense) = alpha * op(X) (M x K) * op(Y) (K x N)
  * + beta * D, where X is stored compact as M x K (or K x M when trans_x) and
  * Y as K x N (or N x K when trans_y).
  *
@@ -41,7 +41,6 @@ struct amp_onednn_gemm {
     enum amp_lowp_dtype dtype; /* AMP_DTYPE_BF16 or AMP_DTYPE_FP16 */
     int64_t m, n, k;
     uint8_t trans_x, trans_y;
-    int64_t ldd;
     float alpha, beta;
 };
 

@@ -94,12 +94,19 @@ static void copy_lines(float *dst, int64_t ldd, const float *src, int64_t lds, i
         memcpy(dst + l * ldd, src + l * lds, (size_t)len * sizeof *dst);
 }
 
+typedef void (*lowp_conv_fn)(const float *, uint16_t *, size_t);
+
+/* The conversion kernel into the dtype's 16-bit storage. */
+static lowp_conv_fn lowp_conv(enum amp_lowp_dtype dtype)
+{
+    const struct amp_convert_kernels *k = amp_convert();
+    return dtype == AMP_DTYPE_BF16 ? k->f32_to_bf16 : k->f32_to_f16;
+}
+
 /* The referenced lines of a stored operand, converted to compact lowp. */
 static void compact(const struct amp_operand *o, uint16_t *dst, enum amp_lowp_dtype dtype)
 {
-    const struct amp_convert_kernels *k = amp_convert();
-    void (*conv)(const float *, uint16_t *, size_t) =
-        dtype == AMP_DTYPE_BF16 ? k->f32_to_bf16 : k->f32_to_f16;
+    lowp_conv_fn conv = lowp_conv(dtype);
     for (int64_t line = 0; line < o->outer; line++)
         conv(o->p + line * o->ld, dst + line * o->inner, (size_t)o->inner);
 }
@@ -153,9 +160,7 @@ static void compact_x(const struct amp_operand *o, uint16_t *dst, enum amp_lowp_
         compact(o, dst, dtype);
         return;
     }
-    const struct amp_convert_kernels *kn = amp_convert();
-    void (*conv)(const float *, uint16_t *, size_t) =
-        dtype == AMP_DTYPE_BF16 ? kn->f32_to_bf16 : kn->f32_to_f16;
+    lowp_conv_fn conv = lowp_conv(dtype);
     int64_t ld = o->outer == 1 ? m : o->ld; /* a merged operand is K lines of M */
     for (int64_t i = 0, start = 0; start < m; i++) {
         int64_t rows = j->base + (i < j->extra);
@@ -165,8 +170,10 @@ static void compact_x(const struct amp_operand *o, uint16_t *dst, enum amp_lowp_
     }
 }
 
-/* Gets the primitive for one product, saying once why when there is none. */
-static struct amp_onednn_prim *get_prim(const struct amp_onednn_gemm *g, enum amp_onednn_status *st)
+/* Gets the primitive for one product, saying once why when there is none,
+ * and widens *scratch_each to its scratchpad. */
+static struct amp_onednn_prim *get_prim(const struct amp_onednn_gemm *g, enum amp_onednn_status *st,
+                                        size_t *scratch_each)
 {
     char impl[128], why[192];
     struct amp_onednn_prim *p = amp_onednn_get(g, st, impl, sizeof impl);
@@ -179,7 +186,24 @@ static struct amp_onednn_prim *get_prim(const struct amp_onednn_gemm *g, enum am
     } else {
         say_emulated("oneDNN refused the matmul");
     }
+    size_t need = p ? align64(amp_onednn_scratch_bytes(p)) : 0;
+    if (need > *scratch_each)
+        *scratch_each = need;
     return p;
+}
+
+/* After a native run: the scratch kept until the call ends and the
+ * conversions counted, or given back for the emulated path. */
+static int finish(struct amp_blas_call *c, int ran, uint64_t converted)
+{
+    if (ran) {
+        c->holds_scratch = 1;
+        c->converted += converted;
+    } else {
+        amp_scratch_done(c->t);
+        say_emulated("oneDNN's matmul failed to run");
+    }
+    return ran;
 }
 
 static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
@@ -196,15 +220,12 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
         .k = a->k,
         .trans_x = (uint8_t)((col ? a->tb : a->ta) != 'N'),
         .trans_y = (uint8_t)((col ? a->ta : a->tb) != 'N'),
-        .ldd = a->ldc,
         .alpha = a->alpha,
         .beta = a->beta,
     };
     /* oneDNN 2.6 has a native kernel only for a dense output (ld = N): a
      * padded C is computed in scratch and copied (O(MN) beside O(MNK)). */
-    int padded = g.ldd != g.n;
-    if (padded)
-        g.ldd = g.n;
+    int padded = a->ldc != g.n;
     /* Chunks of D's rows, one per thread the BLAS would use (its share when
      * several program threads are in native calls at once), none smaller
      * than AMP_NATIVE_CHUNK_ROWS rows or AMP_NATIVE_CHUNK_MACS multiply-adds
@@ -226,9 +247,7 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
             break;
         struct amp_onednn_gemm part = g;
         part.m = job.base + big;
-        job.prim[big] = get_prim(&part, &st);
-        size_t need = job.prim[big] ? align64(amp_onednn_scratch_bytes(job.prim[big])) : 0;
-        job.scratch_each = need > job.scratch_each ? need : job.scratch_each;
+        job.prim[big] = get_prim(&part, &st, &job.scratch_each);
     }
     if (st != AMP_ONEDNN_OK)
         goto put;
@@ -256,13 +275,7 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
             amp_onednn_unbind(job.run[i]);
         if (ran && padded)
             copy_lines(a->c, a->ldc, d, g.n, g.m, g.n);
-        if (ran) {
-            c->holds_scratch = 1;
-            c->converted += xs + ys;
-        } else {
-            amp_scratch_done(c->t);
-            say_emulated("oneDNN's matmul failed to run");
-        }
+        finish(c, ran, xs + ys);
     }
 put:
     for (int i = 0; i < 2; i++)
@@ -335,9 +348,7 @@ static void write_syrk_block(void *arg, int i)
 static void compact_transposed(const struct amp_operand *o, uint16_t *dst,
                                enum amp_lowp_dtype dtype, int64_t k, int64_t n, uint16_t *tmp)
 {
-    const struct amp_convert_kernels *kn = amp_convert();
-    void (*conv)(const float *, uint16_t *, size_t) =
-        dtype == AMP_DTYPE_BF16 ? kn->f32_to_bf16 : kn->f32_to_f16;
+    lowp_conv_fn conv = lowp_conv(dtype);
     int64_t ld = o->outer == 1 ? n : o->ld;
     for (int64_t l0 = 0; l0 < k; l0 += 16) {
         int64_t t = k - l0 < 16 ? k - l0 : 16;
@@ -371,13 +382,10 @@ static int native_syrk(struct amp_blas_call *c, int64_t threads)
         int64_t i0, rows, col0, cols;
         syrk_block(&job, i, &i0, &rows, &col0, &cols);
         struct amp_onednn_gemm g = {.dtype = c->dtype, .m = rows, .n = cols, .k = job.k,
-                                    .trans_x = 0, .trans_y = 1, .ldd = cols, .alpha = 1.0f,
-                                    .beta = 0.0f};
-        job.prim[i] = get_prim(&g, &st);
+                                    .trans_x = 0, .trans_y = 1, .alpha = 1.0f, .beta = 0.0f};
+        job.prim[i] = get_prim(&g, &st, &job.scratch_each);
         job.d_at[i] = d_total;
         d_total += align64((size_t)(rows * cols) * 4) / 4;
-        size_t need = job.prim[i] ? align64(amp_onednn_scratch_bytes(job.prim[i])) : 0;
-        job.scratch_each = need > job.scratch_each ? need : job.scratch_each;
     }
     if (st == AMP_ONEDNN_OK) {
         size_t xs = (size_t)(job.n * job.k), tmp = trans ? (size_t)(16 * job.n) : 0;
@@ -415,13 +423,7 @@ static int native_syrk(struct amp_blas_call *c, int64_t threads)
             }
             for (int64_t i = 0; i < blocks; i++)
                 amp_onednn_unbind(job.run[i]);
-            if (ran) {
-                c->holds_scratch = 1;
-                c->converted += xs;
-            } else {
-                amp_scratch_done(c->t);
-                say_emulated("oneDNN's matmul failed to run");
-            }
+            finish(c, ran, xs);
         }
     }
     for (int64_t i = 0; i < blocks; i++)

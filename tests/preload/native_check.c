@@ -99,22 +99,19 @@ static float random_value(uint64_t *s)
     return (float)((int64_t)(*s >> 40) - (1 << 23)) / (float)(1 << 22); /* [-2, 2) */
 }
 
+/* The shim's native counter over the symbols this test calls. */
 static uint64_t native_calls(void)
 {
-    uint64_t v = 0, w = 0;
-    size_t len = sizeof v;
-    ctl("stats.cblas_sgemm.native", &v, &len, NULL, 0);
-    len = sizeof w;
-    ctl("stats.sgemm_.native", &w, &len, NULL, 0);
-    uint64_t total = v + w;
-    len = sizeof v;
-    v = 0;
-    ctl("stats.cblas_ssyrk.native", &v, &len, NULL, 0);
-    total += v;
-    len = sizeof v;
-    v = 0;
-    ctl("stats.ssyrk_.native", &v, &len, NULL, 0);
-    return total + v;
+    static const char *const names[] = {"stats.cblas_sgemm.native", "stats.sgemm_.native",
+                                        "stats.cblas_ssyrk.native", "stats.ssyrk_.native"};
+    uint64_t total = 0;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        uint64_t v = 0;
+        size_t len = sizeof v;
+        ctl(names[i], &v, &len, NULL, 0);
+        total += v;
+    }
+    return total;
 }
 
 static void fail(const char *fmt, const struct gcase *g, const char *detail)
