@@ -3,6 +3,7 @@
 #include "policy/policy.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +60,9 @@ const char *const amp_device_names[AMP_DEVICE_COUNT] = {"cpu", "cuda"};
 
 void amp_policy_overrides_clear(struct amp_policy_overrides *ov)
 {
-    memset(ov, AMP_CAT_UNSET, sizeof *ov);
+    memset(ov, AMP_CAT_UNSET, offsetof(struct amp_policy_overrides, n_sites));
+    ov->n_sites = 0;
+    memset(ov->site, 0, sizeof ov->site);
 }
 
 int amp_op_from_name(const char *name)
@@ -125,6 +128,98 @@ static int apply_pattern(const char *pattern, int first, int last, int cat,
     return matched;
 }
 
+int amp_policy_name_matches(const char *name, int h, int accumulates)
+{
+    if (amp_policy_is_pattern(name))
+        return amp_policy_pattern_matches(name, h, accumulates);
+    return strcmp(name, amp_hook_names[h]) == 0 || strcmp(name, amp_hook_routines[h]) == 0 ||
+           strcmp(name, amp_op_names[amp_hook_op[h][accumulates != 0]]) == 0;
+}
+
+static int copy_field(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size)
+        return -1;
+    memcpy(dst, src, n);
+    return 0;
+}
+
+/* Appends one call-site entry NAME@CALLER=CATEGORY. */
+static int add_site(const char *name, const char *caller, int first, int last, int cat,
+                    struct amp_policy_overrides *ov, char *err, size_t errlen)
+{
+    if (!*name || !*caller) {
+        snprintf(err, errlen, "'%s@%s': a call-site entry is NAME@OBJECT:FUNCTION or NAME@GLOB",
+                 name, caller);
+        return -1;
+    }
+    int matched = 0;
+    for (int h = 0; h < AMP_HOOK_COUNT && !matched; h++)
+        for (int acc = 0; acc < 2; acc++)
+            matched |= amp_hook_device[h] >= first && amp_hook_device[h] <= last &&
+                       amp_policy_name_matches(name, h, acc);
+    if (!matched) {
+        snprintf(err, errlen, "unknown op or symbol '%s'%s", name,
+                 first == last ? " on this device" : "");
+        return -1;
+    }
+    if (ov->n_sites >= AMP_POLICY_MAX_SITES) {
+        snprintf(err, errlen, "'%s@%s': more than %d call-site entries", name, caller,
+                 AMP_POLICY_MAX_SITES);
+        return -1;
+    }
+    struct amp_policy_site *s = &ov->site[ov->n_sites];
+    memset(s, 0, sizeof *s);
+    const char *colon = strchr(caller, ':');
+    int bad = copy_field(s->name, sizeof s->name, name);
+    if (colon) {
+        char object[sizeof s->object];
+        size_t n = (size_t)(colon - caller);
+        bad |= n >= sizeof object;
+        if (!bad) {
+            memcpy(object, caller, n);
+            object[n] = '\0';
+            bad |= copy_field(s->object, sizeof s->object, *object ? object : "*");
+            bad |= copy_field(s->function, sizeof s->function, colon[1] ? colon + 1 : "*");
+        }
+    } else {
+        s->either_glob = 1;
+        bad |= copy_field(s->function, sizeof s->function, caller);
+    }
+    if (bad) {
+        memset(s, 0, sizeof *s);
+        snprintf(err, errlen, "'%s@%s': name or caller too long", name, caller);
+        return -1;
+    }
+    s->first_dev = (uint8_t)first;
+    s->last_dev = (uint8_t)last;
+    s->category = (uint8_t)cat;
+    ov->n_sites++;
+    return 0;
+}
+
+int amp_policy_site_category(const struct amp_policy_overrides *ov, enum amp_device dev,
+                             enum amp_hook_id hook, int accumulates, const char *object,
+                             const char *function)
+{
+    const char *slash = object ? strrchr(object, '/') : NULL;
+    const char *base = slash ? slash + 1 : object;
+    for (uint32_t i = ov->n_sites; i-- > 0;) {
+        const struct amp_policy_site *s = &ov->site[i];
+        if (dev < s->first_dev || dev > s->last_dev || !amp_policy_name_matches(s->name, hook, accumulates))
+            continue;
+        int hit = s->either_glob
+                      ? (base && fnmatch(s->function, base, 0) == 0) ||
+                            (function && fnmatch(s->function, function, 0) == 0)
+                      : fnmatch(s->object, base ? base : "", 0) == 0 &&
+                            fnmatch(s->function, function ? function : "", 0) == 0;
+        if (hit)
+            return s->category;
+    }
+    return AMP_CAT_UNSET;
+}
+
 static char *trim(char *s)
 {
     while (isspace((unsigned char)*s))
@@ -158,6 +253,11 @@ static int apply_entry(char *entry, struct amp_policy_overrides *ov, char *err, 
         snprintf(err, errlen, "'%s': unknown category '%s' (lower, fp32, promote, passthrough)",
                  name, value);
         return -1;
+    }
+    char *at = strchr(name, '@');
+    if (at) {
+        *at = '\0';
+        return add_site(trim(name), trim(at + 1), first, last, cat, ov, err, errlen);
     }
     if (amp_policy_is_pattern(name)) {
         if (!apply_pattern(name, first, last, cat, ov)) {

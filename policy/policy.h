@@ -74,11 +74,31 @@ extern const uint8_t amp_hook_form_is_cblas[AMP_HOOK_COUNT]; /* CBLAS, not Fortr
  * override (mm), which beats a wildcard (mm*, cpu:*, *); among wildcards the
  * later entry wins. A wildcard (fnmatch: * ? [...]) applies to every hook
  * whose symbol, routine or op (the op of the call's beta) it matches. */
+#define AMP_POLICY_MAX_SITES 128
+/* A call-site entry, NAME@CALLER=CATEGORY: NAME as in any entry (op, routine,
+ * symbol or pattern), CALLER either OBJECT:FUNCTION (two fnmatch globs, one
+ * for the calling object's basename and one for the calling function, as
+ * dladdr(3) names them) or one glob matched against either, as in
+ * AMPSHIM_CALLERS. Strings are zero-filled to their ends, so two override
+ * sets parsed from the same text compare equal with memcmp. */
+struct amp_policy_site {
+    char name[64];
+    char object[96];   /* "" with either_glob */
+    char function[128];
+    uint8_t first_dev, last_dev;
+    uint8_t category;
+    uint8_t either_glob; /* one glob for the object or the function */
+};
+
 struct amp_policy_overrides {
     uint8_t op[AMP_DEVICE_COUNT][AMP_OP_COUNT];
     uint8_t hook[AMP_DEVICE_COUNT][AMP_HOOK_COUNT];
     uint8_t routine[AMP_DEVICE_COUNT][AMP_HOOK_COUNT]; /* indexed by any hook of the routine */
     uint8_t wildcard[AMP_DEVICE_COUNT][AMP_HOOK_COUNT][2]; /* [accumulates] */
+    /* Call-site entries in the order given: among those that match a call
+     * the last wins, and a match beats every entry without a caller. */
+    uint32_t n_sites;
+    struct amp_policy_site site[AMP_POLICY_MAX_SITES];
 };
 
 /* Whether a policy name is a wildcard pattern. */
@@ -87,6 +107,10 @@ int amp_policy_is_pattern(const char *name);
 /* Whether the pattern matches hook h's symbol, routine, or op when the call
  * accumulates (or not). */
 int amp_policy_pattern_matches(const char *pattern, int hook, int accumulates);
+
+/* Whether a policy NAME (an op, routine, symbol or pattern) names hook h when
+ * the call accumulates (or not). */
+int amp_policy_name_matches(const char *name, int hook, int accumulates);
 
 void amp_policy_overrides_clear(struct amp_policy_overrides *ov);
 
@@ -106,6 +130,14 @@ int amp_policy_parse(const char *text, int comments, struct amp_policy_overrides
 /* The category a hook gets on a device after overrides. */
 enum amp_category amp_policy_category(const struct amp_policy_overrides *ov, enum amp_device dev,
                                       enum amp_hook_id hook, int accumulates);
+
+/* The category the call-site entries give a call of hook (accumulating or
+ * not) on dev made from `object` (a path or basename; NULL when unknown) in
+ * `function` (NULL when dladdr names none), or AMP_CAT_UNSET when no entry
+ * matches. */
+int amp_policy_site_category(const struct amp_policy_overrides *ov, enum amp_device dev,
+                             enum amp_hook_id hook, int accumulates, const char *object,
+                             const char *function);
 
 /* Name lookups; -1 when unknown. */
 int amp_op_from_name(const char *name);

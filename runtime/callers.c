@@ -61,6 +61,52 @@ int amp_caller_selected(void *return_address)
     return remember(&selected_cache, return_address, selected);
 }
 
+/* ---- call-site policy entries (NAME@CALLER=CATEGORY) ---- */
+
+/* One answer: the category the call-site entries give calls of `hook` from
+ * `site`, [accumulates], AMP_CAT_UNSET where none matches. Published once
+ * and never changed, so a reader that loads the pointer sees a whole record;
+ * records are never freed (the pool bounds them). */
+struct site_answer {
+    void *site;
+    uint16_t hook;
+    uint8_t category[2];
+};
+
+enum { SITE_CACHE = 1024, SITE_POOL = 4096 };
+static struct site_answer *_Atomic site_cache[SITE_CACHE];
+static struct site_answer site_pool[SITE_POOL];
+static unsigned site_pool_used;
+static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int amp_caller_site_category(void *return_address, enum amp_device dev, enum amp_hook_id hook,
+                             int accumulates)
+{
+    uint64_t addr = (uint64_t)(uintptr_t)return_address;
+    size_t slot = (size_t)(((addr >> 2) ^ (uint64_t)hook * 0x9e37u) * 0x9e3779b97f4a7c15ull >> 54) %
+                  SITE_CACHE;
+    struct site_answer *a = atomic_load_explicit(&site_cache[slot], memory_order_acquire);
+    if (a && a->site == return_address && a->hook == hook)
+        return a->category[accumulates != 0];
+    /* Asked outside any lock of ours (dladdr takes the loader's). */
+    Dl_info info;
+    int named = dladdr(return_address, &info);
+    struct site_answer fresh = {return_address, (uint16_t)hook, {0, 0}};
+    for (int acc = 0; acc < 2; acc++)
+        fresh.category[acc] = (uint8_t)amp_policy_site_category(
+            &amp_rt.cfg.policy, dev, hook, acc, named ? info.dli_fname : NULL,
+            named ? info.dli_sname : NULL);
+    struct amp_quiet quiet;
+    amp_lock_quietly(&site_lock, &quiet);
+    if (site_pool_used < SITE_POOL) {
+        struct site_answer *r = &site_pool[site_pool_used++];
+        *r = fresh;
+        atomic_store_explicit(&site_cache[slot], r, memory_order_release);
+    }
+    amp_unlock_quietly(&site_lock, &quiet);
+    return fresh.category[accumulates != 0];
+}
+
 /* ---- numerical libraries ---- */
 
 static int is_main_program(struct dl_phdr_info *info, size_t size, void *data)
@@ -101,6 +147,7 @@ static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
 void amp_callers_atfork(enum amp_fork_phase phase)
 {
     amp_lock_atfork(&objects_lock, phase);
+    amp_lock_atfork(&site_lock, phase);
 }
 
 int amp_caller_is_library(void *return_address)

@@ -118,6 +118,12 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
         return d;
     }
     uint8_t cat = amp_live_load(&amp_rt.category[dev][hook][accumulates != 0]);
+    /* Call-site entries beat the rest of the policy for their callers. */
+    if (amp_unlikely(t->caller_filter) && amp_rt.cfg.policy.n_sites) {
+        int site = amp_caller_site_category(amp_tls_caller, dev, hook, accumulates);
+        if (site != AMP_CAT_UNSET)
+            cat = (uint8_t)site;
+    }
     if (!amp_call_selected(t)) {
         if (as == AMP_DECIDE_REGION && cat == AMP_CAT_FP32)
             d.outcome = AMP_OUTCOME_FP32;

@@ -111,6 +111,11 @@ static inline int amp_call_from_library(void *return_address)
 /* Does AMPSHIM_CALLERS select the code at this return address? Cached. */
 int amp_caller_selected(void *return_address);
 
+/* The category the policy's call-site entries (NAME@CALLER=CATEGORY) give a
+ * call of hook from this return address, or AMP_CAT_UNSET. Cached. */
+int amp_caller_site_category(void *return_address, enum amp_device dev, enum amp_hook_id hook,
+                             int accumulates);
+
 /* Marks a change made in this process (region push/pop, ampshim_ctl, a
  * rename) so every thread re-reads at its next call. */
 void amp_ctl_bump(void);

@@ -124,7 +124,9 @@ static void recompute_thread(struct amp_thread *t)
                                                  (long)getpid(), t->name);
     }
     t->selected = (uint8_t)selected;
-    t->caller_filter = amp_rt.cfg.callers[0] != '\0';
+    /* AMPSHIM_CALLERS and call-site policy entries decide in C, from the
+     * caller. */
+    t->caller_filter = amp_rt.cfg.callers[0] != '\0' || amp_rt.cfg.policy.n_sites != 0;
     atomic_store_explicit(&t->dtype, (uint32_t)amp_thread_dtype_on(t, AMP_DEVICE_CPU),
                           memory_order_relaxed);
     atomic_store_explicit(&t->cuda_dtype, (uint32_t)amp_thread_dtype_on(t, AMP_DEVICE_CUDA),

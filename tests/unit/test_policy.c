@@ -170,6 +170,49 @@ static void overrides(void)
               amp_policy_category(&ov, AMP_DEVICE_CPU, g, 1) == AMP_CAT_PASSTHROUGH,
           "ssyrk and sgemm with beta both pass through");
 
+    /* Call-site entries: NAME@OBJECT:FUNCTION or NAME@GLOB; the last match
+     * wins and beats every entry without a caller; the other entries are
+     * untouched. */
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse("# audit\ncpu:cblas_sgemm@solver:bad_*=fp32\n"
+                           "mm@libfoo.so=passthrough\n"
+                           "cpu:mm@solver:*=lower\n"
+                           "cpu:cblas_sgemm@solver:bad_site=fp32\n"
+                           "matmul@*:gram=fp32\n",
+                           1, &ov, err, sizeof err) == 0,
+          "call-site entries: %s", err);
+    CHECK(ov.n_sites == 5, "five call-site entries, %u", ov.n_sites);
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, g, 0) == AMP_CAT_LOWER,
+          "call-site entries leave the hook's own category alone");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, g, 0, "/usr/bin/solver", "bad_site") ==
+              AMP_CAT_FP32,
+          "object:function entry");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, g, 0, "/usr/bin/solver", "bad_other") ==
+              AMP_CAT_LOWER,
+          "the later matching entry (mm@solver:*) wins over bad_*");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, g, 0, "/usr/bin/solver", NULL) ==
+              AMP_CAT_LOWER,
+          "an unnamed function matches '*'");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, g, 1, "/usr/bin/solver", "bad_site") ==
+              AMP_CAT_FP32,
+          "a symbol entry covers beta != 0");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, f, 1, "/usr/bin/solver", "x") ==
+              AMP_CAT_UNSET,
+          "sgemm_ with beta != 0 (addmm) matches no mm entry");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, f, 0, "/lib/libfoo.so", "x") ==
+              AMP_CAT_PASSTHROUGH,
+          "one glob matches the object's basename");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, f, 0, "/lib/libbar.so", "libfoo.so") ==
+              AMP_CAT_PASSTHROUGH,
+          "one glob matches the function too");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CUDA, g, 0, "/usr/bin/solver", "bad_site") ==
+              AMP_CAT_UNSET,
+          "cpu: entries stay on the CPU");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, k, 0, "/x/prog", "gram") == AMP_CAT_FP32,
+          "op entry, any object");
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, k, 0, NULL, NULL) == AMP_CAT_UNSET,
+          "a caller dladdr cannot name matches no function glob but '*'");
+
     /* Bad input: each bad entry reported once and ignored; the good ones
      * apply, exactly as the text without the bad entries would. */
     static const struct {
@@ -189,6 +232,11 @@ static void overrides(void)
         {"cpu:cudnn*=fp32", "", 0, 1, "matches no op or symbol on this device"},
         {"*=fast,cpu:*=passthrough,[=lower,mm=fp32", "cpu:*=passthrough,mm=fp32", 0, 2,
          "unknown category 'fast'"},
+        {"mm@=fp32", "", 0, 1, "NAME@OBJECT:FUNCTION or NAME@GLOB"},
+        {"@prog=fp32", "", 0, 1, "NAME@OBJECT:FUNCTION or NAME@GLOB"},
+        {"mmx@prog:f=fp32,mm@prog:f=lower", "mm@prog:f=lower", 0, 1, "unknown op or symbol 'mmx'"},
+        {"cpu:cudnn*@prog=fp32", "", 0, 1, "on this device"},
+        {"mm@prog:f=slow", "", 0, 1, "unknown category 'slow'"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         struct amp_policy_overrides want;

@@ -339,6 +339,30 @@ static void explain_device(int h, enum amp_device dev)
     }
 }
 
+/* The call-site entries (NAME@CALLER=CATEGORY) of this environment that
+ * name hook h: they beat the categories above for calls from their callers. */
+static void explain_sites(int h, int device)
+{
+    const struct amp_policy_overrides *ov = environment_overrides();
+    int shown = 0;
+    for (uint32_t i = 0; i < ov->n_sites; i++) {
+        const struct amp_policy_site *s = &ov->site[i];
+        int dev = amp_hook_device[h];
+        if ((device >= 0 && device != dev) || dev < s->first_dev || dev > s->last_dev)
+            continue;
+        int names[2] = {amp_policy_name_matches(s->name, h, 0),
+                        amp_policy_name_matches(s->name, h, 1)};
+        if (!names[0] && !names[1])
+            continue;
+        if (!shown++)
+            printf("  call-site entries in this environment (the last that matches a call wins):\n");
+        printf("    %s%s%s@%s%s%s=%s%s\n", s->first_dev == s->last_dev ? amp_device_names[dev] : "",
+               s->first_dev == s->last_dev ? ":" : "", s->name, s->either_glob ? "" : s->object,
+               s->either_glob ? "" : ":", s->function, amp_category_names[s->category],
+               !names[0] ? " (beta != 0 only)" : !names[1] ? " (beta = 0 only)" : "");
+    }
+}
+
 static int verb_policy(int argc, char **argv)
 {
     int device = -1;
@@ -366,6 +390,7 @@ static int verb_policy(int argc, char **argv)
         for (int dev = 0; dev < 2; dev++)
             if (device < 0 || device == dev)
                 explain_device(h, (enum amp_device)dev);
+        explain_sites(h, device);
         printf("  (AMPSHIM_POLICY, AMPSHIM_POLICY_FILE and ampctl set PID policy.DEVICE.OP "
                "override these in a process)\n");
         return 0;
