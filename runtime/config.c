@@ -63,6 +63,8 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->log_level = AMP_LOG_WARN;
     cfg->control = 1;
     cfg->cuda_tf32_allowed = 1;
+    cfg->audit_sample = 1;
+    cfg->audit_tolerance = AMP_AUDIT_DEFAULT_TOLERANCE;
 }
 
 /* Each parser returns 0, or -1 with a reason in err (cfg is then unchanged),
@@ -210,6 +212,82 @@ static int parse_cpu_kernel(struct amp_config *cfg, const char *v, char *err, si
         return -1;
     }
     cfg->cpu_kernel = i;
+    return 0;
+}
+
+const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1] = {"off", "on", "follow", NULL};
+
+int amp_parse_audit_mode(const char *s)
+{
+    int on;
+    if (amp_parse_bool(s, &on) == 0)
+        return on ? AMP_AUDIT_ON : AMP_AUDIT_OFF;
+    return match_word(s, amp_audit_mode_names);
+}
+
+static int parse_audit(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    int i = amp_parse_audit_mode(v);
+    if (i < 0) {
+        snprintf(err, errlen, "'%s' is not 0, 1 or follow", v);
+        return -1;
+    }
+    cfg->audit = i;
+    return 0;
+}
+
+uint32_t amp_parse_audit_sample(const char *s)
+{
+    char *end;
+    errno = 0;
+    if (!isdigit((unsigned char)*s))
+        return 0;
+    unsigned long long n = strtoull(s, &end, 10);
+    return errno || *end || n < 1 || n > (1ull << 31) ? 0 : (uint32_t)n;
+}
+
+static int parse_audit_sample(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    uint32_t n = amp_parse_audit_sample(v);
+    if (!n) {
+        snprintf(err, errlen, "'%s' is not a whole number from 1 to 2147483648", v);
+        return -1;
+    }
+    cfg->audit_sample = n;
+    return 0;
+}
+
+double amp_parse_audit_tolerance(const char *s)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    return errno || end == s || *end || !(x > 0.0) || !(x < 1e30) ? -1.0 : x;
+}
+
+static int parse_audit_tolerance(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    double x = amp_parse_audit_tolerance(v);
+    if (x < 0) {
+        snprintf(err, errlen, "'%s' is not a positive number", v);
+        return -1;
+    }
+    cfg->audit_tolerance = x;
+    return 0;
+}
+
+static int parse_audit_policy(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    /* A path, like AMPSHIM_REPORT's: it has a '/'. */
+    if (!strchr(v, '/')) {
+        snprintf(err, errlen, "'%s' is not a path (a path has a '/': ./%s)", v, v);
+        return -1;
+    }
+    if (strlen(v) >= sizeof cfg->audit_policy) {
+        snprintf(err, errlen, "path too long");
+        return -1;
+    }
+    snprintf(cfg->audit_policy, sizeof cfg->audit_policy, "%s", v);
     return 0;
 }
 
@@ -376,6 +454,10 @@ static const struct var {
     {"AMPSHIM_REPORT", parse_report, "0"},
     {"AMPSHIM_CONTROL", parse_control, "1"},
     {"AMPSHIM_CALLERS", parse_callers, "all callers"},
+    {"AMPSHIM_AUDIT", parse_audit, "0"},
+    {"AMPSHIM_AUDIT_SAMPLE", parse_audit_sample, "1"},
+    {"AMPSHIM_AUDIT_TOLERANCE", parse_audit_tolerance, "0.01"},
+    {"AMPSHIM_AUDIT_POLICY", parse_audit_policy, "no policy file"},
 };
 
 const char *amp_config_variable(size_t i, int *opens_file)

@@ -5,6 +5,7 @@
 #define AMPSHIM_CONFIG_H
 
 #include <limits.h>
+#include <stdint.h>
 
 #include "kernels/cpu/convert.h"
 #include "policy/policy.h"
@@ -16,6 +17,11 @@ enum amp_report_mode { AMP_REPORT_OFF, AMP_REPORT_STDERR, AMP_REPORT_FILE };
 enum amp_cpu_kernel { AMP_CPU_KERNEL_AUTO, AMP_CPU_KERNEL_NATIVE, AMP_CPU_KERNEL_EMULATE,
                       AMP_CPU_KERNEL_COUNT };
 extern const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1]; /* NULL-ended */
+/* AMPSHIM_AUDIT (runtime/audit.c): off; on (lowered and fp32 both run, the
+ * program keeps the fp32 result); follow (the program keeps the lowered one). */
+enum amp_audit_mode { AMP_AUDIT_OFF, AMP_AUDIT_ON, AMP_AUDIT_FOLLOW, AMP_AUDIT_MODE_COUNT };
+extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL-ended */
+#define AMP_AUDIT_DEFAULT_TOLERANCE 0.01
 
 struct amp_config {
     int enable;
@@ -23,6 +29,10 @@ struct amp_config {
     struct amp_policy_overrides policy;
     int output_round;
     int cpu_kernel; /* enum amp_cpu_kernel */
+    int audit;      /* enum amp_audit_mode */
+    uint32_t audit_sample;  /* audit every Nth lowered call of a call site */
+    double audit_tolerance; /* relative Frobenius error above which a site stays fp32 */
+    char audit_policy[PATH_MAX]; /* where the generated policy goes at exit ("" none) */
     enum amp_threads_mode threads;
     char threads_list[512]; /* comma-separated tids and name globs */
     enum amp_report_mode report;
@@ -58,5 +68,10 @@ const char *amp_config_variable(size_t i, int *opens_file);
 int amp_parse_bool(const char *s, int *out);
 int amp_parse_dtype(const char *s, enum amp_lowp_dtype *out);
 int amp_parse_cpu_kernel(const char *s); /* enum amp_cpu_kernel, or -1 */
+int amp_parse_audit_mode(const char *s);  /* enum amp_audit_mode, or -1 */
+/* N >= 1 (every Nth call), at most 2^31; 0 when bad. */
+uint32_t amp_parse_audit_sample(const char *s);
+/* A tolerance 0 < x < 1e30, or -1 when bad. */
+double amp_parse_audit_tolerance(const char *s);
 
 #endif

@@ -100,6 +100,9 @@ static void fill_header(struct amp_ctl_block *b)
     atomic_store(&b->enabled, AMP_CTL_FOLLOW);
     atomic_store(&b->output_round, (uint32_t)amp_rt.cfg.output_round);
     atomic_store(&b->cpu_kernel, (uint32_t)amp_rt.cfg.cpu_kernel);
+    atomic_store(&b->audit, (uint32_t)amp_rt.cfg.audit);
+    atomic_store(&b->audit_sample, amp_rt.cfg.audit_sample);
+    atomic_store(&b->audit_tolerance, amp_rt.cfg.audit_tolerance);
     for (int d = 0; d < AMP_DEVICE_COUNT; d++)
         atomic_store(&b->dtype[d], (uint32_t)amp_rt.cfg.dtype[d]);
     memset((void *)b->policy, AMP_CTL_POLICY_NONE, sizeof b->policy);

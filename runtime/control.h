@@ -19,7 +19,7 @@
 #include "ampshim_generated.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-#define AMP_CTL_VERSION 3u /* 3: eight counter slots per hook (native, emulated), cpu_kernel */
+#define AMP_CTL_VERSION 4u /* 4: the audit's settings and call sites; 3: eight counter slots */
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -65,6 +65,35 @@ static inline int amp_ctl_row_used(const uint64_t row[AMP_CTL_COUNTERS])
     return 0;
 }
 
+/* One call site of the accuracy audit (runtime/audit.c): the lowered calls of
+ * one hooked symbol from one calling function of one object. Written by the
+ * audited process under its audit lock; `ready` is set (release) once the
+ * names are in, and ampctl reads the rest live, field by field. */
+#define AMP_CTL_AUDIT_SITES 256
+#define AMP_AUDIT_BINS 8 /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
+struct amp_audit_site {
+    _Atomic uint32_t ready;     /*   0 */
+    uint16_t hook;              /*   4 */
+    uint8_t device;             /*   6 */
+    uint8_t dtype;              /*   7: the dtype its calls were lowered to (the last) */
+    char object[64];            /*   8: the calling object's basename */
+    char function[96];          /*  72: the calling function, "" when dladdr names none */
+    uint64_t offset;            /* 168: the first call's return address in the object */
+    _Atomic uint64_t calls;     /* 176: lowered calls from here */
+    _Atomic uint64_t audited;   /* 184: of those, run both ways and compared */
+    _Atomic uint64_t nonfinite_calls; /* 192: audited calls whose lowered output had Inf/NaN
+                                         where the fp32 one was finite */
+    _Atomic uint64_t nonfinite_elems; /* 200 */
+    _Atomic uint64_t flops;     /* 208: of every lowered call from here */
+    _Atomic uint64_t hist[AMP_AUDIT_BINS]; /* 216: audited calls by relative error */
+    _Atomic double err_max;     /* 280: relative Frobenius error, largest */
+    _Atomic double err_sum;     /* 288: ... summed over audited calls (mean = sum / audited) */
+    _Atomic double elem_max;    /* 296: largest elementwise relative error (not tiny values) */
+    _Atomic uint32_t n_shapes;  /* 304: distinct shapes seen; the first four kept */
+    uint32_t pad;               /* 308 */
+    int64_t shape[4][3];        /* 312: m, n, k (0 where the routine has fewer) */
+};
+
 /* One thread's state. The first 16 bytes are read by the entry stubs. */
 struct amp_thread {
     uint32_t fp32_depth;          /*  0: > 0 inside an fp32 region (LAPACK, ampshim_fp32_push) */
@@ -101,10 +130,18 @@ struct amp_ctl_block {
     _Atomic uint32_t output_round;  /* 124 */
     _Atomic uint32_t dtype[2];      /* 128: [device] enum amp_lowp_dtype */
     _Atomic uint32_t cpu_kernel;    /* 136: enum amp_cpu_kernel */
-    uint8_t reserved[52];           /* 140 */
+    _Atomic uint32_t audit;         /* 140: enum amp_audit_mode */
+    _Atomic uint32_t audit_sample;  /* 144: audit every Nth lowered call of a site */
+    uint32_t reserved0;             /* 148 */
+    _Atomic double audit_tolerance; /* 152: for the generated policy */
+    uint8_t reserved[32];           /* 160 */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
     struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 25280 */
+    _Atomic uint32_t audit_sites;   /* sites in use */
+    _Atomic uint32_t audit_dropped; /* sites not kept: the table was full */
+    _Atomic uint64_t audit_flops;   /* every lowered call's flops while the audit was on */
+    struct amp_audit_site audit_site[AMP_CTL_AUDIT_SITES];
 };
 
 _Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "layout");
@@ -126,6 +163,16 @@ _Static_assert(offsetof(struct amp_ctl_block, cpu_kernel) == 136, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, policy) == 192, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, threads) == 25280, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, audit) == 140, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, audit_tolerance) == 152, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
+                   25280 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread), "layout");
+_Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
+                   offsetof(struct amp_ctl_block, audit_sites) + 16, "layout");
+_Static_assert(sizeof(struct amp_audit_site) == 408, "layout");
+_Static_assert(offsetof(struct amp_audit_site, calls) == 176, "layout");
+_Static_assert(offsetof(struct amp_audit_site, err_max) == 280, "layout");
+_Static_assert(offsetof(struct amp_audit_site, shape) == 312, "layout");
 
 /* The name of the memfd that holds a process's block ("/memfd:NAME" in
  * /proc/PID/fd), and the lowest descriptor number it is moved to. */

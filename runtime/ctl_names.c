@@ -102,6 +102,12 @@ int amp_ctl_get(const struct amp_ctl_block *b, const char *name, char *out, size
     } else if (strcmp(name, "opt.cpu_kernel") == 0) {
         uint32_t k = atomic_load(&b->cpu_kernel);
         snprintf(out, outlen, "%s", k < AMP_CPU_KERNEL_COUNT ? amp_cpu_kernel_names[k] : "?");
+    } else if (strcmp(name, "opt.audit") == 0) {
+        uint32_t a = atomic_load(&b->audit);
+        snprintf(out, outlen, "%s", a < AMP_AUDIT_MODE_COUNT ? amp_audit_mode_names[a] : "?");
+    } else if (strcmp(name, "opt.audit_sample") == 0) {
+        snprintf(out, outlen, "%u", (unsigned)atomic_load(&b->audit_sample));
+        t = AMP_CTL_T_U64;
     } else if (strcmp(name, "process.pid") == 0) {
         snprintf(out, outlen, "%lld", (long long)b->pid);
         t = AMP_CTL_T_U64;
@@ -230,6 +236,16 @@ int amp_ctl_set(struct amp_ctl_block *b, const char *name, const char *value, ch
         if (k < 0)
             return bad(why, whylen, "'%s' is not auto, native or emulate", value);
         atomic_store(&b->cpu_kernel, (uint32_t)k);
+    } else if (strcmp(name, "opt.audit") == 0) {
+        int a = amp_parse_audit_mode(value);
+        if (a < 0)
+            return bad(why, whylen, "'%s' is not 0, 1 or follow", value);
+        atomic_store(&b->audit, (uint32_t)a);
+    } else if (strcmp(name, "opt.audit_sample") == 0) {
+        uint32_t n = amp_parse_audit_sample(value);
+        if (!n)
+            return bad(why, whylen, "'%s' is not a whole number from 1 to 2147483648", value);
+        atomic_store(&b->audit_sample, n);
     } else if (split_node(name, "policy.", mid, sizeof mid, &last) == 0) {
         int cat = policy_value(value);
         if (cat < 0)

@@ -175,6 +175,8 @@ enum amp_fork_phase { AMP_FORK_PREPARE, AMP_FORK_PARENT, AMP_FORK_CHILD };
 void amp_callers_atfork(enum amp_fork_phase phase);
 void amp_resolve_atfork(enum amp_fork_phase phase);
 void amp_log_atfork(enum amp_fork_phase phase);
+/* The accuracy audit's site table (runtime/accuracy_audit.c). */
+void amp_audit_atfork(enum amp_fork_phase phase);
 /* The native executor's primitive cache (kernels/cpu/onednn.c). */
 void amp_onednn_atfork(enum amp_fork_phase phase);
 /* The native executor's worker queue (shim/cpu/native_pool.c); a child

@@ -65,7 +65,7 @@ int amp_report_write(FILE *out)
 
 /* Expands %p in a report path to the pid, so children sharing the variable
  * write separate files. */
-static void expand_path(const char *in, char *out, size_t outlen)
+void amp_report_expand_path(const char *in, char *out, size_t outlen)
 {
     size_t used = 0;
     for (const char *p = in; *p && used + 1 < outlen; p++) {
@@ -100,7 +100,7 @@ void amp_report_print(void)
             fwrite(text, 1, len, stderr);
         } else {
             char path[sizeof cfg->report_path + 32];
-            expand_path(cfg->report_path, path, sizeof path);
+            amp_report_expand_path(cfg->report_path, path, sizeof path);
             char why[512];
             FILE *f = amp_open_output(path, why, sizeof why);
             if (f) {
@@ -112,4 +112,18 @@ void amp_report_print(void)
         }
     }
     free(text);
+}
+
+void amp_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20 || *p > 0x7e)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
 }

@@ -9,6 +9,14 @@
 /* Writes the report table to out; returns the number of symbols listed. */
 int amp_report_write(FILE *out);
 
+/* s as a JSON string, quotes included: quote, backslash, control
+ * characters and bytes above 0x7e escaped (\u00XX), so the output is valid
+ * JSON and ASCII whatever the bytes were. ampctl's and the audit's. */
+void amp_json_string(FILE *out, const char *s);
+
+/* Copies a path with %p replaced by the process id. */
+void amp_report_expand_path(const char *in, char *out, size_t outlen);
+
 /* Writes the report where AMPSHIM_REPORT says, if a hooked call was seen. */
 void amp_report_print(void);
 

@@ -94,6 +94,11 @@ static void apply_process_settings(uint64_t gen)
         uint32_t kernel = atomic_load(&amp_ctl->cpu_kernel);
         if (kernel < AMP_CPU_KERNEL_COUNT)
             amp_live_store(&amp_rt.cfg.cpu_kernel, (int)kernel);
+        uint32_t audit = atomic_load(&amp_ctl->audit), sample = atomic_load(&amp_ctl->audit_sample);
+        if (audit < AMP_AUDIT_MODE_COUNT)
+            amp_live_store(&amp_rt.cfg.audit, (int)audit);
+        if (sample >= 1)
+            amp_live_store(&amp_rt.cfg.audit_sample, sample);
         for (int d = 0; d < AMP_DEVICE_COUNT; d++) {
             uint32_t dt = atomic_load(&amp_ctl->dtype[d]);
             if (dt < AMP_DTYPE_COUNT)
@@ -334,6 +339,7 @@ void amp_counters_total(enum amp_hook_id hook, uint64_t out[AMP_CTL_COUNTERS])
 
 static void fork_prepare(void)
 {
+    amp_audit_atfork(AMP_FORK_PREPARE);
     amp_callers_atfork(AMP_FORK_PREPARE);
     amp_resolve_atfork(AMP_FORK_PREPARE);
     pthread_mutex_lock(&registry_lock);
@@ -350,6 +356,7 @@ static void fork_parent(void)
     pthread_mutex_unlock(&registry_lock);
     amp_resolve_atfork(AMP_FORK_PARENT);
     amp_callers_atfork(AMP_FORK_PARENT);
+    amp_audit_atfork(AMP_FORK_PARENT);
 }
 
 /* The child drops its parent's block (runtime/control.c) and its thread
@@ -362,6 +369,7 @@ static void fork_child(void)
     pthread_mutex_unlock(&registry_lock);
     amp_resolve_atfork(AMP_FORK_CHILD);
     amp_callers_atfork(AMP_FORK_CHILD);
+    amp_audit_atfork(AMP_FORK_CHILD);
     amp_ctl_drop_after_fork();
     overflow_threads = NULL;
     amp_tls_thread = NULL;

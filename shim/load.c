@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 
 #include "runtime/export.h"
+#include "runtime/accuracy_audit.h"
 #include "runtime/report.h"
 #include "runtime/hook_state.h"
 
@@ -38,6 +39,7 @@ __attribute__((destructor)) static void ampshim_unload(void)
 {
     if (atomic_load(&amp_rt.mode) == AMP_MODE_ACTIVE) {
         amp_report_print();
+        amp_audit_print();
     }
 }
 

@@ -85,6 +85,11 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
         }                                                                                          \
         if (!c.done)                                                                               \
             real ARGS;                                                                             \
+        if (amp_unlikely(c.audit)) {                                                               \
+            amp_blas_audit_swap(&c);                                                               \
+            real ARGS;                                                                             \
+            amp_blas_audit_finish(&c);                                                             \
+        }                                                                                          \
         amp_blas_end(&c);                                                                          \
     }                                                                                              \
     void AMP_C_ENTRY(sym)(AMP_UNPAREN PARAMS);                                                     \
@@ -120,6 +125,10 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
             amp_blas_lower(&c, PLAN);                                                              \
         }                                                                                          \
         float r = amp_blas_result(&c, real ARGS);                                                  \
+        if (amp_unlikely(c.audit)) {                                                               \
+            amp_blas_audit_swap(&c);                                                               \
+            r = amp_blas_audit_scalar(&c, r, real ARGS);                                           \
+        }                                                                                          \
         amp_blas_end(&c);                                                                          \
         return r;                                                                                  \
     }                                                                                              \

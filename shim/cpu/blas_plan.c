@@ -102,6 +102,15 @@ static void add_input(struct amp_blas_call *c, const float **arg, int in_place)
     c->n_in++;
 }
 
+/* What the audit records of a call: its flops and shape. */
+static void set_work(struct amp_blas_call *c, double flops, int64_t m, int64_t n, int64_t k)
+{
+    c->flops = flops;
+    c->shape[0] = m;
+    c->shape[1] = n;
+    c->shape[2] = k;
+}
+
 static int is_trans(char t)
 {
     return t == 'N' || t == 'T' || t == 'C';
@@ -122,6 +131,7 @@ int amp_plan_gemm(struct amp_blas_call *c, char layout, char ta, char tb, int64_
     c->acc_read = beta != 0.0f;
     c->native_kind = AMP_NATIVE_GEMM;
     c->gemm = (struct amp_gemm_args){layout, ta, tb, m, n, k, ldc, alpha, beta, cm};
+    set_work(c, 2.0 * (double)m * (double)n * (double)k, m, n, k);
     return ok && m && n && k && alpha != 0.0f;
 }
 
@@ -138,6 +148,7 @@ int amp_plan_gemv(struct amp_blas_call *c, char layout, char trans, int64_t m, i
     add_input(c, x, 0);
     c->has_acc = 1;
     c->acc_read = beta != 0.0f;
+    set_work(c, 2.0 * (double)m * (double)n, m, n, 0);
     return ok && m && n && alpha != 0.0f;
 }
 
@@ -153,6 +164,7 @@ int amp_plan_ger(struct amp_blas_call *c, char layout, int64_t m, int64_t n, flo
     add_input(c, y, 0);
     c->has_acc = 1;
     c->acc_read = 1;
+    set_work(c, 2.0 * (double)m * (double)n, m, n, 0);
     return ok && m && n && alpha != 0.0f;
 }
 
@@ -169,6 +181,7 @@ int amp_plan_vectors(struct amp_blas_call *c, int64_t n, const float **x, int64_
     } else {
         ok &= incx > 0; /* nrm2 and asum do nothing for incx <= 0 */
     }
+    set_work(c, 2.0 * (double)n, n, 0, 0);
     return ok;
 }
 
@@ -184,6 +197,7 @@ int amp_plan_symm(struct amp_blas_call *c, char layout, char side, char uplo, in
     add_input(c, b, 0);
     c->has_acc = 1;
     c->acc_read = beta != 0.0f;
+    set_work(c, 2.0 * (double)m * (double)n * (double)(side == 'L' ? m : n), m, n, 0);
     return ok && m && n && alpha != 0.0f;
 }
 
@@ -206,6 +220,7 @@ int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, i
     }
     c->has_acc = 1;
     c->acc_read = beta != 0.0f;
+    set_work(c, (b ? 2.0 : 1.0) * (double)n * (double)(n + 1) * (double)k, n, n, k);
     return ok && n && k && alpha != 0.0f;
 }
 
@@ -225,6 +240,7 @@ int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, ch
     c->acc = c->in[1];
     c->has_acc = 1;
     c->acc_read = 0;
+    set_work(c, (double)m * (double)n * (double)(side == 'L' ? m : n), m, n, 0);
     return ok && m && n && alpha != 0.0f;
 }
 
@@ -240,14 +256,8 @@ static uint64_t round_operand(const struct amp_operand *o, float *dst, enum amp_
     void (*round)(const float *, float *, size_t) = amp_convert()->round[dtype];
     uint64_t count = 0;
     for (int64_t line = 0; line < o->outer; line++) {
-        int64_t lo = 0, hi = o->inner;
-        if (o->tri == AMP_TRI_LE)
-            hi = line + 1 - o->skip_diag;
-        else if (o->tri == AMP_TRI_GE)
-            lo = line + o->skip_diag;
-        if (hi > o->inner)
-            hi = o->inner;
-        if (lo >= hi)
+        int64_t lo, hi;
+        if (!amp_operand_line(o, line, &lo, &hi))
             continue;
         size_t at = (size_t)(line * o->ld + lo);
         round(o->p + at, dst + at, (size_t)(hi - lo));
@@ -262,6 +272,8 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
         return;
     }
+    if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)))
+        amp_blas_audit_begin(c);
     if (c->native_kind && amp_blas_native(c))
         return;
     enum amp_lowp_dtype dtype = c->dtype;
@@ -276,6 +288,7 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
     c->holds_scratch = scratch != NULL;
     if (total && !scratch) {
         /* No memory for the rounded copies: run the call in fp32. */
+        amp_blas_audit_cancel(c);
         c->outcome = AMP_OUTCOME_FP32;
         c->t->fp32_depth++;
         return;

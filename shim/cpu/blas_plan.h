@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "runtime/accuracy_audit.h"
 #include "runtime/decide.h"
 #include "runtime/hook_state.h"
 
@@ -48,7 +49,47 @@ struct amp_blas_call {
     uint8_t native_kind;   /* enum amp_native_kind: gemm holds a call the native executor may run */
     uint8_t done;          /* the native executor ran it: the real routine is not called */
     struct amp_gemm_args gemm;
+    /* For the accuracy audit (shim/cpu/blas_audit.c), set by the planners. */
+    double flops;     /* the routine's floating-point operations */
+    int64_t shape[3]; /* m, n, k as the routine names them (0 where it has fewer) */
+    uint8_t audit;    /* this lowered call also runs in fp32 and is compared */
+    uint8_t output_rounded; /* AMPSHIM_OUTPUT=round already applied */
+    struct amp_audit_site *audit_site;
+    const float *saved_arg[2]; /* the caller's multiplicands, before rounding */
+    float *shadow;             /* the accumulator before the call, then the lowered output */
+    size_t shadow_elems;
 };
+
+/* The elements of line `line` of o the routine references: [*lo, *hi).
+ * Returns 0 when there are none. */
+static inline int amp_operand_line(const struct amp_operand *o, int64_t line, int64_t *lo,
+                                   int64_t *hi)
+{
+    *lo = 0;
+    *hi = o->inner;
+    if (o->tri == AMP_TRI_LE)
+        *hi = line + 1 - o->skip_diag;
+    else if (o->tri == AMP_TRI_GE)
+        *lo = line + o->skip_diag;
+    if (*hi > o->inner)
+        *hi = o->inner;
+    return *lo < *hi;
+}
+
+/* ---- the accuracy audit of a lowered call (shim/cpu/blas_audit.c) ----
+ * amp_blas_audit_begin, inside amp_blas_lower before anything is rounded:
+ * counts the call at its site and, when it is one to audit, keeps the
+ * caller's multiplicands and a copy of the accumulator. After the lowered
+ * call ran, amp_blas_audit_swap keeps its output and puts back the
+ * accumulator and the arguments, so the hook runs the real routine again as
+ * the program made it; amp_blas_audit_finish compares the two and leaves the
+ * fp32 output (or the lowered one, AMPSHIM_AUDIT=follow). Scalar results
+ * (dot, nrm2, asum) go through amp_blas_audit_scalar. */
+void amp_blas_audit_begin(struct amp_blas_call *c);
+void amp_blas_audit_cancel(struct amp_blas_call *c);
+void amp_blas_audit_swap(struct amp_blas_call *c);
+void amp_blas_audit_finish(struct amp_blas_call *c);
+float amp_blas_audit_scalar(struct amp_blas_call *c, float lowered, float fp32);
 
 /* The fast path: when the call runs as the program made it (not lowered, no
  * fp32 region to open), count it and return 1 so the hook can tail-call the
@@ -76,6 +117,10 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->holds_scratch = 0;
     c->native_kind = AMP_NATIVE_NONE;
     c->done = 0;
+    c->audit = 0;
+    c->output_rounded = 0;
+    c->flops = 0;
+    c->shape[0] = c->shape[1] = c->shape[2] = 0;
     struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, accumulates);
     c->outcome = d.outcome;
     c->dtype = d.dtype;
@@ -108,7 +153,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
         amp_scratch_done(c->t);
     switch (c->outcome) {
     case AMP_OUTCOME_LOWERED:
-        if (c->has_acc && amp_live_load(&amp_rt.cfg.output_round))
+        if (c->has_acc && !c->output_rounded && amp_live_load(&amp_rt.cfg.output_round))
             amp_blas_round_output(c);
         amp_count(c->t, c->hook, AMP_CTL_LOWERED, 1);
         amp_count(c->t, c->hook, c->done ? AMP_CTL_NATIVE : AMP_CTL_EMULATED, 1);

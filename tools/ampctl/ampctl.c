@@ -15,6 +15,7 @@
 
 #include "policy/policy.h"
 #include "render.h"
+#include "runtime/accuracy_audit.h"
 #include "runtime/config.h"
 #include "runtime/control.h"
 #include "runtime/ctl_names.h"
@@ -35,6 +36,7 @@ static const char usage_text[] =
     "  get PID NAME\n"
     "  set PID NAME=VALUE\n"
     "  stats PID\n"
+    "  audit PID [--policy] [--tolerance X]\n"
     "  policy [--device cpu|cuda] [--explain SYMBOL]\n"
     "  gc\n";
 
@@ -188,6 +190,46 @@ static int verb_stats(int argc, char **argv)
     return 0;
 }
 
+/* The accuracy audit of a running process: its call sites by error, or
+ * (--policy) the policy it suggests, at the process's tolerance unless
+ * --tolerance is given. */
+static int verb_audit(int argc, char **argv)
+{
+    int policy = 0;
+    double tolerance = -1;
+    const char *pid_text = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--policy") == 0) {
+            policy = 1;
+        } else if (strcmp(argv[i], "--tolerance") == 0 && i + 1 < argc) {
+            if ((tolerance = amp_parse_audit_tolerance(argv[++i])) < 0)
+                return usage("--tolerance takes a positive number");
+        } else if (!pid_text) {
+            pid_text = argv[i];
+        } else {
+            return usage("audit takes PID [--policy] [--tolerance X]");
+        }
+    }
+    if (!pid_text)
+        return usage("audit takes PID [--policy] [--tolerance X]");
+    WITH_BLOCK(pid_text, 0);
+    if (tolerance < 0) {
+        tolerance = atomic_load(&b->audit_tolerance);
+        if (!(tolerance > 0))
+            tolerance = AMP_AUDIT_DEFAULT_TOLERANCE;
+    }
+    int mode = (int)atomic_load(&b->audit), sites = (int)atomic_load(&b->audit_sites);
+    if (policy)
+        amp_audit_write_policy(stdout, b, tolerance);
+    else
+        amp_audit_write_report(stdout, b, tolerance, json);
+    close_block(b);
+    if (!sites && !json && !policy)
+        fprintf(stderr, "ampctl: no call site audited yet%s\n",
+                mode == AMP_AUDIT_OFF ? " (the audit is off: ampctl set PID opt.audit=1)" : "");
+    return 0;
+}
+
 static int verb_get(int argc, char **argv)
 {
     if (argc != 2)
@@ -202,10 +244,10 @@ static int verb_get(int argc, char **argv)
     if (json) {
         /* The name is the user's, a string value the block's: both escaped. */
         fputc('{', stdout);
-        ampctl_json_string(stdout, argv[1]);
+        amp_json_string(stdout, argv[1]);
         fputs(": ", stdout);
         if (type == AMP_CTL_T_STRING || (type == AMP_CTL_T_BOOL && strcmp(value, "default") == 0))
-            ampctl_json_string(stdout, value);
+            amp_json_string(stdout, value);
         else
             fputs(value, stdout);
         fputs("}\n", stdout);
@@ -551,6 +593,8 @@ int main(int argc, char **argv)
         return verb_status(vargc, vargv);
     if (strcmp(verb, "stats") == 0)
         return verb_stats(vargc, vargv);
+    if (strcmp(verb, "audit") == 0)
+        return verb_audit(vargc, vargv);
     if (strcmp(verb, "get") == 0)
         return verb_get(vargc, vargv);
     if (strcmp(verb, "set") == 0)

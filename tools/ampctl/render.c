@@ -18,20 +18,6 @@ static void clean(char *out, const char *field, size_t width)
     out[i] = '\0';
 }
 
-void ampctl_json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20 || *p > 0x7e)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 static const char *want_name(uint32_t w)
 {
     return w == AMP_CTL_ON ? "on" : w == AMP_CTL_OFF ? "off" : "default";

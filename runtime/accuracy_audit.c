@@ -1,0 +1,496 @@
+/* The accuracy audit's call sites, report and generated policy (see
+ * accuracy_audit.h). A call site is one hooked symbol called from one
+ * function of one object, named as AMPSHIM_CALLERS and the policy's
+ * call-site entries name callers (dladdr from the return address), so the
+ * policy it writes selects exactly the sites it measured. */
+#include "runtime/accuracy_audit.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/report.h"
+
+/* ---- comparing outputs ---- */
+
+void amp_audit_sum(struct amp_audit_sums *s, const float *low, const float *ref, int64_t n)
+{
+    double diff2 = 0, ref2 = 0, absmax = s->ref_absmax;
+    uint64_t nonfinite = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double r = ref[i], l = low[i];
+        if (!isfinite(r))
+            continue; /* the program's own product overflowed: not lowering's doing */
+        if (!isfinite(l)) {
+            nonfinite++;
+            continue;
+        }
+        double d = l - r;
+        diff2 += d * d;
+        ref2 += r * r;
+        absmax = fabs(r) > absmax ? fabs(r) : absmax;
+    }
+    s->diff2 += diff2;
+    s->ref2 += ref2;
+    s->ref_absmax = absmax;
+    s->nonfinite += nonfinite;
+    s->count += (uint64_t)n;
+}
+
+double amp_audit_elem_max(const struct amp_audit_sums *s, const float *low, const float *ref,
+                          int64_t n, double elem_max)
+{
+    double floor = s->ref_absmax * AMP_AUDIT_TINY;
+    for (int64_t i = 0; i < n; i++) {
+        double r = fabs((double)ref[i]);
+        if (r > floor && isfinite(r) && isfinite((double)low[i])) {
+            double e = fabs((double)low[i] - (double)ref[i]) / r;
+            elem_max = e > elem_max ? e : elem_max;
+        }
+    }
+    return elem_max;
+}
+
+double amp_audit_relative_error(const struct amp_audit_sums *s)
+{
+    if (s->nonfinite)
+        return INFINITY;
+    if (s->ref2 > 0)
+        return sqrt(s->diff2 / s->ref2);
+    return s->diff2 > 0 ? INFINITY : 0.0;
+}
+
+/* ---- the sites ---- */
+
+static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Return address and hook to site, under audit_lock: a call site's site
+ * never changes while its object is loaded. */
+enum { SITE_MAP = 2048 };
+static struct {
+    void *address;
+    uint16_t hook;
+    int16_t site; /* index + 1; 0 empty */
+} site_map[SITE_MAP];
+
+static size_t map_slot(void *address, enum amp_hook_id hook)
+{
+    uint64_t a = (uint64_t)(uintptr_t)address ^ ((uint64_t)hook << 48);
+    return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 53) % SITE_MAP;
+}
+
+/* The site index for (address, hook) in the map, -1 when not there; or the
+ * free slot to fill in *free_slot. */
+static int map_find(void *address, enum amp_hook_id hook, size_t *free_slot)
+{
+    size_t i = map_slot(address, hook);
+    for (size_t probes = 0; probes < SITE_MAP; probes++, i = (i + 1) % SITE_MAP) {
+        if (!site_map[i].site) {
+            *free_slot = i;
+            return -1;
+        }
+        if (site_map[i].address == address && site_map[i].hook == hook)
+            return site_map[i].site - 1;
+    }
+    *free_slot = SITE_MAP;
+    return -1;
+}
+
+/* The site of (object, function, hook), made when new; -1 when the table is
+ * full. Under audit_lock. */
+static int site_of(struct amp_ctl_block *b, const char *object, const char *function,
+                   uintptr_t offset, enum amp_hook_id hook)
+{
+    uint32_t used = atomic_load_explicit(&b->audit_sites, memory_order_relaxed);
+    for (uint32_t i = 0; i < used; i++) {
+        const struct amp_audit_site *s = &b->audit_site[i];
+        if (s->hook == hook && strcmp(s->object, object) == 0 && strcmp(s->function, function) == 0)
+            return (int)i;
+    }
+    if (used >= AMP_CTL_AUDIT_SITES) {
+        atomic_fetch_add_explicit(&b->audit_dropped, 1, memory_order_relaxed);
+        return -1;
+    }
+    struct amp_audit_site *s = &b->audit_site[used];
+    s->hook = (uint16_t)hook;
+    s->device = amp_hook_device[hook];
+    snprintf(s->object, sizeof s->object, "%s", object);
+    snprintf(s->function, sizeof s->function, "%s", function);
+    s->offset = offset;
+    atomic_store_explicit(&s->ready, 1, memory_order_release);
+    atomic_store_explicit(&b->audit_sites, used + 1, memory_order_release);
+    return (int)used;
+}
+
+static void note_shape(struct amp_audit_site *s, const int64_t shape[3])
+{
+    uint32_t n = atomic_load_explicit(&s->n_shapes, memory_order_relaxed);
+    uint32_t kept = n < 4 ? n : 4;
+    for (uint32_t i = 0; i < kept; i++)
+        if (memcmp(s->shape[i], shape, sizeof s->shape[i]) == 0)
+            return;
+    if (n < 4)
+        memcpy(s->shape[n], shape, sizeof s->shape[n]);
+    /* Past four, n counts calls with a shape other than the first four:
+     * a lower bound of "more" shown as "+". */
+    if (n < UINT32_MAX)
+        atomic_store_explicit(&s->n_shapes, n + 1, memory_order_relaxed);
+}
+
+struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
+                                       enum amp_lowp_dtype dtype, double flops,
+                                       const int64_t shape[3], int *audit_this)
+{
+    *audit_this = 0;
+    struct amp_ctl_block *b = amp_ctl;
+    if (!b || amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_OFF)
+        return NULL;
+    struct amp_quiet quiet;
+    size_t free_slot = SITE_MAP;
+    amp_lock_quietly(&audit_lock, &quiet);
+    int site = map_find(return_address, hook, &free_slot);
+    amp_unlock_quietly(&audit_lock, &quiet);
+    if (site < 0) {
+        /* dladdr takes the loader's lock: never under ours (a constructor
+         * making a lowered call inside another thread's dlopen). */
+        Dl_info info;
+        int named = dladdr(return_address, &info);
+        const char *path = named && info.dli_fname ? info.dli_fname : "?";
+        const char *slash = strrchr(path, '/');
+        uintptr_t offset =
+            named ? (uintptr_t)return_address - (uintptr_t)info.dli_fbase : (uintptr_t)return_address;
+        amp_lock_quietly(&audit_lock, &quiet);
+        site = map_find(return_address, hook, &free_slot);
+        if (site < 0) {
+            site = site_of(b, slash ? slash + 1 : path, named && info.dli_sname ? info.dli_sname : "",
+                           offset, hook);
+            if (site >= 0 && free_slot < SITE_MAP) {
+                site_map[free_slot].address = return_address;
+                site_map[free_slot].hook = (uint16_t)hook;
+                site_map[free_slot].site = (int16_t)(site + 1);
+            }
+        }
+        amp_unlock_quietly(&audit_lock, &quiet);
+        if (site < 0)
+            return NULL;
+    }
+    struct amp_audit_site *s = &b->audit_site[site];
+    amp_lock_quietly(&audit_lock, &quiet);
+    uint64_t calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
+    atomic_store_explicit(&s->calls, calls + 1, memory_order_relaxed);
+    uint64_t f = flops > 0 ? (uint64_t)flops : 0;
+    atomic_store_explicit(&s->flops, atomic_load_explicit(&s->flops, memory_order_relaxed) + f,
+                          memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->audit_flops, f, memory_order_relaxed);
+    s->dtype = (uint8_t)dtype;
+    note_shape(s, shape);
+    uint32_t sample = amp_live_load(&amp_rt.cfg.audit_sample);
+    *audit_this = sample <= 1 || calls % sample == 0;
+    amp_unlock_quietly(&audit_lock, &quiet);
+    return s;
+}
+
+static int bin_of(double err)
+{
+    if (!(err < 1e-1))
+        return AMP_AUDIT_BINS - 1;
+    int bin = 0;
+    for (double edge = 1e-7; bin < AMP_AUDIT_BINS - 1 && err >= edge; edge *= 10)
+        bin++;
+    return bin;
+}
+
+void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r)
+{
+    struct amp_quiet quiet;
+    amp_lock_quietly(&audit_lock, &quiet);
+    uint64_t audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
+    atomic_store_explicit(&s->audited, audited + 1, memory_order_relaxed);
+    if (r->nonfinite) {
+        atomic_store_explicit(&s->nonfinite_calls,
+                              atomic_load_explicit(&s->nonfinite_calls, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        atomic_store_explicit(&s->nonfinite_elems,
+                              atomic_load_explicit(&s->nonfinite_elems, memory_order_relaxed) +
+                                  r->nonfinite,
+                              memory_order_relaxed);
+    }
+    int bin = bin_of(r->err);
+    atomic_store_explicit(&s->hist[bin],
+                          atomic_load_explicit(&s->hist[bin], memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    double max = atomic_load_explicit(&s->err_max, memory_order_relaxed);
+    if (!(r->err <= max))
+        atomic_store_explicit(&s->err_max, r->err, memory_order_relaxed);
+    atomic_store_explicit(&s->err_sum, atomic_load_explicit(&s->err_sum, memory_order_relaxed) + r->err,
+                          memory_order_relaxed);
+    double emax = atomic_load_explicit(&s->elem_max, memory_order_relaxed);
+    if (r->elem_max > emax)
+        atomic_store_explicit(&s->elem_max, r->elem_max, memory_order_relaxed);
+    amp_unlock_quietly(&audit_lock, &quiet);
+}
+
+void amp_audit_atfork(enum amp_fork_phase phase)
+{
+    amp_lock_atfork(&audit_lock, phase);
+    /* A child makes its own block: its sites start empty, and the map
+     * (indices into the parent's block) with them. */
+    if (phase == AMP_FORK_CHILD)
+        memset(site_map, 0, sizeof site_map);
+}
+
+/* ---- the report and the policy ---- */
+
+/* A snapshot of one site, read field by field from a live block. */
+struct site_view {
+    const struct amp_audit_site *s;
+    uint64_t calls, audited, nonfinite_calls, nonfinite_elems, flops, hist[AMP_AUDIT_BINS];
+    double err_max, err_mean, elem_max;
+    uint32_t n_shapes;
+};
+
+static int by_error(const void *pa, const void *pb)
+{
+    const struct site_view *a = pa, *b = pb;
+    /* Unaudited sites last; then Inf/NaN, then the largest error first. */
+    if ((a->audited == 0) != (b->audited == 0))
+        return a->audited == 0 ? 1 : -1;
+    if ((a->nonfinite_calls != 0) != (b->nonfinite_calls != 0))
+        return a->nonfinite_calls ? -1 : 1;
+    if (a->err_max != b->err_max)
+        return a->err_max > b->err_max ? -1 : 1;
+    return a->s < b->s ? -1 : a->s > b->s;
+}
+
+/* The sites of a block, sorted; returns how many (at most AMP_CTL_AUDIT_SITES). */
+static int gather(const struct amp_ctl_block *b, struct site_view *v)
+{
+    uint32_t used = atomic_load_explicit(&b->audit_sites, memory_order_acquire);
+    int n = 0;
+    for (uint32_t i = 0; i < used && i < AMP_CTL_AUDIT_SITES; i++) {
+        const struct amp_audit_site *s = &b->audit_site[i];
+        if (!atomic_load_explicit(&s->ready, memory_order_acquire) || s->hook >= AMP_HOOK_COUNT)
+            continue;
+        struct site_view *x = &v[n++];
+        memset(x, 0, sizeof *x);
+        x->s = s;
+        x->calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
+        x->audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
+        x->nonfinite_calls = atomic_load_explicit(&s->nonfinite_calls, memory_order_relaxed);
+        x->nonfinite_elems = atomic_load_explicit(&s->nonfinite_elems, memory_order_relaxed);
+        x->flops = atomic_load_explicit(&s->flops, memory_order_relaxed);
+        for (int j = 0; j < AMP_AUDIT_BINS; j++)
+            x->hist[j] = atomic_load_explicit(&s->hist[j], memory_order_relaxed);
+        x->err_max = atomic_load_explicit(&s->err_max, memory_order_relaxed);
+        x->err_mean = x->audited ? atomic_load_explicit(&s->err_sum, memory_order_relaxed) /
+                                       (double)x->audited
+                                 : 0;
+        x->elem_max = atomic_load_explicit(&s->elem_max, memory_order_relaxed);
+        x->n_shapes = atomic_load_explicit(&s->n_shapes, memory_order_relaxed);
+    }
+    qsort(v, (size_t)n, sizeof *v, by_error);
+    return n;
+}
+
+static const char *dtype_name(unsigned d)
+{
+    return d < AMP_DTYPE_COUNT ? amp_dtype_names[d] : "?";
+}
+
+/* "object:function", or "object+0xOFFSET" when the function has no name. */
+static void caller_text(const struct amp_audit_site *s, char *out, size_t outlen)
+{
+    if (s->function[0])
+        snprintf(out, outlen, "%.64s:%.96s", s->object, s->function);
+    else
+        snprintf(out, outlen, "%.64s+0x%" PRIx64, s->object, s->offset);
+}
+
+static void shapes_text(const struct site_view *x, char *out, size_t outlen)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    uint32_t kept = x->n_shapes < 4 ? x->n_shapes : 4;
+    for (uint32_t i = 0; i < kept && used < outlen; i++) {
+        const int64_t *d = x->s->shape[i];
+        int w = d[2]   ? snprintf(out + used, outlen - used, "%s%" PRId64 "x%" PRId64 "x%" PRId64,
+                                  i ? " " : "", d[0], d[1], d[2])
+                : d[1] ? snprintf(out + used, outlen - used, "%s%" PRId64 "x%" PRId64, i ? " " : "",
+                                  d[0], d[1])
+                       : snprintf(out + used, outlen - used, "%s%" PRId64, i ? " " : "", d[0]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    if (x->n_shapes > 4 && used < outlen)
+        snprintf(out + used, outlen - used, " +");
+}
+
+/* Whether the audit says to keep a site in fp32. */
+static int keeps_fp32(const struct site_view *x, double tolerance)
+{
+    return x->nonfinite_calls || !(x->err_max <= tolerance);
+}
+
+static void json_number(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.6g", v);
+    else
+        fputs("null", out); /* JSON has no Inf: "nonfinite_calls" says why */
+}
+
+int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tolerance, int json)
+{
+    static struct site_view v[AMP_CTL_AUDIT_SITES];
+    int n = gather(b, v);
+    uint64_t total_flops = atomic_load_explicit(&b->audit_flops, memory_order_relaxed);
+    uint32_t mode = atomic_load_explicit(&b->audit, memory_order_relaxed);
+    const char *mode_text = mode < AMP_AUDIT_MODE_COUNT ? amp_audit_mode_names[mode] : "?";
+    uint32_t dropped = atomic_load_explicit(&b->audit_dropped, memory_order_relaxed);
+    if (json) {
+        fprintf(out, "{\"pid\": %lld, \"exe\": ", (long long)b->pid);
+        char exe[sizeof b->exe + 1];
+        snprintf(exe, sizeof exe, "%.*s", (int)sizeof b->exe, b->exe);
+        amp_json_string(out, exe);
+        fprintf(out, ", \"mode\": \"%s\", \"sample\": %u, \"tolerance\": ", mode_text,
+                (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed));
+        json_number(out, tolerance);
+        fprintf(out, ", \"sites_not_kept\": %u, \"sites\": [", (unsigned)dropped);
+    } else {
+        fprintf(out,
+                "ampshim audit, pid %lld (%.*s): mode %s, sample every %u, tolerance %g; "
+                "%d call site%s%s\n",
+                (long long)b->pid, (int)sizeof b->exe, b->exe, mode_text,
+                (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed), tolerance,
+                n, n == 1 ? "" : "s", dropped ? " (the table was full: some not kept)" : "");
+        fprintf(out, "%-4s %-10s %-10s %-10s %-9s %8s %8s %6s %-5s %-5s %-18s %-34s %s\n", "rank",
+                "err max", "err mean", "elem max", "inf/nan", "calls", "audited", "flops%",
+                "dtype", "fp32?", "symbol", "caller", "shapes");
+    }
+    for (int i = 0; i < n; i++) {
+        const struct site_view *x = &v[i];
+        char caller[192], shapes[160];
+        caller_text(x->s, caller, sizeof caller);
+        shapes_text(x, shapes, sizeof shapes);
+        double share = total_flops ? 100.0 * (double)x->flops / (double)total_flops : 0;
+        if (json) {
+            fprintf(out, "%s{\"rank\": %d, \"symbol\": \"%s\", \"device\": \"%s\", \"object\": ",
+                    i ? ", " : "", i + 1, amp_hook_names[x->s->hook],
+                    amp_device_names[x->s->device < AMP_DEVICE_COUNT ? x->s->device : 0]);
+            amp_json_string(out, x->s->object);
+            fputs(", \"function\": ", out);
+            amp_json_string(out, x->s->function);
+            fprintf(out, ", \"offset\": %" PRIu64 ", \"dtype\": \"%s\", \"calls\": %" PRIu64
+                         ", \"audited\": %" PRIu64 ", \"err_max\": ",
+                    x->s->offset, dtype_name(x->s->dtype), x->calls, x->audited);
+            json_number(out, x->err_max);
+            fputs(", \"err_mean\": ", out);
+            json_number(out, x->err_mean);
+            fputs(", \"elem_max\": ", out);
+            json_number(out, x->elem_max);
+            fprintf(out, ", \"nonfinite_calls\": %" PRIu64 ", \"nonfinite_elems\": %" PRIu64
+                         ", \"flops\": %" PRIu64 ", \"flops_share\": %.4f, \"histogram\": [",
+                    x->nonfinite_calls, x->nonfinite_elems, x->flops, share / 100.0);
+            for (int j = 0; j < AMP_AUDIT_BINS; j++)
+                fprintf(out, "%s%" PRIu64, j ? ", " : "", x->hist[j]);
+            fprintf(out, "], \"shapes\": \"%s\", \"keep_fp32\": %s}", shapes,
+                    x->audited && keeps_fp32(x, tolerance) ? "true" : "false");
+        } else {
+            char err_max[16], err_mean[16], elem[16];
+            snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
+            snprintf(err_mean, sizeof err_mean, x->audited ? "%.3g" : "-", x->err_mean);
+            snprintf(elem, sizeof elem, x->audited ? "%.3g" : "-", x->elem_max);
+            fprintf(out, "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
+                         " %6.2f %-5s %-5s %-18s %-34s %s\n",
+                    i + 1, err_max, err_mean, elem, x->nonfinite_calls, x->calls, x->audited, share,
+                    dtype_name(x->s->dtype),
+                    !x->audited ? "?" : keeps_fp32(x, tolerance) ? "yes" : "no",
+                    amp_hook_names[x->s->hook], caller, shapes);
+        }
+    }
+    if (json)
+        fputs("]}\n", out);
+    return n;
+}
+
+int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tolerance)
+{
+    static struct site_view v[AMP_CTL_AUDIT_SITES];
+    int n = gather(b, v), entries = 0;
+    fprintf(out,
+            "# ampshim audit policy for %.*s (pid %lld), tolerance %g: a call site whose\n"
+            "# lowered output was further than that from fp32 (relative Frobenius error), or\n"
+            "# had Inf or NaN where fp32 had none, stays in fp32; the other audited sites\n"
+            "# are lowered. Use with AMPSHIM_POLICY_FILE; see ampshim(7), AUDIT.\n",
+            (int)sizeof b->exe, b->exe, (long long)b->pid, tolerance);
+    for (int i = 0; i < n; i++) {
+        const struct site_view *x = &v[i];
+        if (!x->audited)
+            continue;
+        const struct amp_audit_site *s = x->s;
+        char entry[320];
+        snprintf(entry, sizeof entry, "%s:%s@%.64s:%.96s=%s",
+                 amp_device_names[s->device < AMP_DEVICE_COUNT ? s->device : 0],
+                 amp_hook_names[s->hook], s->object, s->function[0] ? s->function : "*",
+                 keeps_fp32(x, tolerance) ? "fp32" : "lower");
+        fprintf(out, "%-60s # err max %.3g, mean %.3g, %" PRIu64 " of %" PRIu64 " calls audited",
+                entry, x->err_max, x->err_mean, x->audited, x->calls);
+        if (x->nonfinite_calls)
+            fprintf(out, ", Inf/NaN in %" PRIu64, x->nonfinite_calls);
+        if (!s->function[0])
+            fprintf(out, "; the function at +0x%" PRIx64 " has no name (link with -rdynamic)",
+                    s->offset);
+        fputc('\n', out);
+        entries++;
+    }
+    return entries;
+}
+
+void amp_audit_print(void)
+{
+    const struct amp_config *cfg = &amp_rt.cfg;
+    struct amp_ctl_block *b = amp_ctl;
+    if (!b || !atomic_load_explicit(&b->audit_sites, memory_order_acquire))
+        return;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return;
+    amp_audit_write_report(mem, b, cfg->audit_tolerance, 0);
+    fclose(mem);
+    if (cfg->report == AMP_REPORT_FILE) {
+        char path[sizeof cfg->report_path + 32], why[512];
+        amp_report_expand_path(cfg->report_path, path, sizeof path);
+        FILE *f = amp_open_output(path, why, sizeof why);
+        if (f) {
+            fwrite(text, 1, len, f);
+            fclose(f);
+        } else {
+            amp_log(AMP_LOG_WARN, "AMPSHIM_REPORT: %s", why);
+        }
+    } else {
+        fflush(stdout);
+        fwrite(text, 1, len, stderr);
+    }
+    free(text);
+    if (!cfg->audit_policy[0])
+        return;
+    char path[sizeof cfg->audit_policy + 32];
+    amp_report_expand_path(cfg->audit_policy, path, sizeof path);
+    /* A fresh file each run (not appended to): it is a policy, not a log. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        amp_log(AMP_LOG_WARN, "AMPSHIM_AUDIT_POLICY: cannot write '%s': %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    amp_audit_write_policy(f, b, cfg->audit_tolerance);
+    fclose(f);
+}

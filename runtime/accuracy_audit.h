@@ -1,0 +1,79 @@
+/* The accuracy audit (AMPSHIM_AUDIT, ampshim(7) AUDIT): every call that is
+ * lowered also runs as the program made it, and the two outputs are compared.
+ * This file keeps the per-call-site results in the control block (so ampctl
+ * reads them live) and writes the report and the generated policy; the
+ * shadow runs themselves belong to each library's hooks (shim/cpu/blas_audit.c
+ * for BLAS). Not on the fast path: only lowered calls with the audit on come
+ * here. */
+#ifndef AMPSHIM_ACCURACY_AUDIT_H
+#define AMPSHIM_ACCURACY_AUDIT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "runtime/control.h"
+#include "runtime/hook_state.h"
+
+/* The outcome of one audited call, measured by the caller. */
+struct amp_audit_result {
+    double err;            /* ||lowered - fp32||_F / ||fp32||_F (Inf when Inf/NaN appeared) */
+    double elem_max;       /* max |lowered - fp32| / |fp32| where |fp32| is not tiny */
+    uint64_t nonfinite;    /* elements Inf or NaN lowered and finite in fp32 */
+};
+
+/* Sums over an output, fed element by element or by whole lines. */
+struct amp_audit_sums {
+    double diff2, ref2, ref_absmax;
+    uint64_t nonfinite, count;
+};
+
+/* An element is "tiny" for the elementwise error when it is this far below
+ * the output's largest magnitude (2^-12): its relative error says nothing
+ * about the product. */
+#define AMP_AUDIT_TINY 0x1p-12
+
+/* First pass over (lowered, fp32) pairs: squared norms, the largest |fp32|
+ * and the non-finite values lowering introduced. */
+void amp_audit_sum(struct amp_audit_sums *s, const float *low, const float *ref, int64_t n);
+
+/* Second pass: the largest elementwise relative error over elements that are
+ * not tiny (needs the first pass's ref_absmax). */
+double amp_audit_elem_max(const struct amp_audit_sums *s, const float *low, const float *ref,
+                          int64_t n, double elem_max);
+
+/* The relative Frobenius error the sums give. */
+double amp_audit_relative_error(const struct amp_audit_sums *s);
+
+/* The call site a lowered call of hook from this return address belongs to
+ * (created at its first call), its calls and flops counted; returns it with
+ * *audit_this set when this call is one to audit (every
+ * AMPSHIM_AUDIT_SAMPLE-th of the site), or NULL when the audit is off or the
+ * site table is full. */
+struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
+                                       enum amp_lowp_dtype dtype, double flops,
+                                       const int64_t shape[3], int *audit_this);
+
+/* Adds one audited call's result to its site. */
+void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);
+
+/* Whether the program keeps the lowered result (AMPSHIM_AUDIT=follow). */
+static inline int amp_audit_follows(void)
+{
+    return amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_FOLLOW;
+}
+
+/* The audit's report of a block, sorted by error (largest first): a table,
+ * or JSON. Returns the number of sites shown. Used at exit and by ampctl. */
+int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tolerance, int json);
+
+/* The policy the audit suggests, in AMPSHIM_POLICY_FILE's format: each site
+ * whose largest error exceeds tolerance, or whose lowering made Inf or NaN,
+ * kept in fp32 by a call-site entry; every other audited site lowered.
+ * Returns the number of entries. */
+int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tolerance);
+
+/* At exit: the report (to AMPSHIM_REPORT's destination, or standard error)
+ * and the policy file (AMPSHIM_AUDIT_POLICY), when the audit saw a call. */
+void amp_audit_print(void);
+
+#endif
