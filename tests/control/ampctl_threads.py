@@ -178,6 +178,36 @@ try:
     r = ctl("set", pid, "opt.cpu_kernel=fast", expect=1)
     check("bad cpu kernel says so", "'fast' is not auto, native or emulate" in r.stderr, r.stderr)
 
+    # The accuracy audit, switched on live: the threads' call site appears in
+    # `ampctl audit`, audited, with a bf16-sized error; the results they keep
+    # are fp32 (class F) while it is on, then bf16 again once it is off.
+    check("get opt.audit (default)", ctl("get", pid, "opt.audit").stdout.strip() == "off")
+    r = ctl("audit", pid)
+    check("audit before it is on: says it is off", "the audit is off" in r.stderr, r.stderr)
+    ctl("set", pid, "opt.audit=1")
+
+    def audited():
+        sites = json.loads(ctl("--json", "audit", pid).stdout)["sites"]
+        return [s for s in sites if s["symbol"] == "cblas_sgemm" and s["audited"] > 0]
+    if wait_until("opt.audit=1: the threads' site is audited", lambda: audited()):
+        site = audited()[0]
+        check("audit site names the program", site["object"] == "named_threads", str(site))
+        check("audit error is a bf16 rounding's", 0 < site["err_max"] < 0.02, str(site))
+    expect_classes("opt.audit=1: the program keeps fp32 results", {n: "F" for n in names})
+    r = ctl("audit", pid, "--policy")
+    check("ampctl audit --policy writes a call-site entry",
+          "cpu:cblas_sgemm@named_threads:" in r.stdout and "=lower" in r.stdout, r.stdout)
+    r = ctl("audit", pid, "--policy", "--tolerance", "1e-9")
+    check("a tiny tolerance keeps the site in fp32", "=fp32" in r.stdout, r.stdout)
+    ctl("set", pid, "opt.audit_sample=4")
+    check("get opt.audit_sample", ctl("get", pid, "opt.audit_sample").stdout.strip() == "4")
+    r = ctl("set", pid, "opt.audit=sometimes", expect=1)
+    check("bad audit mode says so", "'sometimes' is not 0, 1 or follow" in r.stderr, r.stderr)
+    r = ctl("set", pid, "opt.audit_sample=0", expect=1)
+    check("bad audit sample says so", "'0' is not a whole number" in r.stderr, r.stderr)
+    ctl("set", pid, "opt.audit=0")
+    expect_classes("opt.audit=0: bf16 results again", {n: "B" for n in names})
+
     gen = ctl("get", pid, "process.generation").stdout.strip()
     r = ctl("set", pid, "opt.colour=blue", expect=1)
     check("unknown name says so", "unknown name 'opt.colour'" in r.stderr, r.stderr)
