@@ -246,13 +246,25 @@ void amp_audit_atfork(enum amp_fork_phase phase)
 
 /* ---- the report and the policy ---- */
 
-/* A snapshot of one site, read field by field from a live block. */
+/* A snapshot of one site, read field by field from a live block (which
+ * another process wrote: names are copied with an end, enums checked). */
 struct site_view {
-    const struct amp_audit_site *s;
+    const struct amp_audit_site *s; /* for a stable order only */
+    char object[sizeof ((struct amp_audit_site *)0)->object + 1];
+    char function[sizeof ((struct amp_audit_site *)0)->function + 1];
+    int hook, device, dtype;
+    uint64_t offset;
     uint64_t calls, audited, nonfinite_calls, nonfinite_elems, flops, hist[AMP_AUDIT_BINS];
     double err_max, err_mean, elem_max;
     uint32_t n_shapes;
+    int64_t shape[4][3];
 };
+
+/* NaN sorts as the worst error. */
+static double order_key(double err)
+{
+    return err != err ? INFINITY : err;
+}
 
 static int by_error(const void *pa, const void *pb)
 {
@@ -262,8 +274,9 @@ static int by_error(const void *pa, const void *pb)
         return a->audited == 0 ? 1 : -1;
     if ((a->nonfinite_calls != 0) != (b->nonfinite_calls != 0))
         return a->nonfinite_calls ? -1 : 1;
-    if (a->err_max != b->err_max)
-        return a->err_max > b->err_max ? -1 : 1;
+    double ka = order_key(a->err_max), kb = order_key(b->err_max);
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
     return a->s < b->s ? -1 : a->s > b->s;
 }
 
@@ -279,6 +292,12 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
         struct site_view *x = &v[n++];
         memset(x, 0, sizeof *x);
         x->s = s;
+        memcpy(x->object, s->object, sizeof s->object);
+        memcpy(x->function, s->function, sizeof s->function);
+        x->hook = s->hook;
+        x->device = s->device < AMP_DEVICE_COUNT ? s->device : 0;
+        x->dtype = s->dtype;
+        x->offset = s->offset;
         x->calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
         x->audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
         x->nonfinite_calls = atomic_load_explicit(&s->nonfinite_calls, memory_order_relaxed);
@@ -292,6 +311,7 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
                                  : 0;
         x->elem_max = atomic_load_explicit(&s->elem_max, memory_order_relaxed);
         x->n_shapes = atomic_load_explicit(&s->n_shapes, memory_order_relaxed);
+        memcpy(x->shape, s->shape, sizeof x->shape);
     }
     qsort(v, (size_t)n, sizeof *v, by_error);
     return n;
@@ -303,12 +323,12 @@ static const char *dtype_name(unsigned d)
 }
 
 /* "object:function", or "object+0xOFFSET" when the function has no name. */
-static void caller_text(const struct amp_audit_site *s, char *out, size_t outlen)
+static void caller_text(const struct site_view *x, char *out, size_t outlen)
 {
-    if (s->function[0])
-        snprintf(out, outlen, "%.64s:%.96s", s->object, s->function);
+    if (x->function[0])
+        snprintf(out, outlen, "%s:%s", x->object, x->function);
     else
-        snprintf(out, outlen, "%.64s+0x%" PRIx64, s->object, s->offset);
+        snprintf(out, outlen, "%s+0x%" PRIx64, x->object, x->offset);
 }
 
 static void shapes_text(const struct site_view *x, char *out, size_t outlen)
@@ -317,7 +337,7 @@ static void shapes_text(const struct site_view *x, char *out, size_t outlen)
     out[0] = '\0';
     uint32_t kept = x->n_shapes < 4 ? x->n_shapes : 4;
     for (uint32_t i = 0; i < kept && used < outlen; i++) {
-        const int64_t *d = x->s->shape[i];
+        const int64_t *d = x->shape[i];
         int w = d[2]   ? snprintf(out + used, outlen - used, "%s%" PRId64 "x%" PRId64 "x%" PRId64,
                                   i ? " " : "", d[0], d[1], d[2])
                 : d[1] ? snprintf(out + used, outlen - used, "%s%" PRId64 "x%" PRId64, i ? " " : "",
@@ -327,6 +347,21 @@ static void shapes_text(const struct site_view *x, char *out, size_t outlen)
     }
     if (x->n_shapes > 4 && used < outlen)
         snprintf(out + used, outlen - used, " +");
+}
+
+/* A name as a glob that matches it and nothing the policy parser would read
+ * as syntax: every character other than letters, digits and . _ - + $
+ * becomes '?' (which matches it again). */
+static void as_glob(const char *name, char *out, size_t outlen)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < outlen; i++) {
+        char ch = name[i];
+        int plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                    (ch && strchr("._-+$", ch));
+        out[i] = plain ? ch : '?';
+    }
+    out[i] = '\0';
 }
 
 /* Whether the audit says to keep a site in fp32. */
@@ -374,19 +409,18 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
     for (int i = 0; i < n; i++) {
         const struct site_view *x = &v[i];
         char caller[192], shapes[160];
-        caller_text(x->s, caller, sizeof caller);
+        caller_text(x, caller, sizeof caller);
         shapes_text(x, shapes, sizeof shapes);
         double share = total_flops ? 100.0 * (double)x->flops / (double)total_flops : 0;
         if (json) {
             fprintf(out, "%s{\"rank\": %d, \"symbol\": \"%s\", \"device\": \"%s\", \"object\": ",
-                    i ? ", " : "", i + 1, amp_hook_names[x->s->hook],
-                    amp_device_names[x->s->device < AMP_DEVICE_COUNT ? x->s->device : 0]);
-            amp_json_string(out, x->s->object);
+                    i ? ", " : "", i + 1, amp_hook_names[x->hook], amp_device_names[x->device]);
+            amp_json_string(out, x->object);
             fputs(", \"function\": ", out);
-            amp_json_string(out, x->s->function);
+            amp_json_string(out, x->function);
             fprintf(out, ", \"offset\": %" PRIu64 ", \"dtype\": \"%s\", \"calls\": %" PRIu64
                          ", \"audited\": %" PRIu64 ", \"err_max\": ",
-                    x->s->offset, dtype_name(x->s->dtype), x->calls, x->audited);
+                    x->offset, dtype_name((unsigned)x->dtype), x->calls, x->audited);
             json_number(out, x->err_max);
             fputs(", \"err_mean\": ", out);
             json_number(out, x->err_mean);
@@ -407,9 +441,9 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
             fprintf(out, "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
                          " %6.2f %-5s %-5s %-18s %-34s %s\n",
                     i + 1, err_max, err_mean, elem, x->nonfinite_calls, x->calls, x->audited, share,
-                    dtype_name(x->s->dtype),
+                    dtype_name((unsigned)x->dtype),
                     !x->audited ? "?" : keeps_fp32(x, tolerance) ? "yes" : "no",
-                    amp_hook_names[x->s->hook], caller, shapes);
+                    amp_hook_names[x->hook], caller, shapes);
         }
     }
     if (json)
@@ -431,19 +465,19 @@ int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tole
         const struct site_view *x = &v[i];
         if (!x->audited)
             continue;
-        const struct amp_audit_site *s = x->s;
-        char entry[320];
-        snprintf(entry, sizeof entry, "%s:%s@%.64s:%.96s=%s",
-                 amp_device_names[s->device < AMP_DEVICE_COUNT ? s->device : 0],
-                 amp_hook_names[s->hook], s->object, s->function[0] ? s->function : "*",
+        char entry[320], object[sizeof x->object], function[sizeof x->function];
+        as_glob(x->object, object, sizeof object);
+        as_glob(x->function, function, sizeof function);
+        snprintf(entry, sizeof entry, "%s:%s@%s:%s=%s", amp_device_names[x->device],
+                 amp_hook_names[x->hook], object, function[0] ? function : "*",
                  keeps_fp32(x, tolerance) ? "fp32" : "lower");
         fprintf(out, "%-60s # err max %.3g, mean %.3g, %" PRIu64 " of %" PRIu64 " calls audited",
                 entry, x->err_max, x->err_mean, x->audited, x->calls);
         if (x->nonfinite_calls)
             fprintf(out, ", Inf/NaN in %" PRIu64, x->nonfinite_calls);
-        if (!s->function[0])
+        if (!x->function[0])
             fprintf(out, "; the function at +0x%" PRIx64 " has no name (link with -rdynamic)",
-                    s->offset);
+                    x->offset);
         fputc('\n', out);
         entries++;
     }

@@ -137,7 +137,13 @@ AMP_EXPORT int ampshim_ctl(const char *name, void *oldp, size_t *oldlenp, const 
             return EINVAL;
         snprintf(value, sizeof value, "%s", v < 0 ? "default" : v ? "1" : "0");
     } else if (type == AMP_CTL_T_U64) {
-        return EPERM; /* every numeric name is read-only */
+        /* Counters are read-only (amp_ctl_set says EPERM); opt.audit_sample
+         * is written as a uint64_t. */
+        if (newlen != sizeof(uint64_t))
+            return EINVAL;
+        uint64_t v;
+        memcpy(&v, newp, sizeof v);
+        snprintf(value, sizeof value, "%llu", (unsigned long long)v);
     } else {
         if (newlen >= sizeof value)
             return EINVAL;

@@ -111,6 +111,14 @@ int main(void)
           "process.pid");
     CHECK(ctl("opt.colour", NULL, NULL, NULL, 0) == ENOENT, "unknown name: ENOENT");
     CHECK(ctl("process.pid", NULL, NULL, &pid, sizeof pid) == EPERM, "read-only: EPERM");
+    uint64_t sample = 4, got = 0;
+    CHECK(ctl("opt.audit_sample", NULL, NULL, &sample, sizeof sample) == 0 &&
+              ctl("opt.audit_sample", &got, &u64len, NULL, 0) == 0 && got == 4,
+          "opt.audit_sample written and read as uint64_t");
+    sample = 0;
+    CHECK(ctl("opt.audit_sample", NULL, NULL, &sample, sizeof sample) == EINVAL,
+          "opt.audit_sample 0: EINVAL");
+    CHECK(ctl("opt.audit_sample", NULL, NULL, &sample, 4) == EINVAL, "a uint64_t of 4 bytes: EINVAL");
     CHECK(ctl("opt.dtype", NULL, NULL, "fp8", 3) == EINVAL, "bad value: EINVAL");
     CHECK(ctl("thread.self.enabled", NULL, NULL, &on, 1) == EINVAL, "bad size: EINVAL");
     len = 2;

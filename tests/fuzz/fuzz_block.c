@@ -1,8 +1,9 @@
 /* libFuzzer target for ampctl's reading of control blocks, which another
  * process writes. Even first byte: the input is the block as it comes (the
  * validator must refuse nonsense). Odd: a valid header followed by fuzzed
- * fields, policy bytes and thread slots (names without NUL, wild enum
- * values, any tid), rendered as status, stats and ps, and read by name. */
+ * fields, policy bytes, thread slots and audit sites (names without NUL,
+ * wild enum values, any tid, any counts and errors), rendered as status,
+ * stats, ps, the audit report and its policy, and read by name. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "policy/policy.h"
 #include "render.h"
+#include "runtime/accuracy_audit.h"
 #include "runtime/control.h"
 #include "runtime/ctl_names.h"
 
@@ -24,6 +26,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     memset(b, 0, offsetof(struct amp_ctl_block, threads) + 4 * sizeof(struct amp_thread));
+    size_t audit_at = offsetof(struct amp_ctl_block, audit_sites);
+    size_t audit_cap = offsetof(struct amp_ctl_block, audit_site) + 4 * sizeof(struct amp_audit_site) - audit_at;
+    memset((char *)b + audit_at, 0, audit_cap);
     size_t body = size - 1;
     if (!(data[0] & 1)) {
         memcpy(b, data + 1, body < sizeof *b ? body : sizeof *b);
@@ -45,12 +50,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (body > room) {
         size_t slots = body - room, cap = 4 * sizeof(struct amp_thread);
         memcpy(b->threads, data + 1 + room, slots < cap ? slots : cap);
+        if (slots > cap) {
+            size_t rest = slots - cap;
+            memcpy((char *)b + audit_at, data + 1 + room + cap, rest < audit_cap ? rest : audit_cap);
+        }
     }
     if (amp_ctl_block_problem(b, sizeof *b) != NULL)
         abort(); /* a valid header must be accepted */
     ampctl_render_status(sink, b, data[0] & 2);
     ampctl_render_stats(sink, b, data[0] & 4);
     ampctl_render_ps_row(sink, b, 1, data[0] & 8, 1);
+    amp_audit_write_report(sink, b, 0.01, data[0] & 16);
+    amp_audit_write_policy(sink, b, 0.01);
     char value[256], name[64];
     static const char *const names[] = {"opt.enabled", "opt.dtype", "opt.cuda_dtype", "opt.output",
                                         "policy.cpu.mm", "policy.cuda.softmax", "process.exe",
