@@ -461,10 +461,18 @@ int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tole
             "# had Inf or NaN where fp32 had none, stays in fp32; the other audited sites\n"
             "# are lowered. Use with AMPSHIM_POLICY_FILE; see ampshim(7), AUDIT.\n",
             (int)sizeof b->exe, b->exe, (long long)b->pid, tolerance);
-    for (int i = 0; i < n; i++) {
-        const struct site_view *x = &v[i];
-        if (!x->audited)
-            continue;
+    /* The last entry that matches a call wins: lowered sites first and
+     * fp32 ones last, each group with its unnamed (object:*) entries before
+     * the named ones, so no broader entry lowers a site kept in fp32. */
+    static int order[AMP_CTL_AUDIT_SITES];
+    int m = 0;
+    for (int pass = 0; pass < 4; pass++)
+        for (int i = 0; i < n; i++)
+            if (v[i].audited && keeps_fp32(&v[i], tolerance) == pass / 2 &&
+                (v[i].function[0] != 0) == pass % 2)
+                order[m++] = i;
+    for (int j = 0; j < m; j++) {
+        const struct site_view *x = &v[order[j]];
         char entry[320], object[sizeof x->object], function[sizeof x->function];
         as_glob(x->object, object, sizeof object);
         as_glob(x->function, function, sizeof function);

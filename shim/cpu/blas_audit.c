@@ -44,13 +44,18 @@ static void copy_referenced(const struct amp_operand *o, float *compact, int out
     }
 }
 
-void amp_blas_audit_begin(struct amp_blas_call *c)
+int amp_blas_audit_begin(struct amp_blas_call *c)
 {
     int audit_this;
     c->audit_site = amp_audit_enter(amp_tls_caller, c->hook, c->dtype, c->flops, c->shape,
                                     &audit_this);
-    if (!c->audit_site || !audit_this)
-        return;
+    if (!c->audit_site)
+        return 1;
+    /* A call the sampling skips runs as the program keeps it: as made
+     * (AMPSHIM_AUDIT=1: the audit never changes the program's results), or
+     * lowered (follow). */
+    if (!audit_this)
+        return amp_audit_follows();
     for (int i = 0; i < c->n_in; i++)
         c->saved_arg[i] = c->arg[i] ? *c->arg[i] : NULL;
     c->shadow = NULL;
@@ -64,12 +69,13 @@ void amp_blas_audit_begin(struct amp_blas_call *c)
             if (!atomic_exchange(&said, 1))
                 amp_log(AMP_LOG_INFO, "audit: no memory for a call's shadow output; calls "
                                       "without it are not audited");
-            return;
+            return amp_audit_follows();
         }
         c->shadow_elems = n;
         copy_referenced(&c->acc, c->shadow, 1);
     }
     c->audit = 1;
+    return 1;
 }
 
 void amp_blas_audit_cancel(struct amp_blas_call *c)

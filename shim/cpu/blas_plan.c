@@ -272,8 +272,10 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
         return;
     }
-    if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)))
-        amp_blas_audit_begin(c);
+    if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {
+        c->outcome = AMP_OUTCOME_PASSTHROUGH;
+        return;
+    }
     if (c->native_kind && amp_blas_native(c))
         return;
     enum amp_lowp_dtype dtype = c->dtype;

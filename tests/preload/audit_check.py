@@ -11,7 +11,8 @@ a run without the audit:
   the bad sites' results then bit-identical to a run without the shim;
 - the default audit leaves every result bit-identical to a run without the
   shim; AMPSHIM_AUDIT=follow gives the lowered results bit for bit;
-- AMPSHIM_AUDIT_SAMPLE=2 audits calls 1 and 3 of each site;
+- AMPSHIM_AUDIT_SAMPLE=2 audits calls 1 and 3 of each site, the others run
+  as made (follow: lowered);
 - bad settings warn once and keep the defaults; AMPSHIM_STRICT=1 exits 2.
 
 usage: audit_check.py AUDIT_SITES PRELOAD AMPCTL"""
@@ -110,8 +111,14 @@ follow, _ = run(dict(shim, AMPSHIM_AUDIT="follow"))
 check("follow: results bit-identical to the lowered run",
       all(follow[s]["hash"] == lowered[s]["hash"] for s in plain), f"{follow} {lowered}")
 
-# Sampling: every 2nd call of a site (calls 1 and 3).
-run(dict(shim, AMPSHIM_AUDIT="1", AMPSHIM_AUDIT_SAMPLE="2"), report_json)
+# Sampling: every 2nd call of a site (calls 1 and 3); the others run as made
+# (with follow: lowered), so the results stay those of the mode.
+sampled_run, _ = run(dict(shim, AMPSHIM_AUDIT="1", AMPSHIM_AUDIT_SAMPLE="2"), report_json)
+check("sample 2: results bit-identical to a run without the shim",
+      all(sampled_run[s]["hash"] == plain[s]["hash"] for s in plain), str(sampled_run))
+sampled_follow, _ = run(dict(shim, AMPSHIM_AUDIT="follow", AMPSHIM_AUDIT_SAMPLE="2"))
+check("sample 2, follow: results bit-identical to the lowered run",
+      all(sampled_follow[s]["hash"] == lowered[s]["hash"] for s in plain), str(sampled_follow))
 with open(report_json) as f:
     sampled = json.load(f)["sites"]
 check("sample 2: 3 calls, 2 audited per site",
