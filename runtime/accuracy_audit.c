@@ -211,7 +211,7 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
     amp_lock_quietly(&audit_lock, &quiet);
     uint64_t audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
     atomic_store_explicit(&s->audited, audited + 1, memory_order_relaxed);
-    if (r->nonfinite) {
+    if (r->nonfinite || r->nonfinite_call) {
         atomic_store_explicit(&s->nonfinite_calls,
                               atomic_load_explicit(&s->nonfinite_calls, memory_order_relaxed) + 1,
                               memory_order_relaxed);
@@ -235,6 +235,31 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
     amp_unlock_quietly(&audit_lock, &quiet);
 }
 
+void amp_audit_site_on_device(struct amp_audit_site *site)
+{
+    struct amp_quiet quiet;
+    amp_lock_quietly(&audit_lock, &quiet);
+    site->flags |= AMP_AUDIT_SITE_DEVICE;
+    amp_unlock_quietly(&audit_lock, &quiet);
+}
+
+static void (*_Atomic device_fold)(void);
+
+void amp_audit_set_device_fold(void (*fold)(void))
+{
+    atomic_store(&device_fold, fold);
+}
+
+void amp_audit_fold(void)
+{
+    void (*fold)(void) = atomic_load(&device_fold);
+    if (fold)
+        fold();
+    struct amp_ctl_block *b = amp_ctl;
+    if (b)
+        atomic_store(&b->audit_served, atomic_load(&b->audit_request));
+}
+
 void amp_audit_atfork(enum amp_fork_phase phase)
 {
     amp_lock_atfork(&audit_lock, phase);
@@ -253,6 +278,7 @@ struct site_view {
     char object[sizeof ((struct amp_audit_site *)0)->object + 1];
     char function[sizeof ((struct amp_audit_site *)0)->function + 1];
     int hook, device, dtype;
+    uint32_t flags;
     uint64_t offset;
     uint64_t calls, audited, nonfinite_calls, nonfinite_elems, flops, hist[AMP_AUDIT_BINS];
     double err_max, err_mean, elem_max;
@@ -297,6 +323,7 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
         x->hook = s->hook;
         x->device = s->device < AMP_DEVICE_COUNT ? s->device : 0;
         x->dtype = s->dtype;
+        x->flags = s->flags;
         x->offset = s->offset;
         x->calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
         x->audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
@@ -425,19 +452,21 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
             fputs(", \"err_mean\": ", out);
             json_number(out, x->err_mean);
             fputs(", \"elem_max\": ", out);
-            json_number(out, x->elem_max);
+            json_number(out, x->flags & AMP_AUDIT_SITE_DEVICE ? NAN : x->elem_max);
             fprintf(out, ", \"nonfinite_calls\": %" PRIu64 ", \"nonfinite_elems\": %" PRIu64
                          ", \"flops\": %" PRIu64 ", \"flops_share\": %.4f, \"histogram\": [",
                     x->nonfinite_calls, x->nonfinite_elems, x->flops, share / 100.0);
             for (int j = 0; j < AMP_AUDIT_BINS; j++)
                 fprintf(out, "%s%" PRIu64, j ? ", " : "", x->hist[j]);
-            fprintf(out, "], \"shapes\": \"%s\", \"keep_fp32\": %s}", shapes,
+            fprintf(out, "], \"shapes\": \"%s\", \"on_device\": %s, \"keep_fp32\": %s}", shapes,
+                    x->flags & AMP_AUDIT_SITE_DEVICE ? "true" : "false",
                     x->audited && keeps_fp32(x, tolerance) ? "true" : "false");
         } else {
             char err_max[16], err_mean[16], elem[16];
             snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
             snprintf(err_mean, sizeof err_mean, x->audited ? "%.3g" : "-", x->err_mean);
-            snprintf(elem, sizeof elem, x->audited ? "%.3g" : "-", x->elem_max);
+            snprintf(elem, sizeof elem, x->audited && !(x->flags & AMP_AUDIT_SITE_DEVICE) ? "%.3g" : "-",
+                     x->elem_max);
             fprintf(out, "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
                          " %6.2f %-5s %-5s %-18s %-34s %s\n",
                     i + 1, err_max, err_mean, elem, x->nonfinite_calls, x->calls, x->audited, share,
@@ -498,6 +527,7 @@ void amp_audit_print(void)
     struct amp_ctl_block *b = amp_ctl;
     if (!b || !atomic_load_explicit(&b->audit_sites, memory_order_acquire))
         return;
+    amp_audit_fold();
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);

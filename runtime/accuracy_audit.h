@@ -17,8 +17,10 @@
 /* The outcome of one audited call, measured by the caller. */
 struct amp_audit_result {
     double err;            /* ||lowered - fp32||_F / ||fp32||_F (Inf when Inf/NaN appeared) */
-    double elem_max;       /* max |lowered - fp32| / |fp32| where |fp32| is not tiny */
+    double elem_max;       /* max |lowered - fp32| / |fp32| where |fp32| is not tiny; < 0:
+                              not measured (a device call) */
     uint64_t nonfinite;    /* elements Inf or NaN lowered and finite in fp32 */
+    int nonfinite_call;    /* lowering made Inf or NaN (elements may be unknown) */
 };
 
 /* Sums over an output, fed element by element or by whole lines. */
@@ -55,6 +57,15 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
 
 /* Adds one audited call's result to its site. */
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);
+
+/* Marks a site whose calls run on a device (AMP_AUDIT_SITE_DEVICE). */
+void amp_audit_site_on_device(struct amp_audit_site *site);
+
+/* Device results are read back by a function the device's audit registers
+ * (shim/cuda/cublas_audit.c); amp_audit_fold calls it, at exit and when
+ * ampctl asks (the block's audit_request), and answers the request. */
+void amp_audit_set_device_fold(void (*fold)(void));
+void amp_audit_fold(void);
 
 /* Whether the program keeps the lowered result (AMPSHIM_AUDIT=follow). */
 static inline int amp_audit_follows(void)

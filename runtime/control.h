@@ -71,6 +71,10 @@ static inline int amp_ctl_row_used(const uint64_t row[AMP_CTL_COUNTERS])
  * names are in, and ampctl reads the rest live, field by field. */
 #define AMP_CTL_AUDIT_SITES 256
 #define AMP_AUDIT_BINS 8 /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
+/* The site's calls run on a device: errors are measured there (norms by the
+ * library's own routines) and counted when read back; there is no
+ * elementwise error nor a count of Inf/NaN elements. */
+#define AMP_AUDIT_SITE_DEVICE 1u
 struct amp_audit_site {
     _Atomic uint32_t ready;     /*   0 */
     uint16_t hook;              /*   4 */
@@ -90,7 +94,7 @@ struct amp_audit_site {
     _Atomic double err_sum;     /* 288: ... summed over audited calls (mean = sum / audited) */
     _Atomic double elem_max;    /* 296: largest elementwise relative error (not tiny values) */
     _Atomic uint32_t n_shapes;  /* 304: distinct shapes seen; the first four kept */
-    uint32_t pad;               /* 308 */
+    uint32_t flags;             /* 308: AMP_AUDIT_SITE_* */
     int64_t shape[4][3];        /* 312: m, n, k (0 where the routine has fewer) */
 };
 
@@ -134,7 +138,9 @@ struct amp_ctl_block {
     _Atomic uint32_t audit_sample;  /* 144: audit every Nth lowered call of a site */
     uint32_t reserved0;             /* 148 */
     _Atomic double audit_tolerance; /* 152: for the generated policy */
-    uint8_t reserved[32];           /* 160 */
+    _Atomic uint32_t audit_request; /* 160: ampctl asks for device results to be read back */
+    _Atomic uint32_t audit_served;  /* 164: the last request the process answered */
+    uint8_t reserved[24];           /* 168 */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
     struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 25280 */
@@ -165,6 +171,7 @@ _Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, threads) == 25280, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit) == 140, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_tolerance) == 152, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, audit_request) == 160, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
                    25280 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread), "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==

@@ -1,6 +1,7 @@
 /* Runtime set-up (the environment, read once at load), the control block
  * and the per-thread states that live in it, their scratch buffers and
  * counters, and fork handling. */
+#include "runtime/accuracy_audit.h"
 #include "runtime/hook_state.h"
 #include "runtime/decide.h"
 
@@ -184,6 +185,10 @@ static void amp_ctl_refresh_quietly(struct amp_thread *t)
     uint64_t gen = atomic_load_explicit(amp_ctl_generation, memory_order_acquire);
     amp_resolve_notice_new_objects();
     apply_process_settings(gen);
+    /* ampctl audit asks for the audit's device results: read back here,
+     * outside the registry's lock (it waits for the device). */
+    if (amp_ctl && atomic_load(&amp_ctl->audit_request) != atomic_load(&amp_ctl->audit_served))
+        amp_audit_fold();
     if (__atomic_load_n(&t->rename_pending, __ATOMIC_RELAXED)) {
         __atomic_store_n(&t->rename_pending, 0, __ATOMIC_RELAXED);
         read_own_name(t);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "shim/cuda/cublas_abi.h"
+#include "shim/cuda/cublas_audit.h"
 #include "shim/cuda/cublas_level3.h"
 #include "runtime/decide.h"
 #include "shim/hook_stub.h"
@@ -124,6 +125,26 @@ static int ex_compute(struct amp_thread *t, enum amp_hook_id hook, void *handle,
 #define AMP_BATCHEDEX_I32 AMP_HOOK_cublasGemmBatchedEx
 #define AMP_BATCHEDEX_I64 AMP_HOOK_cublasGemmBatchedEx_64
 
+#define AMP_IS64_I32 0
+#define AMP_IS64_I64 1
+
+/* Returns from a hook whose call is lowered: LOWERED_CALL normally; under
+ * the audit (AMPSHIM_AUDIT) through amp_cublas_audited with the call in
+ * GemmEx form `args`, which runs it both ways (sym##_as_made re-issues the
+ * program's own call) or answers that AS_MADE_CALL is to run. */
+#define AMP_RETURN_LOWERED(sym, ints, ex, t, args, LOWERED_CALL, AS_MADE_CALL)                      \
+    do {                                                                                           \
+        if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit))) {                                       \
+            int as_made_;                                                                          \
+            int status_ = amp_cublas_audited(t, AMP_HOOK_##sym,                                    \
+                                             amp_cublas_compute_dtype((args)->compute),            \
+                                             (void *)(ex), AMP_IS64_##ints, args, sym##_as_made,   \
+                                             &as_made_);                                           \
+            return as_made_ ? (AS_MADE_CALL) : status_;                                            \
+        }                                                                                          \
+        return LOWERED_CALL;                                                                       \
+    } while (0)
+
 /* The Ex forms a lowered call is re-issued through, per integer width. */
 #define AMP_DECLARE_EX(ints)                                                                       \
     typedef int (*amp_gemmex_##ints)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints,             \
@@ -144,6 +165,16 @@ AMP_DECLARE_EX(I64)
 
 /* cublasSgemm_v2: lowered as cublasGemmEx on the same fp32 buffers. */
 #define AMP_DEFINE_CUBLAS_SGEMM(sym, ints) \
+    typedef int (*sym##_fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,      \
+                            const float *, const float *, AMP_INT_##ints, const float *,           \
+                            AMP_INT_##ints, const float *, float *, AMP_INT_##ints);               \
+    static int sym##_as_made(const struct amp_gemmex_args *a, void *out, int64_t ld)               \
+    {                                                                                              \
+        return ((sym##_fn)amp_real(AMP_HOOK_##sym))(                                               \
+            a->h, a->ta, a->tb, (AMP_INT_##ints)a->m, (AMP_INT_##ints)a->n, (AMP_INT_##ints)a->k,  \
+            a->alpha, a->A, (AMP_INT_##ints)a->lda, a->B, (AMP_INT_##ints)a->ldb, a->beta, out,    \
+            (AMP_INT_##ints)ld);                                                                   \
+    }                                                                                              \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const float *A, AMP_INT_##ints lda, \
@@ -151,23 +182,39 @@ AMP_DECLARE_EX(I64)
                          AMP_INT_##ints ldc)                                                       \
     {                                                                                              \
         AMP_NOTE_CALLER();                                                                         \
-        typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
-                          const float *, const float *, AMP_INT_##ints, const float *,             \
-                          AMP_INT_##ints, const float *, float *, AMP_INT_##ints);                 \
-        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        sym##_fn real = (sym##_fn)amp_real(AMP_HOOK_##sym);                                        \
         struct amp_thread *t = amp_thread_enter();                                                 \
         int compute;                                                                               \
         amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
             t, AMP_HOOK_##sym, AMP_GEMMEX_##ints, 1, h, beta, &compute);                           \
-        if (lowered)                                                                               \
-            return lowered(h, ta, tb, m, n, k, alpha, A, AMP_CUDA_R_32F, lda, B, AMP_CUDA_R_32F,   \
-                           ldb, beta, C, AMP_CUDA_R_32F, ldc, compute, AMP_CUBLAS_GEMM_DEFAULT);   \
+        if (lowered) {                                                                             \
+            struct amp_gemmex_args args = {h, ta, tb, m, n, k, alpha, A, AMP_CUDA_R_32F, lda, B,  \
+                                           AMP_CUDA_R_32F, ldb, beta, C, AMP_CUDA_R_32F, ldc,     \
+                                           compute, AMP_CUBLAS_GEMM_DEFAULT};                     \
+            AMP_RETURN_LOWERED(sym, ints, lowered, t, &args,                                       \
+                               lowered(h, ta, tb, m, n, k, alpha, A, AMP_CUDA_R_32F, lda, B,       \
+                                       AMP_CUDA_R_32F, ldb, beta, C, AMP_CUDA_R_32F, ldc,          \
+                                       compute, AMP_CUBLAS_GEMM_DEFAULT),                          \
+                               real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));     \
+        }                                                                                          \
         return real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                      \
     }
 
 /* cublasGemmEx: lowered only when every type is fp32 and the compute type is
  * plain CUBLAS_COMPUTE_32F; anything the caller chose stays. */
 #define AMP_DEFINE_CUBLAS_GEMMEX(sym, ints) \
+    static int sym##_as_made(const struct amp_gemmex_args *a, void *out, int64_t ld)               \
+    {                                                                                              \
+        struct amp_gemmex_args made = *a;                                                          \
+        made.C = out;                                                                              \
+        made.ldc = ld;                                                                             \
+        made.compute = AMP_CUBLAS_COMPUTE_32F; /* the only one that is lowered */                  \
+        return ((amp_gemmex_##ints)amp_real(AMP_HOOK_##sym))(                                      \
+            made.h, made.ta, made.tb, (AMP_INT_##ints)made.m, (AMP_INT_##ints)made.n,              \
+            (AMP_INT_##ints)made.k, made.alpha, made.A, made.at, (AMP_INT_##ints)made.lda, made.B, \
+            made.bt, (AMP_INT_##ints)made.ldb, made.beta, made.C, made.ct,                         \
+            (AMP_INT_##ints)made.ldc, made.compute, made.algo);                                    \
+    }                                                                                              \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const void *alpha, const void *A, int at,               \
@@ -176,11 +223,19 @@ AMP_DECLARE_EX(I64)
                          int algo)                                                                 \
     {                                                                                              \
         AMP_NOTE_CALLER();                                                                         \
-        typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
-                          const void *, const void *, int, AMP_INT_##ints, const void *, int,      \
-                          AMP_INT_##ints, const void *, void *, int, AMP_INT_##ints, int, int);    \
-        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
-        compute = ex_compute(amp_thread_enter(), AMP_HOOK_##sym, h, at, bt, ct, compute, beta);    \
+        amp_gemmex_##ints real = (amp_gemmex_##ints)amp_real(AMP_HOOK_##sym);                      \
+        struct amp_thread *t = amp_thread_enter();                                                 \
+        int made = compute;                                                                        \
+        compute = ex_compute(t, AMP_HOOK_##sym, h, at, bt, ct, compute, beta);                     \
+        if (compute != made) {                                                                     \
+            struct amp_gemmex_args args = {h,  ta, tb,  m,    n, k, alpha, A,       at,   lda,     \
+                                           B,  bt, ldb, beta, C, ct, ldc,  compute, algo};         \
+            AMP_RETURN_LOWERED(sym, ints, real, t, &args,                                          \
+                               real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C,    \
+                                    ct, ldc, compute, algo),                                       \
+                               real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C,    \
+                                    ct, ldc, made, algo));                                         \
+        }                                                                                          \
         return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute,  \
                     algo);                                                                         \
     }
@@ -231,6 +286,16 @@ AMP_DECLARE_EX(I64)
 
 /* cublasSgemmEx: all-fp32 types become GemmEx with the fast compute type. */
 #define AMP_DEFINE_CUBLAS_SGEMMEX(sym, ints) \
+    typedef int (*sym##_fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,      \
+                            const float *, const void *, int, AMP_INT_##ints, const void *, int,   \
+                            AMP_INT_##ints, const float *, void *, int, AMP_INT_##ints);           \
+    static int sym##_as_made(const struct amp_gemmex_args *a, void *out, int64_t ld)               \
+    {                                                                                              \
+        return ((sym##_fn)amp_real(AMP_HOOK_##sym))(                                               \
+            a->h, a->ta, a->tb, (AMP_INT_##ints)a->m, (AMP_INT_##ints)a->n, (AMP_INT_##ints)a->k,  \
+            a->alpha, a->A, a->at, (AMP_INT_##ints)a->lda, a->B, a->bt, (AMP_INT_##ints)a->ldb,    \
+            a->beta, out, a->ct, (AMP_INT_##ints)ld);                                              \
+    }                                                                                              \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int ta, int tb, AMP_INT_##ints m, AMP_INT_##ints n,              \
                          AMP_INT_##ints k, const float *alpha, const void *A, int at,              \
@@ -238,18 +303,22 @@ AMP_DECLARE_EX(I64)
                          const float *beta, void *C, int ct, AMP_INT_##ints ldc)                   \
     {                                                                                              \
         AMP_NOTE_CALLER();                                                                         \
-        typedef int (*fn)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints, AMP_INT_##ints,        \
-                          const float *, const void *, int, AMP_INT_##ints, const void *, int,     \
-                          AMP_INT_##ints, const float *, void *, int, AMP_INT_##ints);             \
-        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        sym##_fn real = (sym##_fn)amp_real(AMP_HOOK_##sym);                                        \
         struct amp_thread *t = amp_thread_enter();                                                 \
         int compute;                                                                               \
         int fp32 = at == AMP_CUDA_R_32F && bt == AMP_CUDA_R_32F && ct == AMP_CUDA_R_32F;           \
         amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
             t, AMP_HOOK_##sym, AMP_GEMMEX_##ints, fp32, h, beta, &compute);                        \
-        if (lowered)                                                                               \
-            return lowered(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc,    \
-                           compute, AMP_CUBLAS_GEMM_DEFAULT);                                      \
+        if (lowered) {                                                                             \
+            struct amp_gemmex_args args = {h,  ta, tb,  m,    n, k, alpha, A,       at,           \
+                                           lda, B, bt,  ldb,  beta, C, ct, ldc, compute,          \
+                                           AMP_CUBLAS_GEMM_DEFAULT};                              \
+            AMP_RETURN_LOWERED(sym, ints, lowered, t, &args,                                       \
+                               lowered(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, \
+                                       ct, ldc, compute, AMP_CUBLAS_GEMM_DEFAULT),                 \
+                               real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C,    \
+                                    ct, ldc));                                                     \
+        }                                                                                          \
         return real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc);          \
     }
 
@@ -263,52 +332,83 @@ AMP_DECLARE_EX(I64)
  * and y have unit stride; other strides, or arguments cuBLAS would reject,
  * reach it unchanged so it reports its own errors. */
 #define AMP_DEFINE_CUBLAS_SGEMV(sym, ints) \
+    typedef int (*sym##_fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,            \
+                            const float *, AMP_INT_##ints, const float *, AMP_INT_##ints,          \
+                            const float *, float *, AMP_INT_##ints);                               \
+    /* From GemmEx form: m rows (op(A)'s), k inner; the program's m, n are A's. */                 \
+    static int sym##_as_made(const struct amp_gemmex_args *a, void *out, int64_t ld)               \
+    {                                                                                              \
+        (void)ld;                                                                                  \
+        return ((sym##_fn)amp_real(AMP_HOOK_##sym))(                                               \
+            a->h, a->ta, (AMP_INT_##ints)(a->ta == 0 ? a->m : a->k),                               \
+            (AMP_INT_##ints)(a->ta == 0 ? a->k : a->m), a->alpha, a->A, (AMP_INT_##ints)a->lda,    \
+            a->B, 1, a->beta, out, 1);                                                             \
+    }                                                                                              \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, int trans, AMP_INT_##ints m, AMP_INT_##ints n,                   \
                          const float *alpha, const float *A, AMP_INT_##ints lda, const float *x,   \
                          AMP_INT_##ints incx, const float *beta, float *y, AMP_INT_##ints incy)    \
     {                                                                                              \
         AMP_NOTE_CALLER();                                                                         \
-        typedef int (*fn)(void *, int, AMP_INT_##ints, AMP_INT_##ints, const float *,              \
-                          const float *, AMP_INT_##ints, const float *, AMP_INT_##ints,            \
-                          const float *, float *, AMP_INT_##ints);                                 \
-        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        sym##_fn real = (sym##_fn)amp_real(AMP_HOOK_##sym);                                        \
         struct amp_thread *t = amp_thread_enter();                                                 \
         AMP_INT_##ints rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;                      \
         int compute;                                                                               \
         amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
             t, AMP_HOOK_##sym, AMP_GEMMEX_##ints, AMP_GEMV_SHAPED(trans, m, n, lda, incx, incy),   \
             h, beta, &compute);                                                                    \
-        if (lowered)                                                                               \
-            return lowered(h, trans, 0, rows, 1, inner, alpha, A, AMP_CUDA_R_32F, lda, x,          \
-                           AMP_CUDA_R_32F, inner > 1 ? inner : 1, beta, y, AMP_CUDA_R_32F,         \
-                           rows > 1 ? rows : 1, compute, AMP_CUBLAS_GEMM_DEFAULT);                 \
+        if (lowered) {                                                                             \
+            struct amp_gemmex_args args = {                                                        \
+                h, trans, 0, rows, 1, inner, alpha, A, AMP_CUDA_R_32F, lda, x, AMP_CUDA_R_32F,     \
+                inner > 1 ? inner : 1, beta, y, AMP_CUDA_R_32F, rows > 1 ? rows : 1, compute,      \
+                AMP_CUBLAS_GEMM_DEFAULT};                                                          \
+            AMP_RETURN_LOWERED(sym, ints, lowered, t, &args,                                       \
+                               lowered(h, trans, 0, rows, 1, inner, alpha, A, AMP_CUDA_R_32F, lda, \
+                                       x, AMP_CUDA_R_32F, inner > 1 ? inner : 1, beta, y,          \
+                                       AMP_CUDA_R_32F, rows > 1 ? rows : 1, compute,               \
+                                       AMP_CUBLAS_GEMM_DEFAULT),                                   \
+                               real(h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy));       \
+        }                                                                                          \
         return real(h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);                        \
     }
 
 /* cublasSger: A += alpha x y^T is a GEMM with inner dimension 1 (beta 1)
  * when x and y have unit stride and scalars are host pointers. */
 #define AMP_DEFINE_CUBLAS_SGER(sym, ints) \
+    typedef int (*sym##_fn)(void *, AMP_INT_##ints, AMP_INT_##ints, const float *, const float *,  \
+                            AMP_INT_##ints, const float *, AMP_INT_##ints, float *,                \
+                            AMP_INT_##ints);                                                       \
+    static int sym##_as_made(const struct amp_gemmex_args *a, void *out, int64_t ld)               \
+    {                                                                                              \
+        return ((sym##_fn)amp_real(AMP_HOOK_##sym))(a->h, (AMP_INT_##ints)a->m,                    \
+                                                    (AMP_INT_##ints)a->n, a->alpha, a->A, 1, a->B, \
+                                                    1, out, (AMP_INT_##ints)ld);                   \
+    }                                                                                              \
     AMP_STUB(sym)                                                                                  \
     int AMP_C_ENTRY(sym)(void *h, AMP_INT_##ints m, AMP_INT_##ints n, const float *alpha,          \
                          const float *x, AMP_INT_##ints incx, const float *y, AMP_INT_##ints incy, \
                          float *A, AMP_INT_##ints lda)                                             \
     {                                                                                              \
         AMP_NOTE_CALLER();                                                                         \
-        typedef int (*fn)(void *, AMP_INT_##ints, AMP_INT_##ints, const float *, const float *,    \
-                          AMP_INT_##ints, const float *, AMP_INT_##ints, float *, AMP_INT_##ints); \
         static const float one = 1.0f;                                                             \
-        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        sym##_fn real = (sym##_fn)amp_real(AMP_HOOK_##sym);                                        \
         struct amp_thread *t = amp_thread_enter();                                                 \
         int shaped = incx == 1 && incy == 1 && m >= 0 && n >= 0 && lda >= (m > 1 ? m : 1) &&       \
                      host_pointers(h);                                                             \
         int compute;                                                                               \
         amp_gemmex_##ints lowered = (amp_gemmex_##ints)lowering(                                   \
             t, AMP_HOOK_##sym, AMP_GEMMEX_##ints, shaped, h, NULL, &compute);                      \
-        if (lowered)                                                                               \
-            return lowered(h, 0, 1, m, n, 1, alpha, x, AMP_CUDA_R_32F, m > 1 ? m : 1, y,           \
-                           AMP_CUDA_R_32F, n > 1 ? n : 1, &one, A, AMP_CUDA_R_32F, lda, compute,   \
-                           AMP_CUBLAS_GEMM_DEFAULT);                                               \
+        if (lowered) {                                                                             \
+            struct amp_gemmex_args args = {h, 0, 1, m, n, 1, alpha, x, AMP_CUDA_R_32F,             \
+                                           m > 1 ? m : 1, y, AMP_CUDA_R_32F, n > 1 ? n : 1, &one,  \
+                                           A, AMP_CUDA_R_32F, lda, compute,                        \
+                                           AMP_CUBLAS_GEMM_DEFAULT};                               \
+            AMP_RETURN_LOWERED(sym, ints, lowered, t, &args,                                       \
+                               lowered(h, 0, 1, m, n, 1, alpha, x, AMP_CUDA_R_32F, m > 1 ? m : 1,  \
+                                       y, AMP_CUDA_R_32F, n > 1 ? n : 1, &one, A, AMP_CUDA_R_32F,  \
+                                       lda, compute, AMP_CUBLAS_GEMM_DEFAULT),                     \
+                               real(h, m, n, alpha, x, incx, y, incy, A, lda));                    \
+        }                                                                                          \
         return real(h, m, n, alpha, x, incx, y, incy, A, lda);                                     \
     }
 
@@ -481,8 +581,6 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
     return status;
 }
 
-#define AMP_IS64_I32 0
-#define AMP_IS64_I64 1
 #define AMP_DEFINE_LEVEL3(sym, kind, ints)                                                         \
     AMP_STUB(sym) int AMP_C_ENTRY(sym)(AMP_WORD_PARAMS)                                            \
     {                                                                                              \

@@ -30,4 +30,12 @@ static inline int amp_cublas_fast_compute(int dtype)
     return dtype >= 0 && dtype < (int)(sizeof compute / sizeof *compute) ? compute[dtype] : 0;
 }
 
+/* The dtype (enum amp_lowp_dtype order) a fast compute type stands for. */
+static inline int amp_cublas_compute_dtype(int compute)
+{
+    return compute == AMP_CUBLAS_COMPUTE_32F_FAST_16BF  ? 0
+           : compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F ? 1
+                                                        : 2;
+}
+
 #endif

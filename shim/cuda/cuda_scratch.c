@@ -24,6 +24,8 @@ static malloc_async_fn malloc_async;
 static free_async_fn free_async;
 static memset_async_fn memset_async;
 static memset2d_async_fn memset2d_async;
+typedef int (*memcpy2d_async_fn)(void *, size_t, const void *, size_t, size_t, size_t, int, void *);
+static memcpy2d_async_fn memcpy2d_async;
 static int available;
 
 static void *runtime_symbol(void **lib, const char *name)
@@ -37,13 +39,16 @@ static void *runtime_symbol(void **lib, const char *name)
     return p;
 }
 
+static void *runtime_lib;
+
 static void find_runtime(void)
 {
-    void *lib = NULL;
-    malloc_async = (malloc_async_fn)runtime_symbol(&lib, "cudaMallocAsync");
-    free_async = (free_async_fn)runtime_symbol(&lib, "cudaFreeAsync");
-    memset_async = (memset_async_fn)runtime_symbol(&lib, "cudaMemsetAsync");
-    memset2d_async = (memset2d_async_fn)runtime_symbol(&lib, "cudaMemset2DAsync");
+    void **lib = &runtime_lib;
+    malloc_async = (malloc_async_fn)runtime_symbol(lib, "cudaMallocAsync");
+    free_async = (free_async_fn)runtime_symbol(lib, "cudaFreeAsync");
+    memset_async = (memset_async_fn)runtime_symbol(lib, "cudaMemsetAsync");
+    memset2d_async = (memset2d_async_fn)runtime_symbol(lib, "cudaMemset2DAsync");
+    memcpy2d_async = (memcpy2d_async_fn)runtime_symbol(lib, "cudaMemcpy2DAsync");
     available = malloc_async && free_async && memset_async && memset2d_async;
     if (!available)
         amp_log(AMP_LOG_INFO, "no CUDA runtime with cudaMallocAsync found; cuDNN calls that "
@@ -82,4 +87,17 @@ void amp_cuda_scratch_end(struct amp_cuda_scratch *s)
     for (int i = 0; i < s->n; i++)
         free_async(s->p[i], s->stream);
     s->n = 0;
+}
+
+int amp_cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                     size_t rows, void *stream)
+{
+    enum { DEVICE_TO_DEVICE = 3 }; /* cudaMemcpyDeviceToDevice */
+    return ready() && memcpy2d_async && memcpy2d_async(dst, dpitch, src, spitch, width, rows, DEVICE_TO_DEVICE,
+                                     stream) == 0;
+}
+
+void *amp_cuda_runtime(const char *name)
+{
+    return ready() ? runtime_symbol(&runtime_lib, name) : NULL;
 }

@@ -28,4 +28,12 @@ void amp_cuda_scratch_end(struct amp_cuda_scratch *s);
 int amp_cuda_zero(void *p, size_t bytes, void *stream);
 int amp_cuda_zero_strided(void *p, size_t pitch, size_t width, size_t rows, void *stream);
 
+/* Copies `rows` rows of `width` bytes, device to device, in order on
+ * `stream`; 0 if that cannot be done. */
+int amp_cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                     size_t rows, void *stream);
+
+/* Another function of the CUDA runtime the scratch found (NULL without). */
+void *amp_cuda_runtime(const char *name);
+
 #endif

@@ -190,6 +190,27 @@ static int verb_stats(int argc, char **argv)
     return 0;
 }
 
+/* A process auditing device calls keeps their errors on the device until
+ * asked: ask (audit_request, then the generation), and wait up to two
+ * seconds for its next hooked call to read them back. */
+static void fetch_device_results(struct amp_ctl_block *b)
+{
+    int device = 0;
+    uint32_t used = atomic_load(&b->audit_sites);
+    for (uint32_t i = 0; i < used && i < AMP_CTL_AUDIT_SITES; i++)
+        device |= atomic_load(&b->audit_site[i].ready) &&
+                  (b->audit_site[i].flags & AMP_AUDIT_SITE_DEVICE);
+    if (!device)
+        return;
+    uint32_t request = atomic_fetch_add(&b->audit_request, 1) + 1;
+    atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);
+    for (int i = 0; i < 200 && atomic_load(&b->audit_served) != request; i++)
+        usleep(10000);
+    if (atomic_load(&b->audit_served) != request)
+        fprintf(stderr, "ampctl: the process made no hooked call for 2 s: its device results "
+                        "are those read back before\n");
+}
+
 /* The accuracy audit of a running process: its call sites by error, or
  * (--policy) the policy it suggests, at the process's tolerance unless
  * --tolerance is given. */
@@ -212,7 +233,8 @@ static int verb_audit(int argc, char **argv)
     }
     if (!pid_text)
         return usage("audit takes PID [--policy] [--tolerance X]");
-    WITH_BLOCK(pid_text, 0);
+    WITH_BLOCK(pid_text, 1);
+    fetch_device_results(b);
     if (tolerance < 0) {
         tolerance = atomic_load(&b->audit_tolerance);
         if (!(tolerance > 0))

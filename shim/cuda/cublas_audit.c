@@ -1,0 +1,263 @@
+/* The accuracy audit of a lowered cuBLAS GEMM (cublasSgemm, cublasSgemmEx,
+ * cublasGemmEx with fp32 types, and cublasSgemv / cublasSger, which lower
+ * as GemmEx with one column or inner dimension 1). Everything stays on the
+ * device and on the call's stream, done by cuBLAS and the CUDA runtime
+ * themselves (no kernels of ampshim's, no synchronisation):
+ *
+ *   S = C                      cudaMemcpy2DAsync (compact, ld m)
+ *   S = the call as made       the program's own entry point, output S
+ *   C = the lowered call       GemmEx with the fast compute type
+ *   D = C - S                  cublasSgeam on the program's handle
+ *   |D|, |S| -> the site's     cublasSnrm2 on a private handle in device
+ *   results on the device      pointer mode, bound to the call's stream
+ *   C = S                      unless AMPSHIM_AUDIT=follow
+ *
+ * so the program's handle is used only for calls it would accept from the
+ * program (host scalars), never reconfigured. The norms accumulate in a
+ * device array per call site (1024 calls); they are read back (the one
+ * synchronisation: cudaDeviceSynchronize, then cudaMemcpy) when ampctl asks,
+ * at exit, and when a site's array is full. Only with host pointer mode
+ * (the helpers take host scalars), m n < 2^31, and every helper present;
+ * otherwise, or when scratch cannot be had, the call runs lowered and is not
+ * audited. The private handle is made on the calling thread's current
+ * device (a program using several devices from one thread is not audited
+ * correctly) and destroyed when the thread ends. */
+#include "shim/cuda/cublas_audit.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "runtime/accuracy_audit.h"
+#include "runtime/log.h"
+#include "shim/cuda/cublas_abi.h"
+#include "shim/cuda/cuda_scratch.h"
+#include "shim/resolve.h"
+
+enum { CAPACITY = 1024, OP_N = 0, POINTER_DEVICE = 1, OK = AMP_CUBLAS_STATUS_SUCCESS };
+
+typedef int (*gemmex32_fn)(void *, int, int, int, int, int, const void *, const void *, int, int,
+                           const void *, int, int, const void *, void *, int, int, int, int);
+typedef int (*gemmex64_fn)(void *, int, int, int64_t, int64_t, int64_t, const void *, const void *,
+                           int, int64_t, const void *, int, int64_t, const void *, void *, int,
+                           int64_t, int, int);
+
+static struct {
+    int (*get_stream)(void *, void **);
+    int (*get_pointer_mode)(void *, int *);
+    int (*create)(void **);
+    int (*destroy)(void *);
+    int (*set_stream)(void *, void *);
+    int (*set_pointer_mode)(void *, int);
+    int (*geam)(void *, int, int, int, int, const float *, const float *, int, const float *,
+                const float *, int, float *, int);
+    int (*nrm2)(void *, int, const float *, int, float *);
+    int (*device_malloc)(void **, size_t);
+    int (*copy)(void *, const void *, size_t, int);
+    int (*synchronize)(void);
+    int complete;
+} f;
+
+/* Per call site: the device array of (|lowered - fp32|, |fp32|) pairs not
+ * read back yet. Under `lock`, which also covers enqueuing a call's norms,
+ * so a read-back never races a slot being filled. */
+static struct {
+    float *dev;
+    uint32_t pending;
+} results[AMP_CTL_AUDIT_SITES];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int finished; /* exit read everything back: the runtime may be gone after */
+static pthread_key_t handle_key;
+static __thread void *private_handle __attribute__((tls_model("initial-exec")));
+
+static void destroy_handle(void *h)
+{
+    if (h && f.destroy)
+        f.destroy(h);
+}
+
+static void fold(void);
+
+static void final_fold(void)
+{
+    fold();
+    pthread_mutex_lock(&lock);
+    finished = 1;
+    pthread_mutex_unlock(&lock);
+}
+
+static void resolve_helpers(void)
+{
+    f.complete = 1;
+#define AMP_NEEDED(name) amp_resolve_needed(name, amp_family_display[AMP_FAMILY_CUBLAS], &f.complete)
+    *(void **)&f.get_stream = AMP_NEEDED("cublasGetStream_v2");
+    *(void **)&f.get_pointer_mode = AMP_NEEDED("cublasGetPointerMode_v2");
+    *(void **)&f.create = AMP_NEEDED("cublasCreate_v2");
+    *(void **)&f.destroy = AMP_NEEDED("cublasDestroy_v2");
+    *(void **)&f.set_stream = AMP_NEEDED("cublasSetStream_v2");
+    *(void **)&f.set_pointer_mode = AMP_NEEDED("cublasSetPointerMode_v2");
+    *(void **)&f.geam = AMP_NEEDED("cublasSgeam");
+#undef AMP_NEEDED
+    /* Hooked names: the real library's own. */
+    *(void **)&f.nrm2 = amp_real_optional(AMP_HOOK_cublasSnrm2_v2);
+    *(void **)&f.device_malloc = amp_cuda_runtime("cudaMalloc");
+    *(void **)&f.copy = amp_cuda_runtime("cudaMemcpy");
+    *(void **)&f.synchronize = amp_cuda_runtime("cudaDeviceSynchronize");
+    f.complete &= f.nrm2 && f.device_malloc && f.copy && f.synchronize;
+    if (!f.complete)
+        amp_log(AMP_LOG_INFO, "audit: the CUDA libraries lack a function the audit of cuBLAS "
+                              "calls needs; those calls run lowered, not audited");
+    f.complete &= pthread_key_create(&handle_key, destroy_handle) == 0;
+    if (f.complete) {
+        amp_audit_set_device_fold(fold);
+        atexit(final_fold); /* after the runtime's own atexit: runs before it */
+    }
+}
+
+static int helpers(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, resolve_helpers);
+    return f.complete;
+}
+
+/* The thread's own handle, in device pointer mode, bound to `stream`. */
+static void *handle_on(void *stream)
+{
+    if (!private_handle) {
+        void *h = NULL;
+        if (f.create(&h) != OK || !h)
+            return NULL;
+        if (f.set_pointer_mode(h, POINTER_DEVICE) != OK) {
+            f.destroy(h);
+            return NULL;
+        }
+        private_handle = h;
+        pthread_setspecific(handle_key, h);
+    }
+    return f.set_stream(private_handle, stream) == OK ? private_handle : NULL;
+}
+
+static int run_gemmex(void *ex, int is64, const struct amp_gemmex_args *a)
+{
+    if (is64)
+        return ((gemmex64_fn)ex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A, a->at,
+                                 a->lda, a->B, a->bt, a->ldb, a->beta, a->C, a->ct, a->ldc,
+                                 a->compute, a->algo);
+    return ((gemmex32_fn)ex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha, a->A,
+                             a->at, (int)a->lda, a->B, a->bt, (int)a->ldb, a->beta, a->C, a->ct,
+                             (int)a->ldc, a->compute, a->algo);
+}
+
+/* Reads back and records every site's pending norms. Under `lock`. */
+static void fold_locked(void)
+{
+    if (finished || !amp_ctl)
+        return;
+    int any = 0;
+    for (int i = 0; i < AMP_CTL_AUDIT_SITES; i++)
+        any |= results[i].pending != 0;
+    if (!any || f.synchronize() != 0)
+        return;
+    static float host[2 * CAPACITY];
+    for (int i = 0; i < AMP_CTL_AUDIT_SITES; i++) {
+        uint32_t n = results[i].pending;
+        if (!n)
+            continue;
+        enum { DEVICE_TO_HOST = 2 };
+        results[i].pending = 0;
+        if (f.copy(host, results[i].dev, 2 * n * sizeof(float), DEVICE_TO_HOST) != 0)
+            continue;
+        for (uint32_t j = 0; j < n; j++) {
+            struct amp_audit_sums s = {.diff2 = (double)host[2 * j] * host[2 * j],
+                                       .ref2 = (double)host[2 * j + 1] * host[2 * j + 1]};
+            /* A norm of Inf or NaN: lowering made Inf or NaN (the fp32 one
+             * finite), or the program's own product did (not counted). */
+            int low_bad = !(host[2 * j] <= 3.4e38f), ref_bad = !(host[2 * j + 1] <= 3.4e38f);
+            if (ref_bad)
+                continue;
+            struct amp_audit_result r = {.elem_max = -1, .nonfinite_call = low_bad};
+            r.err = low_bad ? INFINITY : amp_audit_relative_error(&s);
+            amp_audit_record(&amp_ctl->audit_site[i], &r);
+        }
+    }
+}
+
+static void fold(void)
+{
+    struct amp_quiet quiet;
+    amp_lock_quietly(&lock, &quiet);
+    fold_locked();
+    amp_unlock_quietly(&lock, &quiet);
+}
+
+int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, void *gemmex,
+                       int is64, const struct amp_gemmex_args *a, amp_cublas_as_made_fn as_made,
+                       int *run_as_made)
+{
+    *run_as_made = 0;
+    int64_t shape[3] = {a->m, a->n, a->k};
+    int audit_this;
+    struct amp_audit_site *site = amp_audit_enter(
+        amp_tls_caller, hook, (enum amp_lowp_dtype)dtype,
+        2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
+    if (!site)
+        return run_gemmex(gemmex, is64, a);
+    if (!(site->flags & AMP_AUDIT_SITE_DEVICE))
+        amp_audit_site_on_device(site);
+    if (!audit_this) {
+        if (amp_audit_follows())
+            return run_gemmex(gemmex, is64, a);
+        /* Run as the program made it, and counted so. */
+        amp_count(t, hook, AMP_CTL_LOWERED, (uint64_t)-1);
+        amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+        *run_as_made = 1;
+        return OK;
+    }
+    int mode;
+    void *stream = NULL;
+    int64_t m = a->m, n = a->n;
+    size_t bytes = (size_t)(m > 0 ? m : 0) * (size_t)(n > 0 ? n : 0) * sizeof(float);
+    if (!helpers() || m <= 0 || n <= 0 || a->k <= 0 || m * n > 0x7fffffff || a->ldc < m ||
+        f.get_pointer_mode(a->h, &mode) != OK || mode != AMP_CUBLAS_POINTER_MODE_HOST ||
+        f.get_stream(a->h, &stream) != OK)
+        return run_gemmex(gemmex, is64, a);
+    struct amp_cuda_scratch scratch = {.stream = stream};
+    float *S = amp_cuda_take(&scratch, bytes), *D = amp_cuda_take(&scratch, bytes);
+    size_t pitch = (size_t)a->ldc * sizeof(float), width = (size_t)m * sizeof(float);
+    /* S = C as it is, then the call as the program made it into S. */
+    if (!S || !D || !amp_cuda_copy_2d(S, width, a->C, pitch, width, (size_t)n, stream) ||
+        as_made(a, S, m) != OK) {
+        amp_cuda_scratch_end(&scratch);
+        return run_gemmex(gemmex, is64, a);
+    }
+    int status = run_gemmex(gemmex, is64, a);
+    if (status != OK) {
+        amp_cuda_scratch_end(&scratch);
+        return status;
+    }
+    static const float one = 1.0f, minus_one = -1.0f;
+    struct amp_quiet quiet;
+    amp_lock_quietly(&lock, &quiet);
+    size_t index = (size_t)(site - amp_ctl->audit_site);
+    if (!results[index].dev && !finished &&
+        f.device_malloc((void **)&results[index].dev, 2 * CAPACITY * sizeof(float)) != 0)
+        results[index].dev = NULL;
+    void *priv = results[index].dev && !finished ? handle_on(stream) : NULL;
+    if (priv) {
+        float *slot = results[index].dev + 2 * results[index].pending;
+        int n2 = (int)(m * n);
+        if (f.geam(a->h, OP_N, OP_N, (int)m, (int)n, &one, a->C, (int)a->ldc, &minus_one, S, (int)m,
+                   D, (int)m) == OK &&
+            f.nrm2(priv, n2, D, 1, slot) == OK && f.nrm2(priv, n2, S, 1, slot + 1) == OK &&
+            ++results[index].pending == CAPACITY)
+            fold_locked();
+    }
+    amp_unlock_quietly(&lock, &quiet);
+    /* The program keeps the fp32 result unless it follows the lowered one. */
+    if (!amp_audit_follows() &&
+        !amp_cuda_copy_2d(a->C, pitch, S, width, width, (size_t)n, stream))
+        amp_log(AMP_LOG_WARN, "audit: could not copy an fp32 result back: the lowered one stays");
+    amp_cuda_scratch_end(&scratch);
+    return status;
+}

@@ -1,0 +1,97 @@
+"""The accuracy audit of cuBLAS calls against the test-only fakes
+(tests/fakes/cublas_audit_sites.c: cublasSgemm from three call sites of
+different conditioning and cublasGemmEx from a fourth, lowered to fp16):
+
+- errors read live with `ampctl --json audit` (the process reads its device
+  results back on ampctl's request) equal the program's own computation
+  with the fake, the sites ranked overflows, cancels, then the two
+  well-scaled ones; on_device, no elementwise error;
+- no call that makes the host wait during the audited calls, and every
+  scratch buffer given back;
+- the default audit leaves C as the program's own call makes it; follow
+  leaves the lowered product;
+- the generated policy keeps exactly the two bad sites in fp32, and a run
+  with it lowers only the good ones.
+
+usage: cublas_audit_check.py PROGRAM PRELOAD AMPCTL LIBRARY_PATH"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from check import Checker  # noqa: E402  (tests/check.py)
+
+checker = Checker("cublas_audit_check")
+check = checker.check
+program, preload, ampctl, libpath = sys.argv[1:5]
+work = tempfile.mkdtemp(prefix="cublas_audit_")
+base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
+base.update(LD_LIBRARY_PATH=libpath, AMPCTL=ampctl)
+shim = dict(base, LD_PRELOAD=preload, AMPSHIM_CUDA_DTYPE="fp16")
+
+
+def run(env, *args):
+    r = subprocess.run([program, *args], env=env, capture_output=True, text=True)
+    check("exit status 0", r.returncode == 0, f"({r.returncode}: {r.stdout}{r.stderr})")
+    sites, other = {}, {}
+    for line in r.stdout.splitlines():
+        p = line.split()
+        if p and p[0] == "site":
+            sites[p[1]] = dict(zip(p[2::2], p[3::2]))
+        elif len(p) == 2:
+            other[p[0]] = p[1]
+    return sites, other, r
+
+
+report_json, policy = os.path.join(work, "audit.json"), os.path.join(work, "audit.policy")
+audited, other, r = run(dict(shim, AMPSHIM_AUDIT="1", AMPSHIM_AUDIT_POLICY=policy), report_json)
+names = {"well_scaled", "overflows", "cancels", "ex_site"}
+check("four sites ran", set(audited) == names, str(audited))
+check("default audit: C is the program's own product",
+      all(audited[s]["hash"] == audited[s]["made"] for s in audited), str(audited))
+check("lowering changes every site's product",
+      all(audited[s]["low"] != audited[s]["made"] for s in audited), str(audited))
+check("no host synchronisation during the audited calls", other.get("syncs") == "0", str(other))
+check("every scratch buffer given back", other.get("outstanding") == "0", str(other))
+with open(report_json) as f:
+    sites = json.load(f)["sites"]
+order = [s["function"] for s in sites]
+check("ranked overflows, cancels, then the well-scaled sites",
+      order[:2] == ["overflows", "cancels"] and set(order[2:]) == {"well_scaled", "ex_site"}, str(order))
+for s in sites:
+    want = audited[s["function"]]
+    err = float(want["err"])
+    got = s["err_max"] if s["err_max"] is not None else math.inf
+    ok = (math.isinf(got) and math.isinf(err)) or abs(got - err) <= 1e-4 * max(err, 1e-30)
+    check(f"{s['function']}: err_max {got} is the program's own {err}", ok)
+    check(f"{s['function']}: 3 calls, 3 audited, on the device, no elementwise error",
+          s["calls"] == 3 and s["audited"] == 3 and s["on_device"] and s["elem_max"] is None, str(s))
+    check(f"{s['function']}: Inf/NaN calls", s["nonfinite_calls"] == (3 if want["nonfinite"] == "1" else 0), str(s))
+    check(f"{s['function']}: symbol and dtype", s["symbol"] ==
+          ("cublasGemmEx" if s["function"] == "ex_site" else "cublasSgemm_v2") and
+          s["dtype"] == "fp16" and s["device"] == "cuda", str(s))
+check("exit report printed", "ampshim audit, pid" in r.stderr, r.stderr)
+
+with open(policy) as f:
+    entries = sorted(line.split("#")[0].strip() for line in f if line.split("#")[0].strip())
+check("the policy keeps exactly the bad sites in fp32", entries == sorted([
+    "cuda:cublasSgemm_v2@cublas_audit_sites:overflows=fp32",
+    "cuda:cublasSgemm_v2@cublas_audit_sites:cancels=fp32",
+    "cuda:cublasSgemm_v2@cublas_audit_sites:well_scaled=lower",
+    "cuda:cublasGemmEx@cublas_audit_sites:ex_site=lower"]), str(entries))
+
+follow, _, _ = run(dict(shim, AMPSHIM_AUDIT="follow"))
+check("follow: C is the lowered product", all(follow[s]["hash"] == follow[s]["low"] for s in follow),
+      str(follow))
+with_policy, _, r = run(dict(shim, AMPSHIM_POLICY_FILE=policy))
+check("policy run: quiet", r.stderr == "", r.stderr)
+for s in names:
+    want = "made" if s in ("overflows", "cancels") else "low"
+    check(f"policy run: {s} is {want}", with_policy[s]["hash"] == with_policy[s][want], str(with_policy[s]))
+sampled, other, _ = run(dict(shim, AMPSHIM_AUDIT="1", AMPSHIM_AUDIT_SAMPLE="2"))
+check("sample 2: C is still the program's own product",
+      all(sampled[s]["hash"] == sampled[s]["made"] for s in sampled), str(sampled))
+checker.finish()

@@ -1,0 +1,191 @@
+/* The accuracy audit of cuBLAS calls, against the test-only fake cuBLAS and
+ * CUDA runtime (host memory stands for device memory). Three call sites of
+ * cublasSgemm_v2 of different conditioning, as tests/preload/audit_sites.c
+ * has for the CPU (well_scaled, overflows: A above fp16's range, cancels:
+ * a difference of nearly equal products), and one of cublasGemmEx
+ * (ex_site, well scaled). Each is its own exported function (-rdynamic).
+ *
+ * The program computes what the audit should find with the fake itself,
+ * bypassing the shim (dlsym on the fake's own handle): the product with
+ * CUBLAS_COMPUTE_32F_FAST_16F against the product as made. It prints
+ *
+ *   site NAME err E nonfinite 0|1 hash H made M low L
+ *
+ * (H: a hash of C after the site's calls; M and L: of the product as made
+ * and of the lowered one),
+ * and "syncs N" (calls that make the host wait, made during the calls after
+ * each site's first) and "outstanding N" (scratch not given back). With an
+ * argument it starts `ampctl --json audit PID` into that file and keeps
+ * making hooked calls (cublasSnrm2) until ampctl is done, as a live program
+ * would, so the device results are read back on ampctl's request. */
+#include <cublas_v2.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { N = 64, CALLS = 3 };
+
+static cublasHandle_t handle;
+static float a_well[N * N], b_well[N * N], a_over[N * N], b_over[N * N], a_canc[N * 2 * N],
+    b_canc[2 * N * N], c_out[N * N];
+static const float one = 1.0f, zero = 0.0f;
+
+typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                    int, const void *, const void *, cudaDataType, int,
+                                    const void *, cudaDataType, int, const void *, void *,
+                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+static gemmex_fn fake_gemmex;
+
+static uint64_t state = 0x9e3779b97f4a7c15ull;
+static float uniform(void)
+{
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
+}
+
+static uint64_t hash(const float *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n * sizeof *p; i++)
+        h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Column major: C (N x N) = A (N x k) B (k x N). */
+__attribute__((noinline)) void well_scaled(void)
+{
+    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, a_well, N, b_well, N, &zero, c_out, N);
+}
+
+__attribute__((noinline)) void overflows(void)
+{
+    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, a_over, N, b_over, N, &zero, c_out, N);
+}
+
+__attribute__((noinline)) void cancels(void)
+{
+    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, 2 * N, &one, a_canc, N, b_canc, 2 * N, &zero,
+                c_out, N);
+}
+
+__attribute__((noinline)) void ex_site(void)
+{
+    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, a_well, CUDA_R_32F, N, b_well,
+                 CUDA_R_32F, N, &zero, c_out, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
+static void expected(const float *a, const float *b, int k, double *err, int *nonfinite,
+                     uint64_t *made, uint64_t *lowered)
+{
+    static float low[N * N], ref[N * N];
+    fake_gemmex(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, k, &one, a, CUDA_R_32F, N, b, CUDA_R_32F, k,
+                &zero, low, CUDA_R_32F, N, CUBLAS_COMPUTE_32F_FAST_16F, CUBLAS_GEMM_DEFAULT);
+    fake_gemmex(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, k, &one, a, CUDA_R_32F, N, b, CUDA_R_32F, k,
+                &zero, ref, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    double d2 = 0, r2 = 0;
+    *nonfinite = 0;
+    for (int i = 0; i < N * N; i++) {
+        if (!isfinite(low[i]))
+            *nonfinite = 1;
+        d2 += ((double)low[i] - ref[i]) * ((double)low[i] - ref[i]);
+        r2 += (double)ref[i] * ref[i];
+    }
+    *err = *nonfinite ? INFINITY : sqrt(d2 / r2);
+    *made = hash(ref, N * N);
+    *lowered = hash(low, N * N);
+}
+
+int main(int argc, char **argv)
+{
+    void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
+    /* The runtime the shim finds (it opens libcudart.so.13 itself when the
+     * program does not link it, as here). */
+    void *rt = dlopen("libcudart.so.13", RTLD_NOW);
+    long (*syncs)(void) = rt ? (long (*)(void))dlsym(rt, "fake_cudart_syncs") : NULL;
+    long (*outstanding)(void) = rt ? (long (*)(void))dlsym(rt, "fake_cudart_outstanding") : NULL;
+    if (!lib || !(*(void **)&fake_gemmex = dlsym(lib, "cublasGemmEx")) || !syncs || !outstanding ||
+        cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+        printf("FAIL: not linked to the fake cuBLAS and CUDA runtime\n");
+        return 1;
+    }
+    for (int i = 0; i < N * N; i++) {
+        a_well[i] = uniform();
+        b_well[i] = uniform();
+        a_over[i] = 1e5f * uniform();
+        b_over[i] = 1e-3f * uniform();
+    }
+    /* A (N x 2N): columns j < N are 1 + r 2^-12, columns N + j are -1; B's
+     * rows j and N + j are equal. */
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < N; i++) {
+            a_canc[i + j * N] = 1.0f + (uniform() + 1.0f) * 0.5f * 0x1p-12f;
+            a_canc[i + (N + j) * N] = -1.0f;
+        }
+    for (int l = 0; l < N; l++)
+        for (int j = 0; j < N; j++)
+            b_canc[j + l * 2 * N] = b_canc[N + j + l * 2 * N] = uniform();
+    static const struct {
+        const char *name;
+        void (*site)(void);
+        const float *a, *b;
+        int k;
+    } sites[] = {{"well_scaled", well_scaled, a_well, b_well, N},
+                 {"overflows", overflows, a_over, b_over, N},
+                 {"cancels", cancels, a_canc, b_canc, 2 * N},
+                 {"ex_site", ex_site, a_well, b_well, N}};
+    enum { SITES = sizeof sites / sizeof *sites };
+    uint64_t out[SITES];
+    for (int s = 0; s < SITES; s++) /* each site's first call: its results array is made */
+        sites[s].site();
+    long before = syncs();
+    for (int s = 0; s < SITES; s++) {
+        for (int i = 1; i < CALLS; i++)
+            sites[s].site();
+        out[s] = hash(c_out, N * N);
+    }
+    long during = syncs() - before;
+    for (int s = 0; s < SITES; s++) {
+        double err;
+        int nonfinite;
+        uint64_t made, lowered;
+        expected(sites[s].a, sites[s].b, sites[s].k, &err, &nonfinite, &made, &lowered);
+        printf("site %s err %.9g nonfinite %d hash %016llx made %016llx low %016llx\n",
+               sites[s].name, err, nonfinite, (unsigned long long)out[s], (unsigned long long)made,
+               (unsigned long long)lowered);
+    }
+    printf("syncs %ld\noutstanding %ld\n", during, outstanding());
+    fflush(stdout);
+    if (argc > 1) {
+        pid_t child = fork();
+        if (child == 0) {
+            char pid[32];
+            snprintf(pid, sizeof pid, "%ld", (long)getppid());
+            if (!freopen(argv[1], "w", stdout))
+                _exit(127);
+            unsetenv("LD_PRELOAD");
+            const char *ampctl = getenv("AMPCTL");
+            execl(ampctl ? ampctl : "ampctl", "ampctl", "--json", "audit", pid, (char *)NULL);
+            _exit(127);
+        }
+        int status = 0;
+        float norm;
+        while (waitpid(child, &status, WNOHANG) == 0) {
+            cublasSnrm2(handle, N, a_well, 1, &norm); /* a hooked call: the request is served */
+            usleep(1000);
+        }
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            printf("FAIL: ampctl audit\n");
+            return 1;
+        }
+    }
+    cublasDestroy(handle);
+    return 0;
+}
