@@ -138,8 +138,8 @@ static void note_shape(struct amp_audit_site *s, const int64_t shape[3])
         memcpy(s->shape[n], shape, sizeof s->shape[n]);
     /* Past four, n counts calls with a shape other than the first four:
      * a lower bound of "more" shown as "+". */
-    if (n < UINT32_MAX)
-        atomic_store_explicit(&s->n_shapes, n + 1, memory_order_relaxed);
+    if (n < UINT32_MAX) /* release: a reader that sees n sees the shapes below it */
+        atomic_store_explicit(&s->n_shapes, n + 1, memory_order_release);
 }
 
 struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
@@ -187,7 +187,7 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
     atomic_store_explicit(&s->flops, atomic_load_explicit(&s->flops, memory_order_relaxed) + f,
                           memory_order_relaxed);
     atomic_fetch_add_explicit(&b->audit_flops, f, memory_order_relaxed);
-    s->dtype = (uint8_t)dtype;
+    __atomic_store_n(&s->dtype, (uint8_t)dtype, __ATOMIC_RELAXED);
     note_shape(s, shape);
     uint32_t sample = amp_live_load(&amp_rt.cfg.audit_sample);
     *audit_this = sample <= 1 || calls % sample == 0;
@@ -237,10 +237,7 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
 
 void amp_audit_site_on_device(struct amp_audit_site *site)
 {
-    struct amp_quiet quiet;
-    amp_lock_quietly(&audit_lock, &quiet);
-    site->flags |= AMP_AUDIT_SITE_DEVICE;
-    amp_unlock_quietly(&audit_lock, &quiet);
+    __atomic_fetch_or(&site->flags, AMP_AUDIT_SITE_DEVICE, __ATOMIC_RELAXED);
 }
 
 static void (*_Atomic device_fold)(void);
@@ -322,8 +319,8 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
         memcpy(x->function, s->function, sizeof s->function);
         x->hook = s->hook;
         x->device = s->device < AMP_DEVICE_COUNT ? s->device : 0;
-        x->dtype = s->dtype;
-        x->flags = s->flags;
+        x->dtype = __atomic_load_n(&s->dtype, __ATOMIC_RELAXED);
+        x->flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
         x->offset = s->offset;
         x->calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
         x->audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
@@ -337,7 +334,7 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
                                        (double)x->audited
                                  : 0;
         x->elem_max = atomic_load_explicit(&s->elem_max, memory_order_relaxed);
-        x->n_shapes = atomic_load_explicit(&s->n_shapes, memory_order_relaxed);
+        x->n_shapes = atomic_load_explicit(&s->n_shapes, memory_order_acquire);
         memcpy(x->shape, s->shape, sizeof x->shape);
     }
     qsort(v, (size_t)n, sizeof *v, by_error);

@@ -8,7 +8,7 @@
 # With --fuzz also clang and its runtime (libFuzzer) for the parser fuzzer.
 # Runs apt-get as root, or through sudo. Skips the install when all is there.
 set -eu
-packages="gcc meson ninja-build pkg-config libopenblas-dev libopenblas64-dev libblas3 liblapack-test python3-numpy python3-scipy python3-torch libopenmpi-dev openmpi-bin libdnnl2 libdnnl-dev"
+packages="gcc meson ninja-build pkg-config libopenblas-dev libopenblas64-dev libblas3 libblas-test liblapack-test python3-numpy python3-scipy python3-torch libopenmpi-dev openmpi-bin libdnnl2 libdnnl-dev"
 [ "${1:-}" = "--fuzz" ] && packages="$packages clang libclang-rt-14-dev"
 missing=""
 for p in $packages; do

@@ -203,7 +203,7 @@ int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, v
         2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
     if (!site)
         return run_gemmex(gemmex, is64, a);
-    if (!(site->flags & AMP_AUDIT_SITE_DEVICE))
+    if (!(__atomic_load_n(&site->flags, __ATOMIC_RELAXED) & AMP_AUDIT_SITE_DEVICE))
         amp_audit_site_on_device(site);
     if (!audit_this) {
         if (amp_audit_follows())
