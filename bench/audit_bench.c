@@ -40,16 +40,6 @@ static void set_mode(enum mode m)
     ctl("opt.audit_sample", NULL, NULL, &sample, sizeof sample);
 }
 
-static float *filled(size_t n, unsigned seed)
-{
-    float *p = malloc(n * sizeof *p);
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        p[i] = (float)((seed >> 9) & 0xffff) / 32768.0f - 1.0f;
-    }
-    return p;
-}
-
 __attribute__((noinline)) static void product(int n, const float *a, const float *b, float *c)
 {
     cblas_sgemm(101, 111, 111, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);

@@ -27,6 +27,18 @@ static inline double median(double *v, int n)
     return v[n / 2];
 }
 
+/* n floats uniform in [-1, 1) from a small LCG (random data: a CPU or GPU
+ * runs faster on zeros); the caller frees them. */
+static inline float *filled(size_t n, unsigned seed)
+{
+    float *p = malloc(n * sizeof *p);
+    for (size_t i = 0; p && i < n; i++) {
+        seed = seed * 1103515245u + 12345u;
+        p[i] = (float)((seed >> 9) & 0xffff) / 32768.0f - 1.0f;
+    }
+    return p;
+}
+
 /* Prints the CPU model and the flags that matter for low precision, as
  * every table's first line (figures compare only within one machine). */
 static inline void print_cpu(void)

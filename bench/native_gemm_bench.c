@@ -47,16 +47,6 @@ static uint64_t counter(const char *which)
     return v;
 }
 
-static float *filled(size_t n, unsigned seed)
-{
-    float *p = malloc(n * sizeof *p);
-    for (size_t i = 0; i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        p[i] = (float)((seed >> 9) & 0xffff) / 32768.0f - 1.0f;
-    }
-    return p;
-}
-
 static int use_syrk; /* time cblas_ssyrk (C = A A^T, upper) instead of sgemm */
 
 static void gemm(int n, const float *a, const float *b, float *c)

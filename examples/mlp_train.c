@@ -51,7 +51,8 @@ static void fill(float *p, size_t n, float stddev)
  * functions of their own (noipa: never inlined or cloned; exported: the program is linked
  * with -rdynamic), so ampshim's audit and its call-site policy entries can
  * tell their products apart. */
-__attribute__((noipa)) void layer(const float *x, const float *w, const float *b, float *y, int in, int out, int relu)
+__attribute__((noipa)) void layer(const float *x, const float *w, const float *b, float *y, int in,
+                                  int out, int relu)
 {
     for (int r = 0; r < BATCH; r++)
         memcpy(y + r * out, b, sizeof(float) * (size_t)out);

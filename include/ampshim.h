@@ -40,7 +40,8 @@ int amp_fp32_pop(void) __attribute__((deprecated("use ampshim_fp32_pop")));
  * process, "thread.self." stands for the calling thread's "thread.<tid>.").
  * Values are typed by name: int (-1 default, 0, 1) for *.enabled and
  * *.active; uint64_t for counters, process.pid, process.generation and
- * opt.audit_sample (the only one of them that can be written); text for the rest, read into the buffer oldp of *oldlenp bytes (on return
+ * opt.audit_sample (the only one of them that can be written); text for the
+ * rest, read into the buffer oldp of *oldlenp bytes (on return
  * *oldlenp is the length with the terminating NUL) and written from newp of
  * newlen bytes. Pass NULL to skip reading or writing. Returns 0 or an errno
  * value: ENOENT unknown name, EPERM read-only, EINVAL bad size or value,

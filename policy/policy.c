@@ -207,7 +207,8 @@ int amp_policy_site_category(const struct amp_policy_overrides *ov, enum amp_dev
     const char *base = slash ? slash + 1 : object;
     for (uint32_t i = ov->n_sites; i-- > 0;) {
         const struct amp_policy_site *s = &ov->site[i];
-        if (dev < s->first_dev || dev > s->last_dev || !amp_policy_name_matches(s->name, hook, accumulates))
+        if (dev < s->first_dev || dev > s->last_dev ||
+            !amp_policy_name_matches(s->name, hook, accumulates))
             continue;
         int hit = s->either_glob
                       ? (base && fnmatch(s->function, base, 0) == 0) ||

@@ -162,13 +162,12 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
         int named = dladdr(return_address, &info);
         const char *path = named && info.dli_fname ? info.dli_fname : "?";
         const char *slash = strrchr(path, '/');
-        uintptr_t offset =
-            named ? (uintptr_t)return_address - (uintptr_t)info.dli_fbase : (uintptr_t)return_address;
+        uintptr_t offset = (uintptr_t)return_address - (named ? (uintptr_t)info.dli_fbase : 0);
         amp_lock_quietly(&audit_lock, &quiet);
         site = map_find(return_address, hook, &free_slot);
         if (site < 0) {
-            site = site_of(b, slash ? slash + 1 : path, named && info.dli_sname ? info.dli_sname : "",
-                           offset, hook);
+            const char *function = named && info.dli_sname ? info.dli_sname : "";
+            site = site_of(b, slash ? slash + 1 : path, function, offset, hook);
             if (site >= 0 && free_slot < SITE_MAP) {
                 site_map[free_slot].address = return_address;
                 site_map[free_slot].hook = (uint16_t)hook;
@@ -227,8 +226,8 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
     double max = atomic_load_explicit(&s->err_max, memory_order_relaxed);
     if (!(r->err <= max))
         atomic_store_explicit(&s->err_max, r->err, memory_order_relaxed);
-    atomic_store_explicit(&s->err_sum, atomic_load_explicit(&s->err_sum, memory_order_relaxed) + r->err,
-                          memory_order_relaxed);
+    double sum = atomic_load_explicit(&s->err_sum, memory_order_relaxed);
+    atomic_store_explicit(&s->err_sum, sum + r->err, memory_order_relaxed);
     double emax = atomic_load_explicit(&s->elem_max, memory_order_relaxed);
     if (r->elem_max > emax)
         atomic_store_explicit(&s->elem_max, r->elem_max, memory_order_relaxed);
@@ -381,8 +380,8 @@ static void as_glob(const char *name, char *out, size_t outlen)
     size_t i = 0;
     for (; name[i] && i + 1 < outlen; i++) {
         char ch = name[i];
-        int plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                    (ch && strchr("._-+$", ch));
+        int plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || strchr("._-+$", ch);
         out[i] = plain ? ch : '?';
     }
     out[i] = '\0';
@@ -462,8 +461,8 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
             char err_max[16], err_mean[16], elem[16];
             snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
             snprintf(err_mean, sizeof err_mean, x->audited ? "%.3g" : "-", x->err_mean);
-            snprintf(elem, sizeof elem, x->audited && !(x->flags & AMP_AUDIT_SITE_DEVICE) ? "%.3g" : "-",
-                     x->elem_max);
+            int elementwise = x->audited && !(x->flags & AMP_AUDIT_SITE_DEVICE);
+            snprintf(elem, sizeof elem, elementwise ? "%.3g" : "-", x->elem_max);
             fprintf(out, "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
                          " %6.2f %-5s %-5s %-18s %-34s %s\n",
                     i + 1, err_max, err_mean, elem, x->nonfinite_calls, x->calls, x->audited, share,
@@ -532,20 +531,7 @@ void amp_audit_print(void)
         return;
     amp_audit_write_report(mem, b, cfg->audit_tolerance, 0);
     fclose(mem);
-    if (cfg->report == AMP_REPORT_FILE) {
-        char path[sizeof cfg->report_path + 32], why[512];
-        amp_report_expand_path(cfg->report_path, path, sizeof path);
-        FILE *f = amp_open_output(path, why, sizeof why);
-        if (f) {
-            fwrite(text, 1, len, f);
-            fclose(f);
-        } else {
-            amp_log(AMP_LOG_WARN, "AMPSHIM_REPORT: %s", why);
-        }
-    } else {
-        fflush(stdout);
-        fwrite(text, 1, len, stderr);
-    }
+    amp_report_emit(text, len);
     free(text);
     if (!cfg->audit_policy[0])
         return;

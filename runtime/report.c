@@ -80,6 +80,28 @@ void amp_report_expand_path(const char *in, char *out, size_t outlen)
     out[used < outlen ? used : outlen - 1] = '\0';
 }
 
+void amp_report_emit(const char *text, size_t len)
+{
+    const struct amp_config *cfg = &amp_rt.cfg;
+    if (cfg->report == AMP_REPORT_FILE) {
+        char path[sizeof cfg->report_path + 32];
+        amp_report_expand_path(cfg->report_path, path, sizeof path);
+        char why[512];
+        FILE *f = amp_open_output(path, why, sizeof why);
+        if (f) {
+            fwrite(text, 1, len, f);
+            fclose(f);
+        } else {
+            amp_log(AMP_LOG_WARN, "AMPSHIM_REPORT: %s", why);
+        }
+    } else {
+        /* Library destructors run before stdio's last flush: without this
+         * a piped program's own output would follow the report. */
+        fflush(stdout);
+        fwrite(text, 1, len, stderr);
+    }
+}
+
 void amp_report_print(void)
 {
     const struct amp_config *cfg = &amp_rt.cfg;
@@ -92,25 +114,8 @@ void amp_report_print(void)
         return;
     int rows = amp_report_write(mem);
     fclose(mem);
-    if (rows > 0) {
-        if (cfg->report == AMP_REPORT_STDERR) {
-            /* Library destructors run before stdio's last flush: without this
-             * a piped program's own output would follow the report. */
-            fflush(stdout);
-            fwrite(text, 1, len, stderr);
-        } else {
-            char path[sizeof cfg->report_path + 32];
-            amp_report_expand_path(cfg->report_path, path, sizeof path);
-            char why[512];
-            FILE *f = amp_open_output(path, why, sizeof why);
-            if (f) {
-                fwrite(text, 1, len, f);
-                fclose(f);
-            } else {
-                amp_log(AMP_LOG_WARN, "AMPSHIM_REPORT: %s", why);
-            }
-        }
-    }
+    if (rows > 0)
+        amp_report_emit(text, len);
     free(text);
 }
 

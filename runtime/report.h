@@ -17,6 +17,10 @@ void amp_json_string(FILE *out, const char *s);
 /* Copies a path with %p replaced by the process id. */
 void amp_report_expand_path(const char *in, char *out, size_t outlen);
 
+/* Writes text where AMPSHIM_REPORT says: its file, or standard error (also
+ * when the report is off: the audit's report goes there then). */
+void amp_report_emit(const char *text, size_t len);
+
 /* Writes the report where AMPSHIM_REPORT says, if a hooked call was seen. */
 void amp_report_print(void);
 

@@ -28,11 +28,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { N = 64, CALLS = 3 };
+#include "tests/audit_sites.h"
+
+enum { N = AUDIT_N, CALLS = 3 };
 
 static cublasHandle_t handle;
-static float a_well[N * N], b_well[N * N], a_over[N * N], b_over[N * N], a_canc[N * 2 * N],
-    b_canc[2 * N * N], c_out[N * N];
+static struct audit_data data;
+static float c_out[N * N];
 static const float one = 1.0f, zero = 0.0f;
 
 typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
@@ -41,44 +43,26 @@ typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOpe
                                     cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
 static gemmex_fn fake_gemmex;
 
-static uint64_t state = 0x9e3779b97f4a7c15ull;
-static float uniform(void)
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-}
-
-static uint64_t hash(const float *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *b = (const unsigned char *)p;
-    for (size_t i = 0; i < n * sizeof *p; i++)
-        h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-
 /* Column major: C (N x N) = A (N x k) B (k x N). */
 __attribute__((noinline)) void well_scaled(void)
 {
-    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, a_well, N, b_well, N, &zero, c_out, N);
+    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, data.a_well, N, data.b_well, N, &zero, c_out, N);
 }
 
 __attribute__((noinline)) void overflows(void)
 {
-    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, a_over, N, b_over, N, &zero, c_out, N);
+    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, data.a_over, N, data.b_over, N, &zero, c_out, N);
 }
 
 __attribute__((noinline)) void cancels(void)
 {
-    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, 2 * N, &one, a_canc, N, b_canc, 2 * N, &zero,
+    cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, 2 * N, &one, data.a_canc, N, data.b_canc, 2 * N, &zero,
                 c_out, N);
 }
 
 __attribute__((noinline)) void ex_site(void)
 {
-    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, a_well, CUDA_R_32F, N, b_well,
+    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, data.a_well, CUDA_R_32F, N, data.b_well,
                  CUDA_R_32F, N, &zero, c_out, CUDA_R_32F, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 }
 
@@ -99,8 +83,8 @@ static void expected(const float *a, const float *b, int k, double *err, int *no
         r2 += (double)ref[i] * ref[i];
     }
     *err = *nonfinite ? INFINITY : sqrt(d2 / r2);
-    *made = hash(ref, N * N);
-    *lowered = hash(low, N * N);
+    *made = audit_hash(ref, N * N);
+    *lowered = audit_hash(low, N * N);
 }
 
 int main(int argc, char **argv)
@@ -116,31 +100,16 @@ int main(int argc, char **argv)
         printf("FAIL: not linked to the fake cuBLAS and CUDA runtime\n");
         return 1;
     }
-    for (int i = 0; i < N * N; i++) {
-        a_well[i] = uniform();
-        b_well[i] = uniform();
-        a_over[i] = 1e5f * uniform();
-        b_over[i] = 1e-3f * uniform();
-    }
-    /* A (N x 2N): columns j < N are 1 + r 2^-12, columns N + j are -1; B's
-     * rows j and N + j are equal. */
-    for (int j = 0; j < N; j++)
-        for (int i = 0; i < N; i++) {
-            a_canc[i + j * N] = 1.0f + (uniform() + 1.0f) * 0.5f * 0x1p-12f;
-            a_canc[i + (N + j) * N] = -1.0f;
-        }
-    for (int l = 0; l < N; l++)
-        for (int j = 0; j < N; j++)
-            b_canc[j + l * 2 * N] = b_canc[N + j + l * 2 * N] = uniform();
+    audit_fill(&data, 0);
     static const struct {
         const char *name;
         void (*site)(void);
         const float *a, *b;
         int k;
-    } sites[] = {{"well_scaled", well_scaled, a_well, b_well, N},
-                 {"overflows", overflows, a_over, b_over, N},
-                 {"cancels", cancels, a_canc, b_canc, 2 * N},
-                 {"ex_site", ex_site, a_well, b_well, N}};
+    } sites[] = {{"well_scaled", well_scaled, data.a_well, data.b_well, N},
+                 {"overflows", overflows, data.a_over, data.b_over, N},
+                 {"cancels", cancels, data.a_canc, data.b_canc, 2 * N},
+                 {"ex_site", ex_site, data.a_well, data.b_well, N}};
     enum { SITES = sizeof sites / sizeof *sites };
     uint64_t out[SITES];
     for (int s = 0; s < SITES; s++) /* each site's first call: its results array is made */
@@ -149,7 +118,7 @@ int main(int argc, char **argv)
     for (int s = 0; s < SITES; s++) {
         for (int i = 1; i < CALLS; i++)
             sites[s].site();
-        out[s] = hash(c_out, N * N);
+        out[s] = audit_hash(c_out, N * N);
     }
     long during = syncs() - before;
     for (int s = 0; s < SITES; s++) {
@@ -178,7 +147,7 @@ int main(int argc, char **argv)
         int status = 0;
         float norm;
         while (waitpid(child, &status, WNOHANG) == 0) {
-            cublasSnrm2(handle, N, a_well, 1, &norm); /* a hooked call: the request is served */
+            cublasSnrm2(handle, N, data.a_well, 1, &norm); /* a hooked call: the request is served */
             usleep(1000);
         }
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

@@ -34,9 +34,10 @@
 
 #include <cblas.h>
 
+#include "tests/audit_sites.h"
 #include "tests/oracle.h"
 
-enum { N = 64, CALLS = 3 };
+enum { N = AUDIT_N, CALLS = 3 };
 
 typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *,
                          int, float, float *, int);
@@ -46,18 +47,9 @@ static sgemm_fn real_sgemm;
 static ctl_fn ctl;
 static int fp16 = 1;
 
-static float a_well[N * N], b_well[N * N], a_over[N * N], b_over[N * N], a_canc[N * 2 * N],
-    b_canc[2 * N * N];
+static struct audit_data data;
 static float c_out[N * N];
-
-static uint64_t state = 0x9e3779b97f4a7c15ull;
-static float uniform(void) /* [-1, 1) */
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return (float)((double)(state >> 40) / (double)(1ull << 24) * 2.0 - 1.0);
-}
+static float c_out[N * N];
 
 static float round_value(float x)
 {
@@ -76,29 +68,20 @@ static uint64_t counter(const char *name)
 /* The three sites: one call each, C = A B (beta 0). */
 __attribute__((noinline)) void well_scaled(void)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a_well, N, b_well, N,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, data.a_well, N, data.b_well, N,
                 0.0f, c_out, N);
 }
 
 __attribute__((noinline)) void overflows(void)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a_over, N, b_over, N,
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, data.a_over, N, data.b_over, N,
                 0.0f, c_out, N);
 }
 
 __attribute__((noinline)) void cancels(void)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, 2 * N, 1.0f, a_canc, 2 * N,
-                b_canc, N, 0.0f, c_out, N);
-}
-
-static uint64_t hash_output(void)
-{
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *p = (const unsigned char *)c_out;
-    for (size_t i = 0; i < sizeof c_out; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, 2 * N, 1.0f, data.a_canc, 2 * N,
+                data.b_canc, N, 0.0f, c_out, N);
 }
 
 /* What the audit should measure for C = A B (m x n, inner k). */
@@ -140,7 +123,7 @@ static void run_site(const char *name, void (*site)(void), const float *a, const
     uint64_t lowered = counter("stats.cblas_sgemm.lowered"), f32 = counter("stats.cblas_sgemm.fp32");
     for (int i = 0; i < CALLS; i++)
         site();
-    uint64_t h = hash_output();
+    uint64_t h = audit_hash(c_out, N * N);
     double err, elem;
     long nonfinite;
     expected(a, b, k, &err, &elem, &nonfinite);
@@ -160,24 +143,10 @@ int main(int argc, char **argv)
         return 1;
     }
     *(void **)&ctl = dlsym(RTLD_DEFAULT, "ampshim_ctl");
-    for (int i = 0; i < N * N; i++) {
-        a_well[i] = uniform();
-        b_well[i] = uniform();
-        a_over[i] = 1e5f * uniform();
-        b_over[i] = 1e-3f * uniform();
-    }
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++) {
-            float r = (uniform() + 1.0f) * 0.5f; /* [0, 1) */
-            a_canc[i * 2 * N + j] = 1.0f + r * 0x1p-12f;
-            a_canc[i * 2 * N + N + j] = -1.0f;
-        }
-    for (int j = 0; j < N; j++)
-        for (int l = 0; l < N; l++)
-            b_canc[j * N + l] = b_canc[(N + j) * N + l] = uniform();
-    run_site("well_scaled", well_scaled, a_well, b_well, N);
-    run_site("overflows", overflows, a_over, b_over, N);
-    run_site("cancels", cancels, a_canc, b_canc, 2 * N);
+    audit_fill(&data, 1);
+    run_site("well_scaled", well_scaled, data.a_well, data.b_well, N);
+    run_site("overflows", overflows, data.a_over, data.b_over, N);
+    run_site("cancels", cancels, data.a_canc, data.b_canc, 2 * N);
     fflush(stdout);
     if (argc > 1) {
         const char *ampctl = getenv("AMPCTL");
