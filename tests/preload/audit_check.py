@@ -95,6 +95,12 @@ check("the policy keeps exactly the bad sites in fp32", sorted(entries) == sorte
     "cpu:cblas_sgemm@audit_sites:cancels=fp32",
     "cpu:cblas_sgemm@audit_sites:well_scaled=lower"]), str(entries))
 
+# ampctl policy --explain lists the call-site entries of the environment.
+r = subprocess.run([ampctl, "policy", "--explain", "cblas_sgemm"], capture_output=True, text=True,
+                   env=dict(base, AMPSHIM_POLICY_FILE=policy))
+check("ampctl policy --explain lists the call-site entries",
+      all(f"cpu:cblas_sgemm@audit_sites:{s}=" in r.stdout for s in plain), r.stdout)
+
 # A run with that policy lowers only the good site.
 with_policy, r = run(dict(shim, AMPSHIM_POLICY_FILE=policy))
 check("policy run: quiet", r.stderr == "", r.stderr)
