@@ -4,6 +4,9 @@
 #ifndef AMPSHIM_CUBLAS_ABI_H
 #define AMPSHIM_CUBLAS_ABI_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 enum {
     AMP_CUBLAS_STATUS_SUCCESS = 0,
     AMP_CUDA_R_32F = 0, /* cudaDataType */
@@ -19,6 +22,26 @@ enum {
     AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0, /* int32_t */
     AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,   /* int32_t (cudaDataType) */
     AMP_CUBLASLT_MATRIX_LAYOUT_TYPE = 0,       /* uint32_t (cudaDataType) */
+    AMP_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1, /* uint64_t */
+    /* Attribute numbers a private copy of a descriptor walks: every matmul
+     * descriptor attribute below this (CUDA 13 defines up to 38) and every
+     * layout attribute below the other (up to 8); one the library does not
+     * know is skipped. */
+    AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES = 64,
+    AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES = 16,
+};
+
+/* cublasLtMatmulAlgo_t and cublasLtMatmulHeuristicResult_t, as laid out by
+ * cublasLt.h (checked by the fake against the header). */
+struct amp_lt_algo {
+    uint64_t data[8];
+};
+struct amp_lt_heuristic {
+    struct amp_lt_algo algo;
+    size_t workspace_size;
+    int state;
+    float waves_count;
+    int reserved[4];
 };
 
 /* The fast compute type a lowered fp32 GEMM runs with in cuBLAS and

@@ -1,16 +1,27 @@
 /* The exported cuBLASLt entry point, expanded from AMPSHIM_HOOK_LIST_CUBLASLT.
  * A matmul whose A, B, C and D are fp32 and whose descriptor asks for plain
- * CUBLAS_COMPUTE_32F with fp32 scaling runs with the fast compute type set on
- * the descriptor for the duration of the call, then restored. The program
- * may have chosen its algorithm for the plain compute type: if setting the
- * attribute or the call itself fails, the call is made again exactly as the
- * program made it, so the worst case is no lowering, never a failed call.
- * The descriptor is the caller's: a program that shares one descriptor
- * between threads calling at once would see the change (PyTorch makes one
- * per call). */
+ * CUBLAS_COMPUTE_32F with fp32 scaling runs lowered on a private descriptor:
+ * a new one with the fast compute type and every other attribute copied from
+ * the program's (epilogue, bias pointer and type, transposes, pointer mode,
+ * aux and scale pointers, ...: each attribute number the library answers
+ * for). The program's descriptor is only read, never written, so a thread
+ * sharing it sees nothing.
+ *
+ * The algorithm: a program that passes one chose it for COMPUTE_32F (PyTorch
+ * asks cublasLtMatmulAlgoGetHeuristic for nn.Linear with a bias), and under
+ * another compute type cuBLASLt may refuse it or run the compute type it was
+ * made for. So the shim asks cublasLtMatmulAlgoGetHeuristic itself, for the
+ * private descriptor, the program's layouts and at most the program's
+ * workspace, and caches the answer per (descriptor attributes, layouts,
+ * workspace size); a program that passes NULL lets cuBLASLt choose, as it
+ * asked. If anything fails (an attribute that cannot be copied, no algorithm
+ * within the workspace, the lowered call itself), the program's own call runs
+ * as it made it, counted as not lowered: a call counts as lowered only when
+ * it ran on the private descriptor with an algorithm chosen for it. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "shim/cuda/cublas_abi.h"
 #include "runtime/decide.h"
@@ -20,11 +31,23 @@
 typedef int (*desc_get_fn)(void *, int, void *, size_t, size_t *);
 typedef int (*desc_set_fn)(void *, int, const void *, size_t);
 typedef int (*layout_get_fn)(void *, int, void *, size_t, size_t *);
+typedef int (*desc_create_fn)(void **, int, int);
+typedef int (*destroy_fn)(void *);
+typedef int (*pref_create_fn)(void **);
+typedef int (*pref_set_fn)(void *, int, const void *, size_t);
+typedef int (*heuristic_fn)(void *, void *, void *, void *, void *, void *, void *, int,
+                            struct amp_lt_heuristic *, int *);
 
 struct lt_functions {
     desc_get_fn desc_get;
     desc_set_fn desc_set;
     layout_get_fn layout_get;
+    desc_create_fn desc_create;
+    destroy_fn desc_destroy;
+    pref_create_fn pref_create;
+    pref_set_fn pref_set;
+    destroy_fn pref_destroy;
+    heuristic_fn heuristic;
 };
 
 static struct lt_functions lt;
@@ -33,10 +56,17 @@ static int lt_complete = 1;
 /* Once per process (pthread_once): two threads' first calls cannot race. */
 static void lt_resolve(void)
 {
-#define AMP_LT_NEEDED(name) amp_resolve_needed(name, amp_family_display[AMP_FAMILY_CUBLASLT], &lt_complete)
-    lt.desc_get = (desc_get_fn)AMP_LT_NEEDED("cublasLtMatmulDescGetAttribute");
-    lt.desc_set = (desc_set_fn)AMP_LT_NEEDED("cublasLtMatmulDescSetAttribute");
-    lt.layout_get = (layout_get_fn)AMP_LT_NEEDED("cublasLtMatrixLayoutGetAttribute");
+#define AMP_LT_NEEDED(type, name)                                                                  \
+    (type) amp_resolve_needed(name, amp_family_display[AMP_FAMILY_CUBLASLT], &lt_complete)
+    lt.desc_get = AMP_LT_NEEDED(desc_get_fn, "cublasLtMatmulDescGetAttribute");
+    lt.desc_set = AMP_LT_NEEDED(desc_set_fn, "cublasLtMatmulDescSetAttribute");
+    lt.layout_get = AMP_LT_NEEDED(layout_get_fn, "cublasLtMatrixLayoutGetAttribute");
+    lt.desc_create = AMP_LT_NEEDED(desc_create_fn, "cublasLtMatmulDescCreate");
+    lt.desc_destroy = AMP_LT_NEEDED(destroy_fn, "cublasLtMatmulDescDestroy");
+    lt.pref_create = AMP_LT_NEEDED(pref_create_fn, "cublasLtMatmulPreferenceCreate");
+    lt.pref_set = AMP_LT_NEEDED(pref_set_fn, "cublasLtMatmulPreferenceSetAttribute");
+    lt.pref_destroy = AMP_LT_NEEDED(destroy_fn, "cublasLtMatmulPreferenceDestroy");
+    lt.heuristic = AMP_LT_NEEDED(heuristic_fn, "cublasLtMatmulAlgoGetHeuristic");
 #undef AMP_LT_NEEDED
 }
 
@@ -71,37 +101,196 @@ static int plain_fp32(const struct lt_functions *f, void *desc, void *a, void *b
            layout_is_fp32(f, c) && layout_is_fp32(f, d);
 }
 
+/* ---- the algorithm cache ---- */
+
+/* A call's identity for the cache: the bytes of every attribute of its
+ * descriptor and layouts, the compute type and the workspace size. */
+struct lt_key {
+    size_t len;
+    int overflow;
+    unsigned char bytes[1024];
+};
+
+static void key_add(struct lt_key *k, const void *p, size_t n)
+{
+    if (k->len + n > sizeof k->bytes) {
+        k->overflow = 1;
+        return;
+    }
+    memcpy(k->bytes + k->len, p, n);
+    k->len += n;
+}
+
+/* One attribute's value through a get function (the size first, then the
+ * bytes); returns its size, 0 when the library does not know it, -1 when it
+ * is larger than out. */
+static int attribute(int (*get)(void *, int, void *, size_t, size_t *), void *obj, int attr,
+                     unsigned char out[64])
+{
+    size_t size = 0, written = 0;
+    if (get(obj, attr, NULL, 0, &size) != AMP_CUBLAS_STATUS_SUCCESS || size == 0)
+        return 0;
+    if (size > 64)
+        return -1;
+    if (get(obj, attr, out, size, &written) != AMP_CUBLAS_STATUS_SUCCESS || written != size)
+        return 0;
+    return (int)size;
+}
+
+/* Copies every attribute of the program's descriptor but the compute and
+ * scale types onto priv, and adds them to the key; 0 if one cannot be. */
+static int copy_descriptor(const struct lt_functions *f, void *desc, void *priv, struct lt_key *k)
+{
+    for (int attr = 0; attr < AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES; attr++) {
+        if (attr == AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE ||
+            attr == AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE)
+            continue;
+        unsigned char value[64];
+        int size = attribute(f->desc_get, desc, attr, value);
+        if (size < 0 || (size > 0 && f->desc_set(priv, attr, value, (size_t)size) !=
+                                         AMP_CUBLAS_STATUS_SUCCESS))
+            return 0;
+        if (size > 0) {
+            key_add(k, &attr, sizeof attr);
+            key_add(k, value, (size_t)size);
+        }
+    }
+    return 1;
+}
+
+static void key_layout(const struct lt_functions *f, void *layout, struct lt_key *k)
+{
+    for (int attr = 0; attr < AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES; attr++) {
+        unsigned char value[64];
+        int size = attribute(f->layout_get, layout, attr, value);
+        key_add(k, &size, sizeof size);
+        if (size > 0)
+            key_add(k, value, (size_t)size);
+    }
+}
+
+enum { ALGO_CACHE = 64 };
+static struct {
+    struct lt_key key;
+    struct amp_lt_algo algo;
+    int used;
+} algo_cache[ALGO_CACHE];
+static unsigned algo_next;
+static pthread_mutex_t algo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int cached_algo(const struct lt_key *k, struct amp_lt_algo *algo)
+{
+    int found = 0;
+    struct amp_quiet quiet;
+    amp_lock_quietly(&algo_lock, &quiet);
+    for (int i = 0; i < ALGO_CACHE && !found; i++)
+        if (algo_cache[i].used && algo_cache[i].key.len == k->len &&
+            memcmp(algo_cache[i].key.bytes, k->bytes, k->len) == 0) {
+            *algo = algo_cache[i].algo;
+            found = 1;
+        }
+    amp_unlock_quietly(&algo_lock, &quiet);
+    return found;
+}
+
+static void remember_algo(const struct lt_key *k, const struct amp_lt_algo *algo)
+{
+    struct amp_quiet quiet;
+    amp_lock_quietly(&algo_lock, &quiet);
+    unsigned i = algo_next++ % ALGO_CACHE;
+    algo_cache[i].key = *k;
+    algo_cache[i].algo = *algo;
+    algo_cache[i].used = 1;
+    amp_unlock_quietly(&algo_lock, &quiet);
+}
+
+/* An algorithm for the private descriptor within the program's workspace:
+ * from the cache, or cublasLtMatmulAlgoGetHeuristic. */
+static int choose_algo(const struct lt_functions *f, void *handle, void *priv, void *layouts[4],
+                       size_t workspace_bytes, struct lt_key *k, struct amp_lt_algo *algo)
+{
+    for (int i = 0; i < 4; i++)
+        key_layout(f, layouts[i], k);
+    uint64_t ws = workspace_bytes;
+    key_add(k, &ws, sizeof ws);
+    if (!k->overflow && cached_algo(k, algo))
+        return 1;
+    void *pref = NULL;
+    struct amp_lt_heuristic result;
+    int count = 0;
+    memset(&result, 0, sizeof result);
+    int ok = f->pref_create(&pref) == AMP_CUBLAS_STATUS_SUCCESS && pref &&
+             f->pref_set(pref, AMP_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) ==
+                 AMP_CUBLAS_STATUS_SUCCESS &&
+             f->heuristic(handle, priv, layouts[0], layouts[1], layouts[2], layouts[3], pref, 1,
+                          &result, &count) == AMP_CUBLAS_STATUS_SUCCESS &&
+             count >= 1 && result.state == AMP_CUBLAS_STATUS_SUCCESS &&
+             result.workspace_size <= workspace_bytes;
+    if (pref)
+        f->pref_destroy(pref);
+    if (ok) {
+        *algo = result.algo;
+        if (!k->overflow)
+            remember_algo(k, algo);
+    }
+    return ok;
+}
+
+/* Runs the matmul lowered on a private descriptor with compute type `fast`;
+ * returns the status, or -1 when it could not be tried. */
+typedef int (*matmul_fn)(void *, void *, const void *, const void *, void *, const void *, void *,
+                         const void *, const void *, void *, void *, void *, const void *, void *,
+                         size_t, void *);
+static int run_lowered(const struct lt_functions *f, matmul_fn real, int32_t fast, void *handle,
+                       void *desc, const void *alpha, const void *A, void *a_layout,
+                       const void *B, void *b_layout, const void *beta, const void *C,
+                       void *c_layout, void *D, void *d_layout, const void *algo,
+                       void *workspace, size_t workspace_bytes, void *stream)
+{
+    void *priv = NULL;
+    if (f->desc_create(&priv, fast, AMP_CUDA_R_32F) != AMP_CUBLAS_STATUS_SUCCESS || !priv)
+        return -1;
+    struct lt_key key;
+    key.len = 0;
+    key.overflow = 0;
+    key_add(&key, &fast, sizeof fast);
+    int status = -1;
+    struct amp_lt_algo chosen;
+    void *layouts[4] = {a_layout, b_layout, c_layout, d_layout};
+    if (copy_descriptor(f, desc, priv, &key) &&
+        (!algo || choose_algo(f, handle, priv, layouts, workspace_bytes, &key, &chosen)))
+        status = real(handle, priv, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,
+                      d_layout, algo ? &chosen : NULL, workspace, workspace_bytes, stream);
+    f->desc_destroy(priv);
+    return status;
+}
+
 #define AMP_DEFINE_CUBLASLT(sym)                                                                   \
     AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *lt, void *desc, const void *alpha, const void *A, void *a_layout,   \
-                         const void *B, void *b_layout, const void *beta, const void *C,           \
-                         void *c_layout, void *D, void *d_layout, const void *algo,                \
-                         void *workspace, size_t workspace_bytes, void *stream)                    \
+    int AMP_C_ENTRY(sym)(void *handle, void *desc, const void *alpha, const void *A,               \
+                         void *a_layout, const void *B, void *b_layout, const void *beta,          \
+                         const void *C, void *c_layout, void *D, void *d_layout,                   \
+                         const void *algo, void *workspace, size_t workspace_bytes, void *stream)  \
     {                                                                                              \
         AMP_NOTE_CALLER();                                                                         \
-        typedef int (*fn)(void *, void *, const void *, const void *, void *, const void *,        \
-                          void *, const void *, const void *, void *, void *, void *,              \
-                          const void *, void *, size_t, void *);                                   \
-        fn real = (fn)amp_real(AMP_HOOK_##sym);                                                    \
+        matmul_fn real = (matmul_fn)amp_real(AMP_HOOK_##sym);                                      \
         struct amp_thread *t = amp_thread_enter();                                                 \
         const struct lt_functions *f = t ? lt_functions() : NULL;                                  \
         if (!t)                                                                                    \
-            return real(lt, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D, d_layout, \
-                        algo, workspace, workspace_bytes, stream);                                 \
+            return real(handle, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,       \
+                        d_layout, algo, workspace, workspace_bytes, stream);                       \
         enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;                                        \
-        int32_t fast = 0, plain = AMP_CUBLAS_COMPUTE_32F;                                          \
+        int32_t fast = 0;                                                                          \
         if (f && plain_fp32(f, desc, a_layout, b_layout, c_layout, d_layout))                      \
-            fast = amp_cublas_fast_compute(amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym, 1, &outcome));                          \
-        int status = -1;                                                                           \
-        if (fast && f->desc_set(desc, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &fast,                \
-                                sizeof fast) == AMP_CUBLAS_STATUS_SUCCESS) {                       \
-            status = real(lt, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,         \
-                          d_layout, algo, workspace, workspace_bytes, stream);                     \
-            f->desc_set(desc, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &plain, sizeof plain);        \
-        }                                                                                          \
+            fast = amp_cublas_fast_compute(                                                        \
+                amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym, 1, &outcome));          \
+        int status = fast ? run_lowered(f, real, fast, handle, desc, alpha, A, a_layout, B,        \
+                                        b_layout, beta, C, c_layout, D, d_layout, algo, workspace, \
+                                        workspace_bytes, stream)                                   \
+                          : -1;                                                                    \
         if (status != AMP_CUBLAS_STATUS_SUCCESS) {                                                 \
-            outcome = amp_not_lowered_after_all(outcome);                                               \
-            status = real(lt, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,         \
+            outcome = amp_not_lowered_after_all(outcome);                                          \
+            status = real(handle, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,     \
                           d_layout, algo, workspace, workspace_bytes, stream);                     \
         }                                                                                          \
         amp_count(t, AMP_HOOK_##sym, outcome, 1);                                                  \

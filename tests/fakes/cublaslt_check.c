@@ -1,10 +1,16 @@
 /* An ordinary cuBLASLt program (real cublasLt.h; here the test-only fake
  * libcublasLt.so.13) under the shim. An all-fp32 matmul with plain 32F
  * compute runs with the expected fast compute type and gives the library's
- * own answer for it; the descriptor is restored afterwards; an algorithm
- * chosen for the plain compute type makes the shim fall back to the
- * program's own call, which succeeds; fp16 inputs and a pedantic compute type
- * stay as they are.
+ * own answer for it, and the program's descriptor is never changed. An
+ * algorithm the program chose for the plain compute type (as PyTorch does
+ * for nn.Linear with a bias: epilogue BIAS, a heuristic algo) is replaced by
+ * one the shim asks cublasLtMatmulAlgoGetHeuristic for, once per shape
+ * (cached): the call runs lowered, epilogue and bias kept, whether the
+ * library would refuse the program's algo or silently run its compute type
+ * (FAKE_CUBLASLT_MISMATCH=silent). No algorithm within the program's
+ * workspace: the program's own call runs, counted not lowered. fp16 inputs
+ * and a pedantic compute type stay as they are. The shim's lowered counter
+ * moves exactly for the calls that ran lowered.
  * usage: cublaslt_check EXPECTED (74, 75, 77, or none) */
 #include <cublasLt.h>
 #include <dlfcn.h>
@@ -16,6 +22,19 @@
 #include "tests/check.h"
 
 int fake_cublaslt_last_compute(void);
+int fake_cublaslt_heuristic_calls(void);
+
+static uint64_t lowered_calls(void)
+{
+    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
+        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
+                                                                            "ampshim_ctl");
+    uint64_t v = 0;
+    size_t len = sizeof v;
+    if (ctl)
+        ctl("stats.cublasLtMatmul.lowered", &v, &len, NULL, 0);
+    return v;
+}
 enum { M = 17, N = 11, K = 29 };
 
 typedef cublasStatus_t (*matmul_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *,
@@ -65,16 +84,74 @@ int main(int argc, char **argv)
     size_t written;
     cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &compute, sizeof compute,
                                    &written);
-    CHECK(compute == CUBLAS_COMPUTE_32F, "the descriptor is restored (%d)", compute);
+    CHECK(compute == CUBLAS_COMPUTE_32F, "the descriptor is unchanged (%d)", compute);
 
-    cublasLtMatmulAlgo_t algo;
-    memset(&algo, 0, sizeof algo);
-    algo.data[0] = CUBLAS_COMPUTE_32F; /* chosen for the plain compute type */
-    memset(d, 0, sizeof d);
-    CHECK(cublasLtMatmul(lt, desc, &alpha, a, al, b, bl, &beta, c, cl, d, cl, &algo, NULL, 0, 0) ==
-              CUBLAS_STATUS_SUCCESS && fake_cublaslt_last_compute() == CUBLAS_COMPUTE_32F &&
-              memcmp(d, plain, sizeof d) == 0,
-          "an algo for the plain compute type: the program's own call runs and succeeds");
+    /* nn.Linear with a bias: epilogue BIAS, an algo chosen for 32F. */
+    static float bias[M], want_bias[M * N];
+    for (int i = 0; i < M; i++)
+        bias[i] = 0.25f * (float)i - 1.0f;
+    uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const float *bias_ptr = bias;
+    cublasLtMatmulDesc_t descs[2] = {desc, fast_desc};
+    for (int i = 0; i < 2; i++) {
+        cublasLtMatmulDescSetAttribute(descs[i], CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                       sizeof epilogue);
+        cublasLtMatmulDescSetAttribute(descs[i], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+                                       sizeof bias_ptr);
+    }
+    direct(lt, fast_desc, &alpha, a, al, b, bl, &beta, c, cl, want_bias, cl, NULL, NULL, 0, 0);
+    cublasLtMatmulPreference_t pref;
+    cublasLtMatmulPreferenceCreate(&pref);
+    uint64_t ws = 1 << 20;
+    cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
+                                         sizeof ws);
+    cublasLtMatmulHeuristicResult_t result;
+    int count = 0;
+    cublasLtMatmulAlgoGetHeuristic(lt, desc, al, bl, cl, cl, pref, 1, &result, &count);
+    CHECK(count == 1 && (int)result.algo.data[0] == CUBLAS_COMPUTE_32F, "the program's algo");
+    static char workspace[1 << 20];
+    int heuristics = fake_cublaslt_heuristic_calls();
+    uint64_t before = lowered_calls();
+    for (int round = 0; round < 2; round++) {
+        memset(d, 0, sizeof d);
+        CHECK(cublasLtMatmul(lt, desc, &alpha, a, al, b, bl, &beta, c, cl, d, cl, &result.algo,
+                             workspace, sizeof workspace, 0) == CUBLAS_STATUS_SUCCESS,
+              "bias epilogue, program's algo: succeeds");
+        CHECK(fake_cublaslt_last_compute() == (expect ? expect : CUBLAS_COMPUTE_32F),
+              "bias epilogue, program's algo: ran with compute %d, expected %d",
+              fake_cublaslt_last_compute(), expect);
+        CHECK(memcmp(d, want_bias, sizeof d) == 0, "bias epilogue kept: the library's own answer");
+    }
+    CHECK(lowered_calls() - before == (expect ? 2u : 0u), "counted lowered: %llu",
+          (unsigned long long)(lowered_calls() - before));
+    CHECK(fake_cublaslt_heuristic_calls() - heuristics == (expect ? 1 : 0),
+          "one heuristic query for the shape (cached): %d",
+          fake_cublaslt_heuristic_calls() - heuristics);
+    uint32_t kept = 0;
+    const float *kept_bias = NULL;
+    cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, &compute, sizeof compute,
+                                   &written);
+    cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &kept, sizeof kept, &written);
+    cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &kept_bias,
+                                   sizeof kept_bias, &written);
+    CHECK(compute == CUBLAS_COMPUTE_32F && kept == CUBLASLT_EPILOGUE_BIAS && kept_bias == bias,
+          "the program's descriptor is unchanged");
+
+    /* No algorithm within the program's workspace (none given): its own
+     * call runs, in 32F, not counted lowered. */
+    setenv("FAKE_CUBLASLT_WORKSPACE", "64", 1);
+    cublasLtMatrixLayout_t wl; /* another shape: not in the cache */
+    cublasLtMatrixLayoutCreate(&wl, CUDA_R_32F, M, N, M + 1);
+    static float e[(M + 1) * N];
+    before = lowered_calls();
+    CHECK(cublasLtMatmul(lt, desc, &alpha, a, al, b, bl, &beta, c, cl, e, wl, &result.algo, NULL, 0,
+                         0) == CUBLAS_STATUS_SUCCESS &&
+              fake_cublaslt_last_compute() == CUBLAS_COMPUTE_32F &&
+              lowered_calls() == before,
+          "no algo within the workspace: the program's own call, not counted lowered");
+    unsetenv("FAKE_CUBLASLT_WORKSPACE");
+    epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
 
     cublasLtMatrixLayout_t hl;
     cublasLtMatrixLayoutCreate(&hl, CUDA_R_16F, M, K, M);

@@ -1,10 +1,15 @@
 /* TEST-ONLY AMP_EXPORT of libcublasLt.so.13: a CPU stand-in, never installed.
- * Descriptors live in the real header's opaque storage. cublasLtMatmul works
- * on host memory, records the compute type it ran with, and emulates its
- * precision. One rule stands in for cuBLASLt's algorithm checks: an algo
- * remembers the compute type it was chosen for (data[0]) and fails with
- * CUBLAS_STATUS_NOT_SUPPORTED under any other. */
+ * Descriptors live in the real header's opaque storage, one slot per
+ * attribute with the attribute's real size (a size query answers it).
+ * cublasLtMatmul works on host memory, records the compute type it ran with,
+ * emulates its precision and applies the BIAS and RELU epilogues.
+ * cublasLtMatmulAlgoGetHeuristic hands out an algo that remembers the
+ * compute type it was chosen for (data[0]); given one for another compute
+ * type, cublasLtMatmul does what the real library may do: refuses it
+ * (CUBLAS_STATUS_NOT_SUPPORTED), or with FAKE_CUBLASLT_MISMATCH=silent runs
+ * the algo's own compute type. */
 #include <cublasLt.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +22,23 @@
 SAME(CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE);
 SAME(CUBLASLT_MATMUL_DESC_SCALE_TYPE, AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE);
 SAME(CUBLASLT_MATRIX_LAYOUT_TYPE, AMP_CUBLASLT_MATRIX_LAYOUT_TYPE);
+SAME(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, AMP_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
+_Static_assert((int)CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR < (int)AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES,
+               "the shim walks every descriptor attribute");
+_Static_assert((int)CUBLASLT_MATRIX_LAYOUT_BATCH_MODE < (int)AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES,
+               "the shim walks every layout attribute");
+_Static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(struct amp_lt_algo), "algo");
+_Static_assert(sizeof(cublasLtMatmulHeuristicResult_t) == sizeof(struct amp_lt_heuristic), "result");
+_Static_assert(offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize) ==
+                   offsetof(struct amp_lt_heuristic, workspace_size), "result");
+_Static_assert(offsetof(cublasLtMatmulHeuristicResult_t, state) ==
+                   offsetof(struct amp_lt_heuristic, state), "result");
+
+static int heuristic_calls;
+AMP_EXPORT int fake_cublaslt_heuristic_calls(void)
+{
+    return heuristic_calls;
+}
 
 
 static int last_compute = -1;
@@ -37,13 +59,44 @@ AMP_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t h)
     return CUBLAS_STATUS_SUCCESS;
 }
 
-/* desc->data: [0] compute, [1] scale, [3] transa, [4] transb (by attribute). */
+/* desc->data[attr]: each attribute the fake knows (those below 27 but 9
+ * and 16), stored in its real size: 8 bytes for pointers, strides and
+ * leading dimensions, 1 for FAST_ACCUM, 4 for the rest. */
+static size_t attribute_size(int attr)
+{
+    switch (attr) {
+    case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
+    case CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE:
+    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
+    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD:
+    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE:
+    case CUBLASLT_MATMUL_DESC_ALPHA_VECTOR_BATCH_STRIDE:
+    case CUBLASLT_MATMUL_DESC_A_SCALE_POINTER:
+    case CUBLASLT_MATMUL_DESC_B_SCALE_POINTER:
+    case CUBLASLT_MATMUL_DESC_C_SCALE_POINTER:
+    case CUBLASLT_MATMUL_DESC_D_SCALE_POINTER:
+    case CUBLASLT_MATMUL_DESC_AMAX_D_POINTER:
+    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER:
+    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER:
+        return 8;
+    case CUBLASLT_MATMUL_DESC_FAST_ACCUM:
+        return 1;
+    case 9:
+    case 16:
+        return 0;
+    default:
+        return attr >= 0 && attr <= CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE ? 4 : 0;
+    }
+}
+
 AMP_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
                                              cudaDataType_t scale)
 {
     *d = calloc(1, sizeof **d);
     (*d)->data[CUBLASLT_MATMUL_DESC_COMPUTE_TYPE] = (uint64_t)compute;
     (*d)->data[CUBLASLT_MATMUL_DESC_SCALE_TYPE] = (uint64_t)scale;
+    (*d)->data[CUBLASLT_MATMUL_DESC_EPILOGUE] = CUBLASLT_EPILOGUE_DEFAULT;
+    (*d)->data[CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE] = (uint64_t)-1;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -57,11 +110,12 @@ AMP_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
                                                    cublasLtMatmulDescAttributes_t attr,
                                                    const void *buf, size_t size)
 {
-    if (attr > CUBLASLT_MATMUL_DESC_TRANSB || size != sizeof(int32_t))
+    size_t want = attribute_size((int)attr);
+    if (!want || size != want || !buf)
         return CUBLAS_STATUS_INVALID_VALUE;
-    int32_t v;
-    memcpy(&v, buf, sizeof v);
-    d->data[attr] = (uint64_t)v;
+    uint64_t v = 0;
+    memcpy(&v, buf, size);
+    d->data[attr] = v;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -69,11 +123,19 @@ AMP_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
                                                    cublasLtMatmulDescAttributes_t attr, void *buf,
                                                    size_t size, size_t *written)
 {
-    if (attr > CUBLASLT_MATMUL_DESC_TRANSB || size != sizeof(int32_t))
+    size_t have = attribute_size((int)attr);
+    if (!have)
         return CUBLAS_STATUS_INVALID_VALUE;
-    int32_t v = (int32_t)d->data[attr];
-    memcpy(buf, &v, sizeof v);
-    *written = sizeof v;
+    if (size == 0) {
+        if (!written)
+            return CUBLAS_STATUS_INVALID_VALUE;
+        *written = have;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    if (size != have || !buf)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(buf, &d->data[attr], have); /* little endian: the low bytes */
+    *written = have;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -99,11 +161,79 @@ AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_
                                                      cublasLtMatrixLayoutAttribute_t attr, void *buf,
                                                      size_t size, size_t *written)
 {
-    if (attr != CUBLASLT_MATRIX_LAYOUT_TYPE || size != sizeof(uint32_t))
+    /* TYPE, ORDER and BATCH_COUNT are 4 bytes, ROWS, COLS, LD and the batch
+     * offset 8; the others are not known here. */
+    size_t have = attr == CUBLASLT_MATRIX_LAYOUT_TYPE || attr == CUBLASLT_MATRIX_LAYOUT_ORDER ||
+                          attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT
+                      ? 4
+                  : attr == CUBLASLT_MATRIX_LAYOUT_ROWS || attr == CUBLASLT_MATRIX_LAYOUT_COLS ||
+                          attr == CUBLASLT_MATRIX_LAYOUT_LD ||
+                          attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET
+                      ? 8
+                      : 0;
+    if (!have)
         return CUBLAS_STATUS_INVALID_VALUE;
-    uint32_t v = (uint32_t)l->data[0];
-    memcpy(buf, &v, sizeof v);
-    *written = sizeof v;
+    if (size == 0) {
+        if (!written)
+            return CUBLAS_STATUS_INVALID_VALUE;
+        *written = have;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    if (size != have || !buf)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    uint64_t v = attr == CUBLASLT_MATRIX_LAYOUT_TYPE   ? l->data[0]
+                 : attr == CUBLASLT_MATRIX_LAYOUT_ROWS ? l->data[1]
+                 : attr == CUBLASLT_MATRIX_LAYOUT_COLS ? l->data[2]
+                 : attr == CUBLASLT_MATRIX_LAYOUT_LD   ? l->data[3]
+                 : attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT ? 1
+                                                              : 0;
+    memcpy(buf, &v, have);
+    *written = have;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Preferences: only the workspace limit is kept (data[0]). */
+AMP_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p)
+{
+    *p = calloc(1, sizeof **p);
+    return *p ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
+}
+
+AMP_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p)
+{
+    free(p);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+AMP_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p,
+                                                         cublasLtMatmulPreferenceAttributes_t attr,
+                                                         const void *buf, size_t size)
+{
+    if (attr != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES || size != sizeof(uint64_t))
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(&p->data[0], buf, size);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* One algorithm, made for the descriptor's compute type; it needs 64 bytes
+ * of workspace under FAKE_CUBLASLT_WORKSPACE=64, else none. */
+AMP_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
+    cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+    cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t dl, cublasLtMatmulPreference_t p, int wanted,
+    cublasLtMatmulHeuristicResult_t *results, int *count)
+{
+    (void)h, (void)a, (void)b, (void)c, (void)dl;
+    heuristic_calls++;
+    const char *ws = getenv("FAKE_CUBLASLT_WORKSPACE");
+    size_t need = ws ? (size_t)atoi(ws) : 0;
+    *count = 0;
+    if (wanted < 1 || need > p->data[0])
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    memset(&results[0], 0, sizeof results[0]);
+    results[0].algo.data[0] = d->data[CUBLASLT_MATMUL_DESC_COMPUTE_TYPE];
+    results[0].workspaceSize = need;
+    results[0].state = CUBLAS_STATUS_SUCCESS;
+    *count = 1;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -132,9 +262,17 @@ AMP_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_
 {
     (void)h, (void)ws, (void)wsb, (void)stream, (void)cl;
     int compute = (int)d->data[CUBLASLT_MATMUL_DESC_COMPUTE_TYPE];
-    if (algo && (int)algo->data[0] != compute)
-        return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (algo && (int)algo->data[0] != compute) {
+        const char *mode = getenv("FAKE_CUBLASLT_MISMATCH");
+        if (!(mode && strcmp(mode, "silent") == 0))
+            return CUBLAS_STATUS_NOT_SUPPORTED;
+        compute = (int)algo->data[0]; /* the algo's own kernel runs */
+    }
     last_compute = compute;
+    uint32_t epilogue = (uint32_t)d->data[CUBLASLT_MATMUL_DESC_EPILOGUE];
+    const float *bias = (const float *)(uintptr_t)d->data[CUBLASLT_MATMUL_DESC_BIAS_POINTER];
+    if ((epilogue & CUBLASLT_EPILOGUE_BIAS) && !bias)
+        return CUBLAS_STATUS_INVALID_VALUE;
     uint64_t m = al->data[1], k = al->data[2], n = bl->data[2];
     float a = *(const float *)alpha, b = *(const float *)beta;
     for (uint64_t j = 0; j < n; j++)
@@ -144,7 +282,12 @@ AMP_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_
                 sum += input(A, i + p * al->data[3], (int)al->data[0], compute) *
                        input(B, p + j * bl->data[3], (int)bl->data[0], compute);
             float c = ((const float *)C)[i + j * cl->data[3]];
-            ((float *)D)[i + j * dl->data[3]] = a * sum + (b != 0.0f ? b * c : 0.0f);
+            float v = a * sum + (b != 0.0f ? b * c : 0.0f);
+            if (epilogue & CUBLASLT_EPILOGUE_BIAS)
+                v += bias[i];
+            if ((epilogue & CUBLASLT_EPILOGUE_RELU) && v < 0.0f)
+                v = 0.0f;
+            ((float *)D)[i + j * dl->data[3]] = v;
         }
     return CUBLAS_STATUS_SUCCESS;
 }
