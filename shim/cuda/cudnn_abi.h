@@ -20,6 +20,7 @@ enum {
     AMP_CUDNN_TENSOR_NHWC = 1,
     /* cudnnForwardMode_t */
     AMP_CUDNN_FWD_MODE_INFERENCE = 0,
+    AMP_CUDNN_RNN_ALGO_PERSIST_DYNAMIC = 2,
     /* cudnnNormOps_t */
     AMP_CUDNN_NORM_OPS_NORM = 0,
 };

@@ -1,11 +1,16 @@
 /* The cuDNN RNN hook: cudnnRNNForward in inference mode on fp32 data with
- * fp32 math precision. fp16 sets CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION on the
- * RNN descriptor for the call (rewriting the descriptor with
- * cudnnSetRNNDescriptor_v8, then back), with more workspace if cuDNN then
- * wants it; tf32 runs as made (default math on fp32 uses TF32 on Ampere and
- * later). Training mode is never changed: its reserve space must match the
- * backward calls, which run with the program's descriptor. bf16 has no path
- * (the weight space's layout is the data type's) and runs as made. */
+ * fp32 math precision. fp16 runs the call on a private RNN descriptor made
+ * for it: the program's settings (cudnnGetRNNDescriptor_v8) with
+ * CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, and its clip (cudnnRNNGetClip_v8),
+ * with more workspace if cuDNN then wants it. The program's descriptor is
+ * only read: cudnnSetRNNDescriptor_v8 re-initialises a descriptor (a clip
+ * set on it is gone after, as is a dynamic build), so it is never called on
+ * the program's. The persistent-dynamic algorithm runs as made (its plan is
+ * built for the program's descriptor by cudnnBuildRNNDynamic); so do tf32
+ * (default math on fp32 uses TF32 on Ampere and later) and training mode
+ * (its reserve space must match the backward calls, which run with the
+ * program's descriptor). bf16 has no path (the weight space's layout is the
+ * data type's) and runs as made. */
 #include "runtime/decide.h"
 #include "shim/cuda/cudnn_scope.h"
 #include "shim/hook_stub.h"
@@ -25,10 +30,23 @@ static int rnn_get(const struct amp_dnn *f, void *rd, struct rnn_config *c)
                       &c->aux) == AMP_DNN_OK;
 }
 
-static int rnn_set_math(const struct amp_dnn *f, void *rd, const struct rnn_config *c, int math)
+/* A private descriptor: the program's settings with math type `math`, and
+ * its clip; NULL if cuDNN refuses any of it. */
+static void *rnn_private(const struct amp_dnn *f, void *rd, const struct rnn_config *c, int math)
 {
-    return f->set_rnn(rd, c->algo, c->cell, c->bias, c->dir, c->input, c->data, c->prec, math,
-                      c->input_size, c->hidden, c->proj, c->layers, c->dropout, c->aux) == AMP_DNN_OK;
+    void *priv = NULL;
+    int clip_mode, clip_nan;
+    double lclip, rclip;
+    if (f->create_rnn(&priv) != AMP_DNN_OK || !priv)
+        return NULL;
+    if (f->set_rnn(priv, c->algo, c->cell, c->bias, c->dir, c->input, c->data, c->prec, math,
+                   c->input_size, c->hidden, c->proj, c->layers, c->dropout, c->aux) != AMP_DNN_OK ||
+        f->get_clip(rd, &clip_mode, &clip_nan, &lclip, &rclip) != AMP_DNN_OK ||
+        f->set_clip(priv, clip_mode, clip_nan, lclip, rclip) != AMP_DNN_OK) {
+        f->destroy_rnn(priv);
+        return NULL;
+    }
+    return priv;
 }
 
 typedef int (*rnn_fwd_fn)(void *, void *, int, const int32_t *, void *, const void *, void *,
@@ -53,23 +71,24 @@ static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, in
         c.data == AMP_CUDNN_DATA_FLOAT && c.prec == AMP_CUDNN_DATA_FLOAT &&
         (c.math == AMP_CUDNN_DEFAULT_MATH || c.math == AMP_CUDNN_TENSOR_OP_MATH))
         dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
-    if (dtype == AMP_DTYPE_FP16) {
+    if (dtype == AMP_DTYPE_FP16 && c.algo != AMP_CUDNN_RNN_ALGO_PERSIST_DYNAMIC) {
         struct amp_dnn_scope s;
         size_t need = 0, reserve_need = 0, work_bytes = ws_bytes;
         void *work = ws;
         amp_dnn_scope_begin(&s, f, h);
-        if (!s.failed && rnn_set_math(f, rd, &c, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) {
-            if (f->ws_rnn(h, rd, mode, xd, &need, &reserve_need) == AMP_DNN_OK &&
+        void *priv = s.failed ? NULL : rnn_private(f, rd, &c, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+        if (priv) {
+            if (f->ws_rnn(h, priv, mode, xd, &need, &reserve_need) == AMP_DNN_OK &&
                 amp_dnn_scope_workspace(&s, need, &work, &work_bytes))
-                status = real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,
+                status = real(h, priv, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,
                               weight_bytes, weights, work_bytes, work, reserve_bytes, reserve);
-            rnn_set_math(f, rd, &c, c.math);
+            f->destroy_rnn(priv);
         }
         amp_dnn_scope_end(&s);
         if (status != AMP_DNN_OK)
             outcome = amp_not_lowered_after_all(outcome);
-    } else if (dtype == AMP_DTYPE_BF16) {
-        outcome = amp_not_lowered_after_all(outcome); /* no bf16 path */
+    } else if (dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) {
+        outcome = amp_not_lowered_after_all(outcome); /* persistent dynamic; no bf16 path */
     }
     if (status != AMP_DNN_OK) /* tf32 (cuDNN's own default on fp32), or as made */
         status = real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes,

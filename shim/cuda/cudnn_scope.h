@@ -47,6 +47,10 @@
     X(set_rnn, cudnnSetRNNDescriptor_v8, void *, int, int, int, int, int, int, int, int, int32_t,  \
       int32_t, int32_t, int32_t, void *, uint32_t)                                                 \
     X(ws_rnn, cudnnGetRNNTempSpaceSizes, void *, void *, int, void *, size_t *, size_t *)          \
+    X(create_rnn, cudnnCreateRNNDescriptor, void **)                                               \
+    X(destroy_rnn, cudnnDestroyRNNDescriptor, void *)                                              \
+    X(get_clip, cudnnRNNGetClip_v8, void *, int *, int *, double *, double *)                      \
+    X(set_clip, cudnnRNNSetClip_v8, void *, int, int, double, double)                              \
     X(ws_norm_train, cudnnGetNormalizationForwardTrainingWorkspaceSize, void *, int, int, int,     \
       void *, void *, void *, void *, void *, void *, size_t *, int)
 

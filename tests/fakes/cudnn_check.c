@@ -426,8 +426,9 @@ static void check_norm_training(cudnnHandle_t h, int fp32)
     cudnnDestroyTensorDescriptor(pd);
 }
 
-/* An RNN in inference mode: fp16 through the descriptor's math type (the
- * descriptor back as the program set it after); training mode as made. */
+/* An RNN in inference mode: fp16 through the math type of a private copy of
+ * the descriptor (the program's own, clip included, never re-set); training
+ * mode as made. */
 static void check_rnn(cudnnHandle_t h, const char *mode)
 {
     enum { T = 3, B = 2, I = 4, H = 5 };
@@ -439,6 +440,9 @@ static void check_rnn(cudnnHandle_t h, const char *mode)
     cudnnSetRNNDescriptor_v8(rd, CUDNN_RNN_ALGO_STANDARD, CUDNN_RNN_TANH, CUDNN_RNN_DOUBLE_BIAS,
                              CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT,
                              CUDNN_DATA_FLOAT, CUDNN_DEFAULT_MATH, I, H, H, 1, NULL, 0);
+    /* A clip the program set: it must hold for the lowered call and still
+     * be on the descriptor after it. */
+    cudnnRNNSetClip_v8(rd, CUDNN_RNN_CLIP_MINMAX, CUDNN_PROPAGATE_NAN, -0.5, 0.25);
     cudnnCreateRNNDataDescriptor(&xd);
     cudnnCreateRNNDataDescriptor(&yd);
     cudnnSetRNNDataDescriptor(xd, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B,
@@ -471,11 +475,18 @@ static void check_rnn(cudnnHandle_t h, const char *mode)
     uint32_t aux;
     cudnnGetRNNDescriptor_v8(rd, &algo, &cell, &bias, &dir, &input, &data, &prec, &math, &is, &hs,
                              &ps, &nl, &drop, &aux);
-    CHECK(math == CUDNN_DEFAULT_MATH, "the RNN descriptor is the program's again (math %d)", math);
+    CHECK(math == CUDNN_DEFAULT_MATH, "the RNN descriptor is the program's (math %d)", math);
+    cudnnRNNClipMode_t clip;
+    cudnnNanPropagation_t clip_nan;
+    double lclip, rclip;
+    cudnnRNNGetClip_v8(rd, &clip, &clip_nan, &lclip, &rclip);
+    CHECK(clip == CUDNN_RNN_CLIP_MINMAX && lclip == -0.5 && rclip == 0.25,
+          "the program's clip is still set (mode %d, [%g, %g])", clip, lclip, rclip);
     static char ws[512];
     cudnnSetRNNDescriptor_v8(rd, algo, cell, bias, dir, input, data, prec,
                              fp16 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_DEFAULT_MATH, is,
                              hs, ps, nl, drop, aux);
+    cudnnRNNSetClip_v8(rd, CUDNN_RNN_CLIP_MINMAX, CUDNN_PROPAGATE_NAN, -0.5, 0.25);
     REAL(cudnnRNNForward)
     (h, rd, CUDNN_FWD_MODE_INFERENCE, NULL, xd, xs, yd, want, hd, NULL, NULL, NULL, NULL, NULL,
      wbytes, weights, sizeof ws, ws, 0, NULL);

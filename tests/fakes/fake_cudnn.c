@@ -1121,7 +1121,29 @@ struct cudnnRNNStruct {
     int32_t input_size, hidden, proj, layers;
     cudnnDropoutDescriptor_t dropout;
     uint32_t aux;
+    /* Set apart from the rest, and reset by cudnnSetRNNDescriptor_v8, as in
+     * cuDNN 9 (a clip set before is gone after a re-set). */
+    cudnnRNNClipMode_t clip;
+    cudnnNanPropagation_t clip_nan;
+    double lclip, rclip;
 };
+
+AMP_EXPORT cudnnStatus_t cudnnRNNSetClip_v8(cudnnRNNDescriptor_t d, cudnnRNNClipMode_t mode,
+                                            cudnnNanPropagation_t nan, double lclip, double rclip)
+{
+    if (mode == CUDNN_RNN_CLIP_MINMAX && !(lclip <= rclip))
+        return BAD;
+    d->clip = mode, d->clip_nan = nan, d->lclip = lclip, d->rclip = rclip;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+AMP_EXPORT cudnnStatus_t cudnnRNNGetClip_v8(cudnnRNNDescriptor_t d, cudnnRNNClipMode_t *mode,
+                                            cudnnNanPropagation_t *nan, double *lclip,
+                                            double *rclip)
+{
+    *mode = d->clip, *nan = d->clip_nan, *lclip = d->lclip, *rclip = d->rclip;
+    return CUDNN_STATUS_SUCCESS;
+}
 
 AMP_EXPORT cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *d)
 {
@@ -1147,7 +1169,8 @@ AMP_EXPORT cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnR
         input != CUDNN_LINEAR_INPUT || layers != 1 || proj != hidden || !type_ok(data))
         return UNSUPPORTED;
     *d = (struct cudnnRNNStruct){algo,       cell,   bias, dir,    input,   data, prec,    math,
-                                 input_size, hidden, proj, layers, dropout, aux};
+                                 input_size, hidden, proj, layers, dropout, aux,
+                                 CUDNN_RNN_CLIP_NONE, CUDNN_NOT_PROPAGATE_NAN, 0.0, 0.0};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -1269,6 +1292,8 @@ AMP_EXPORT cudnnStatus_t cudnnRNNForward(cudnnHandle_t h, cudnnRNNDescriptor_t d
                     acc += rnn_operand(d, R[j * H + i]) * rnn_operand(d, state[b * H + i]);
                 if (d->bias != CUDNN_RNN_NO_BIAS)
                     acc += bw[j] + (d->bias == CUDNN_RNN_DOUBLE_BIAS ? br[j] : 0.0f);
+                if (d->clip == CUDNN_RNN_CLIP_MINMAX) /* the cell's input, clipped */
+                    acc = acc < d->lclip ? (float)d->lclip : acc > d->rclip ? (float)d->rclip : acc;
                 next[j] = d->cell == CUDNN_RNN_RELU ? (acc > 0.0f ? acc : 0.0f) : tanhf(acc);
             }
             for (int j = 0; j < H; j++) {
