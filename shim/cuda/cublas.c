@@ -524,17 +524,14 @@ typedef int (*amp_cublas_words_fn)(AMP_WORD_TYPES);
         return real(AMP_WORD_ARGS);                                                                \
     }
 
-/* A symmetric or triangular level-3 call. tf32: CUBLAS_TF32_TENSOR_OP_MATH
- * on the handle for the call (keeping the program's other mode bits), the
- * program's mode restored after. fp16 and bf16: these routines have no
- * compute-type argument; shim/cuda/cublas_level3.c rebuilds syrk, symm and trmm
- * on cublasGemmEx (trsm has no such form and runs as made). The handle is
- * the caller's: a program calling through one handle from two threads at
- * once would see the mode change. */
+/* A symmetric or triangular level-3 call. These routines have no
+ * compute-type argument; shim/cuda/cublas_level3.c rebuilds syrk, symm and
+ * trmm on cublasGemmEx with the fast compute type of the dtype (tf32 too).
+ * trsm has no such form and runs as made. The program's handle is never
+ * reconfigured (no math mode set on it): a thread sharing it sees nothing. */
 static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr_t *w,
                   enum amp_level3 kind, int is64)
 {
-    static _Atomic(int (*)(void *, int)) set_math;
     struct amp_thread *t = amp_thread_enter();
     void *h = (void *)w[0];
 #define AMP_CALL_WORDS(i) , w[i]
@@ -552,22 +549,8 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
     int math = -1, status = -1, done = 0;
     if (dtype >= 0 && (!math_mode(h, &math) || keeps_its_calls(math)))
         dtype = -1;
-    int (*set)(void *, int) = atomic_load_explicit(&set_math, memory_order_relaxed);
-    if (dtype == AMP_DTYPE_TF32 && !set) {
-        set = (int (*)(void *, int))amp_resolve_name("cublasSetMathMode");
-        atomic_store_explicit(&set_math, set, memory_order_relaxed);
-    }
-    int tf32 = (math & ~0xf) | AMP_CUBLAS_TF32_TENSOR_OP_MATH;
-    if (dtype == AMP_DTYPE_TF32 && set &&
-        (tf32 == math || set(h, tf32) == AMP_CUBLAS_STATUS_SUCCESS)) {
-        status = AMP_REAL_CALL();
-        done = 1;
-        if (tf32 != math)
-            set(h, math);
-    } else if ((dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) && host_pointers(h)) {
-        status = amp_cublas_level3_lowp(kind, is64, w,
-                                        dtype == AMP_DTYPE_FP16 ? AMP_CUBLAS_COMPUTE_32F_FAST_16F
-                                                                : AMP_CUBLAS_COMPUTE_32F_FAST_16BF,
+    if (dtype >= 0 && kind != AMP_LEVEL3_TRSM && host_pointers(h)) {
+        status = amp_cublas_level3_lowp(kind, is64, w, amp_cublas_fast_compute(dtype),
                                         amp_real_optional(AMP_HOOK_cublasGemmEx));
         done = status == AMP_CUBLAS_STATUS_SUCCESS;
     }

@@ -1,7 +1,9 @@
 /* The cuDNN convolution hooks (category lower) on fp32 tensors with an fp32
  * convolution descriptor whose math type the program left to cuDNN:
- *   fp16  the descriptor's math type becomes CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
- *         for the call (cuDNN converts to fp16 itself), then is restored;
+ *   fp16  the call runs on a private copy of the convolution descriptor
+ *         (dimensions, padding, strides, dilation, mode, compute type, group
+ *         count, reorder type) with CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+ *         (cuDNN converts to fp16 itself);
  *   tf32  the call runs as made: cuDNN's default math on fp32 data already
  *         uses TF32 tensor cores on Ampere and later;
  *   bf16  explicit conversion: inputs are converted with cudnnTransformTensor
@@ -10,9 +12,9 @@
  *         (alpha, beta) by one more cudnnTransformTensor.
  * A math type the program set itself (CUDNN_FMA_MATH, or ALLOW_CONVERSION)
  * and non-fp32 data or compute types leave the call unchanged; whatever fails
- * on the way runs the call exactly as the program made it. The descriptor is
- * the caller's and is restored before the hook returns; a program that
- * shares one between threads calling at once would see the change. */
+ * on the way runs the call exactly as the program made it. The program's
+ * descriptors are only read, never changed, so threads sharing them see
+ * nothing. */
 #include "runtime/decide.h"
 #include "shim/cuda/cudnn_scope.h"
 #include "shim/hook_stub.h"
@@ -84,14 +86,36 @@ static int conv_plain_fp32(const struct amp_dnn *f, enum conv_kind kind, const s
            (*math == AMP_CUDNN_DEFAULT_MATH || *math == AMP_CUDNN_TENSOR_OP_MATH);
 }
 
-/* fp16: cuDNN converts, asked by the math type. */
-static int conv_fp16(struct amp_dnn_scope *s, enum conv_kind kind, conv_fn real, struct conv_args a,
-                     int math)
+/* A private copy of a convolution descriptor with math type `math`, or
+ * NULL; destroyed with f->destroy_conv. */
+static void *conv_private(const struct amp_dnn *f, void *conv, int math)
 {
-    if (s->f->set_math(a.conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) != AMP_DNN_OK)
+    int pad[AMP_CUDNN_DIM_MAX], stride[AMP_CUDNN_DIM_MAX], dilation[AMP_CUDNN_DIM_MAX];
+    int len, mode, compute, groups, reorder;
+    void *priv = NULL;
+    if (f->get_conv(conv, AMP_CUDNN_DIM_MAX - 2, &len, pad, stride, dilation, &mode, &compute) !=
+            AMP_DNN_OK ||
+        f->get_groups(conv, &groups) != AMP_DNN_OK || f->get_reorder(conv, &reorder) != AMP_DNN_OK ||
+        f->create_conv(&priv) != AMP_DNN_OK || !priv)
+        return NULL;
+    if (f->set_conv(priv, len, pad, stride, dilation, mode, compute) != AMP_DNN_OK ||
+        f->set_groups(priv, groups) != AMP_DNN_OK || f->set_reorder(priv, reorder) != AMP_DNN_OK ||
+        f->set_math(priv, math) != AMP_DNN_OK) {
+        f->destroy_conv(priv);
+        return NULL;
+    }
+    return priv;
+}
+
+/* fp16: cuDNN converts, asked by the math type of a private descriptor. */
+static int conv_fp16(struct amp_dnn_scope *s, enum conv_kind kind, conv_fn real, struct conv_args a)
+{
+    void *priv = conv_private(s->f, a.conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+    if (!priv)
         return -1;
+    a.conv = priv;
     int status = conv_ensure_workspace(s, kind, &a) ? conv_call(real, &a) : -1;
-    s->f->set_math(a.conv, math);
+    s->f->destroy_conv(priv);
     return status;
 }
 
@@ -130,7 +154,7 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
         struct amp_dnn_scope s;
         amp_dnn_scope_begin(&s, f, a.h);
         if (!s.failed)
-            status = dtype == AMP_DTYPE_FP16 ? conv_fp16(&s, kind, real, a, math)
+            status = dtype == AMP_DTYPE_FP16 ? conv_fp16(&s, kind, real, a)
                                              : conv_bf16(&s, kind, real, a, v);
         amp_dnn_scope_end(&s);
         amp_count(t, hook, AMP_CTL_CONVERTED, s.converted);
@@ -189,11 +213,13 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
     if (dtype == AMP_DTYPE_FP16) {
         struct amp_dnn_scope s;
         amp_dnn_scope_begin(&s, f, h);
-        if (!s.failed && f->set_math(conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) == AMP_DNN_OK) {
+        void *priv = s.failed ? NULL : conv_private(f, conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+        if (priv) {
+            a.conv = priv;
             if (conv_ensure_workspace(&s, CONV_FWD, &a))
-                status = real(h, alpha1, xd, x, wd, w, conv, algo, a.ws, a.ws_bytes, alpha2, zd, z,
+                status = real(h, alpha1, xd, x, wd, w, priv, algo, a.ws, a.ws_bytes, alpha2, zd, z,
                               bd, bias, act, yd, y);
-            f->set_math(conv, math);
+            f->destroy_conv(priv);
         }
         amp_dnn_scope_end(&s);
         if (status != AMP_DNN_OK)

@@ -244,29 +244,28 @@ AMPSHIM_HOOKS_CUDNN_NORM_FWD_TRAINING(AMP_DEFINE_NORM_FWD_TRAINING)
 
 /* ---- reduction ---- */
 
-/* A reduction of half or bf16 data with a half compute type gets an fp32
- * compute type for the call (more workspace if cuDNN then wants it). */
-static int reduce_fp32(const struct amp_dnn *f, void *h, void *rd, void *ad, void *cd, void **ws,
-                       size_t *ws_bytes, struct amp_dnn_upcast *u, int *restore)
+/* A reduction of half or bf16 data with a half compute type runs on a
+ * private reduction descriptor with an fp32 compute type (the program's
+ * other settings; more workspace if cuDNN then wants it). *rd is replaced
+ * by it; reduce_private_end destroys it. */
+static int reduce_fp32(const struct amp_dnn *f, void *h, void **rd, void *ad, void *cd, void **ws,
+                       size_t *ws_bytes, struct amp_dnn_upcast *u, void **priv)
 {
     int op, comp, nan, indices, index_type;
     size_t need = 0;
     amp_dnn_scope_begin(&u->s, f, h);
-    if (u->s.failed || f->get_reduce(rd, &op, &comp, &nan, &indices, &index_type) != AMP_DNN_OK)
+    if (u->s.failed || f->get_reduce(*rd, &op, &comp, &nan, &indices, &index_type) != AMP_DNN_OK)
         return 0;
     if (comp == AMP_CUDNN_DATA_FLOAT)
         return 1; /* fp32 already */
-    if (f->set_reduce(rd, op, AMP_CUDNN_DATA_FLOAT, nan, indices, index_type) != AMP_DNN_OK)
+    if (f->create_reduce(priv) != AMP_DNN_OK || !*priv) {
+        *priv = NULL;
         return 0;
-    *restore = comp;
-    return f->ws_reduce(h, rd, ad, cd, &need) == AMP_DNN_OK && amp_dnn_scope_workspace(&u->s, need, ws, ws_bytes);
-}
-
-static void reduce_restore(const struct amp_dnn *f, void *rd, int comp)
-{
-    int op, old, nan, indices, index_type;
-    if (comp >= 0 && f->get_reduce(rd, &op, &old, &nan, &indices, &index_type) == AMP_DNN_OK)
-        f->set_reduce(rd, op, comp, nan, indices, index_type);
+    }
+    if (f->set_reduce(*priv, op, AMP_CUDNN_DATA_FLOAT, nan, indices, index_type) != AMP_DNN_OK)
+        return 0;
+    *rd = *priv;
+    return f->ws_reduce(h, *rd, ad, cd, &need) == AMP_DNN_OK && amp_dnn_scope_workspace(&u->s, need, ws, ws_bytes);
 }
 
 typedef int (*reduce_fn)(void *, void *, void *, size_t, void *, size_t, const void *, void *,
@@ -282,12 +281,13 @@ static int reduce(enum amp_hook_id hook, reduce_fn real, void *h, void *rd, void
         struct amp_dnn_upcast u = {0};
         void *ws2 = ws;
         size_t ws2_bytes = ws_bytes;
-        int restore = -1;
-        int status = reduce_fp32(c.f, h, rd, ad, cd, &ws2, &ws2_bytes, &u, &restore)
-                         ? real(h, rd, indices, indices_bytes, ws2, ws2_bytes, alpha, ad, A, beta,
+        void *priv = NULL, *run = rd;
+        int status = reduce_fp32(c.f, h, &run, ad, cd, &ws2, &ws2_bytes, &u, &priv)
+                         ? real(h, run, indices, indices_bytes, ws2, ws2_bytes, alpha, ad, A, beta,
                                 cd, C)
                          : -1;
-        reduce_restore(c.f, rd, restore);
+        if (priv)
+            c.f->destroy_reduce(priv);
         amp_dnn_scope_end(&u.s);
         if (fp32_call_done(&c, status, u.s.converted))
             return status;

@@ -30,6 +30,16 @@
       int *)                                                                                       \
     X(get_math, cudnnGetConvolutionMathType, void *, int *)                                        \
     X(set_math, cudnnSetConvolutionMathType, void *, int)                                          \
+    X(create_conv, cudnnCreateConvolutionDescriptor, void **)                                      \
+    X(destroy_conv, cudnnDestroyConvolutionDescriptor, void *)                                     \
+    X(set_conv, cudnnSetConvolutionNdDescriptor, void *, int, const int *, const int *,           \
+      const int *, int, int)                                                                       \
+    X(get_groups, cudnnGetConvolutionGroupCount, void *, int *)                                    \
+    X(set_groups, cudnnSetConvolutionGroupCount, void *, int)                                      \
+    X(get_reorder, cudnnGetConvolutionReorderType, void *, int *)                                  \
+    X(set_reorder, cudnnSetConvolutionReorderType, void *, int)                                    \
+    X(create_reduce, cudnnCreateReduceTensorDescriptor, void **)                                   \
+    X(destroy_reduce, cudnnDestroyReduceTensorDescriptor, void *)                                  \
     X(get_stream, cudnnGetStream, void *, void **)                                                 \
     X(transform, cudnnTransformTensor, void *, const void *, void *, const void *, const void *,   \
       void *, void *)                                                                              \

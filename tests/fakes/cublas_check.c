@@ -212,13 +212,14 @@ int main(int argc, char **argv)
     CHECK(strcmp(last()->function, "cublasSdot_v2_64") == 0 && r == rr,
           "Sdot_64 forwarded (%g, %g)", r, rr);
 
-    /* Symmetric and triangular level 3. tf32: through the handle's math
-     * mode for the call, the program's mode after. fp16 and bf16: rebuilt on
-     * GemmEx with the fast compute type; the answer is GemmEx's on the full
-     * matrices, built here on the host. */
-    int lowp = expect == CUBLAS_COMPUTE_32F_FAST_16F || expect == CUBLAS_COMPUTE_32F_FAST_16BF;
-    int tf32 = expect == CUBLAS_COMPUTE_32F_FAST_TF32;
-    int level3_compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    /* Symmetric and triangular level 3, every dtype (tf32 included): rebuilt
+     * on GemmEx with the fast compute type; the answer is GemmEx's on the
+     * full matrices, built here on the host. The program's handle is never
+     * reconfigured (its math mode is never written). */
+    int lowp = expect == CUBLAS_COMPUTE_32F_FAST_16F || expect == CUBLAS_COMPUTE_32F_FAST_16BF ||
+               expect == CUBLAS_COMPUTE_32F_FAST_TF32;
+    int level3_compute = CUBLAS_COMPUTE_32F;
+    long math_writes = fake_cublas_math_writes(h);
     const char *reached_syrk = lowp ? "cublasGemmEx" : "cublasSsyrk_v2";
     gemmex_fn ex = (gemmex_fn)dlsym(lib, "cublasGemmEx");
     typedef cublasStatus_t (*syrk_fn)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int,
@@ -241,16 +242,15 @@ int main(int argc, char **argv)
                 s2[i + j * M] = scaled + wfull[i + j * M];
             }
     } else {
-        cublasSetMathMode(h, tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH);
         ((syrk_fn)dlsym(lib, "cublasSsyrk_v2"))(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K,
                                                 &alpha, A, M, &half, s2, M);
-        cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
     }
     CHECK(memcmp(s1, s2, sizeof s1) == 0, "Ssyrk: the library's answer for compute %d",
           lowp ? expect : level3_compute);
     cublasMath_t mode = 99;
     cublasGetMathMode(h, &mode);
-    CHECK(mode == CUBLAS_DEFAULT_MATH, "the handle's math mode is the program's again (%d)", mode);
+    CHECK(mode == CUBLAS_DEFAULT_MATH && fake_cublas_math_writes(h) == math_writes,
+          "the handle's math mode was never written (%d)", mode);
 
     /* symm, left, A's upper triangle: S = the symmetric matrix it stands for */
     float full[M * M], ref[M * N];

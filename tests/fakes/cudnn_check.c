@@ -20,6 +20,10 @@
 #include "tests/fakes/fake_cudnn.h"
 #include "tests/check.h"
 
+long fake_cudnn_conv_writes(cudnnConvolutionDescriptor_t d);
+long fake_cudnn_reduce_writes(cudnnReduceTensorDescriptor_t d);
+void fake_cudnn_last_conv(int *groups, int *reorder);
+
 long fake_cudart_outstanding(void);
 long fake_cudart_allocations(void);
 
@@ -148,6 +152,8 @@ static void check_conv(cudnnHandle_t h, const char *mode)
     int expect_math =
         strcmp(mode, "fp16") == 0 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : CUDNN_DEFAULT_MATH;
     int expect_type = strcmp(mode, "bf16") == 0 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    cudnnSetConvolutionReorderType(conv, CUDNN_NO_REORDER);
+    long writes = fake_cudnn_conv_writes(conv);
     for (int k = 0; k < 3; k++) {
         const struct conv_case *c = &cases[k];
         float *want = malloc(sizeof(float) * (size_t)c->n_out);
@@ -161,12 +167,20 @@ static void check_conv(cudnnHandle_t h, const char *mode)
                   last()->type[2] == expect_type,
               "%s (%s) reached %s with math %d, types %d/%d/%d", c->name, mode, last()->function,
               last()->math, last()->type[0], last()->type[1], last()->type[2]);
+        int groups, reorder;
+        fake_cudnn_last_conv(&groups, &reorder);
+        CHECK(groups == 1 && reorder == CUDNN_NO_REORDER,
+              "%s: the program's group count and reorder type reached cuDNN (%d, %d)", c->name,
+              groups, reorder);
         reference(h, c, mode, want);
         CHECK(memcmp(c->out, want, sizeof(float) * (size_t)c->n_out) == 0,
               "%s: the result is the library's %s answer", c->name, mode);
         cudnnMathType_t m = 99;
         cudnnGetConvolutionMathType(conv, &m);
-        CHECK(m == CUDNN_DEFAULT_MATH, "%s: the math type is the program's again (%d)", c->name, m);
+        CHECK(m == CUDNN_DEFAULT_MATH, "%s: the math type is the program's (%d)", c->name, m);
+        CHECK(fake_cudnn_conv_writes(conv) == writes,
+              "%s: the program's descriptor was never written (%ld writes)", c->name,
+              fake_cudnn_conv_writes(conv) - writes);
         free(want);
     }
 
@@ -337,7 +351,9 @@ static void check_reduce(cudnnHandle_t h, int fp32)
     cudnnReduceTensorIndices_t ind;
     cudnnIndicesType_t it;
     cudnnGetReduceTensorDescriptor(rd, &op, &comp, &nan, &ind, &it);
-    CHECK(comp == CUDNN_DATA_HALF, "the reduce descriptor is the program's again (%d)", comp);
+    CHECK(comp == CUDNN_DATA_HALF, "the reduce descriptor is the program's (%d)", comp);
+    CHECK(fake_cudnn_reduce_writes(rd) == 1, "the program's reduce descriptor was written once, "
+                                             "by the program (%ld)", fake_cudnn_reduce_writes(rd));
     cudnnDestroyReduceTensorDescriptor(rd);
     cudnnDestroyReduceTensorDescriptor(rf);
     cudnnDestroyTensorDescriptor(ad);

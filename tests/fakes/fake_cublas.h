@@ -12,4 +12,8 @@ struct fake_cublas_record {
 
 const struct fake_cublas_record *fake_cublas_last_call(void);
 
+/* How many times a handle's math mode was set (struct cublasContext *). */
+struct cublasContext;
+long fake_cublas_math_writes(struct cublasContext *h);
+
 #endif

@@ -305,11 +305,31 @@ struct cudnnConvolutionStruct {
     cudnnConvolutionMode_t mode;
     cudnnDataType_t compute;
     cudnnMathType_t math;
+    int groups;
+    cudnnReorderType_t reorder;
+    long writes; /* every setter call on this descriptor: tests see none from the shim */
 };
+
+/* How many times a descriptor was written through a setter. */
+AMP_EXPORT long fake_cudnn_conv_writes(cudnnConvolutionDescriptor_t d)
+{
+    return d->writes;
+}
+
+/* The group count and reorder type of the descriptor the last convolution
+ * ran with. */
+static int last_groups, last_reorder;
+AMP_EXPORT void fake_cudnn_last_conv(int *groups, int *reorder)
+{
+    *groups = last_groups;
+    *reorder = last_reorder;
+}
 
 AMP_EXPORT cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
+    if (*d)
+        (*d)->groups = 1;
     return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
@@ -326,8 +346,51 @@ AMP_EXPORT cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescrip
 {
     if (pad_h < 0 || pad_w < 0 || u <= 0 || v <= 0 || dil_h <= 0 || dil_w <= 0)
         return BAD;
-    *d = (struct cudnnConvolutionStruct){{pad_h, pad_w}, {u, v},  {dil_h, dil_w},
-                                         mode,           compute, d->math};
+    *d = (struct cudnnConvolutionStruct){{pad_h, pad_w}, {u, v},      {dil_h, dil_w}, mode,
+                                         compute,        d->math,     d->groups,      d->reorder,
+                                         d->writes + 1};
+    return CUDNN_STATUS_SUCCESS;
+}
+
+AMP_EXPORT cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t d, int length,
+                                                         const int pad[], const int stride[],
+                                                         const int dilation[],
+                                                         cudnnConvolutionMode_t mode,
+                                                         cudnnDataType_t compute)
+{
+    if (length != 2)
+        return UNSUPPORTED;
+    return cudnnSetConvolution2dDescriptor(d, pad[0], pad[1], stride[0], stride[1], dilation[0],
+                                           dilation[1], mode, compute);
+}
+
+AMP_EXPORT cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int groups)
+{
+    if (groups < 1)
+        return BAD;
+    d->groups = groups;
+    d->writes++;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+AMP_EXPORT cudnnStatus_t cudnnGetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int *groups)
+{
+    *groups = d->groups;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+AMP_EXPORT cudnnStatus_t cudnnSetConvolutionReorderType(cudnnConvolutionDescriptor_t d,
+                                                        cudnnReorderType_t reorder)
+{
+    d->reorder = reorder;
+    d->writes++;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+AMP_EXPORT cudnnStatus_t cudnnGetConvolutionReorderType(cudnnConvolutionDescriptor_t d,
+                                                        cudnnReorderType_t *reorder)
+{
+    *reorder = d->reorder;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -352,6 +415,7 @@ AMP_EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_
     if (m < CUDNN_DEFAULT_MATH || m > CUDNN_FMA_MATH)
         return BAD;
     d->math = m;
+    d->writes++;
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -412,6 +476,8 @@ static cudnnStatus_t conv_run(const char *name, int kind, const struct conv_ops 
 {
     if (!conv_valid(o))
         return BAD;
+    last_groups = o->conv->groups;
+    last_reorder = (int)o->conv->reorder;
     if (o->x->type == CUDNN_DATA_BFLOAT16 && getenv("FAKE_CUDNN_NO_BF16"))
         return UNSUPPORTED;
     size_t need = conv_workspace(o);
@@ -788,7 +854,13 @@ struct cudnnReduceTensorStruct {
     cudnnNanPropagation_t nan;
     cudnnReduceTensorIndices_t indices;
     cudnnIndicesType_t index_type;
+    long writes;
 };
+
+AMP_EXPORT long fake_cudnn_reduce_writes(cudnnReduceTensorDescriptor_t d)
+{
+    return d->writes;
+}
 
 AMP_EXPORT cudnnStatus_t cudnnCreateReduceTensorDescriptor(cudnnReduceTensorDescriptor_t *d)
 {
@@ -810,7 +882,7 @@ AMP_EXPORT cudnnStatus_t cudnnSetReduceTensorDescriptor(cudnnReduceTensorDescrip
 {
     if (!type_ok(comp))
         return BAD;
-    *d = (struct cudnnReduceTensorStruct){op, comp, nan, indices, index_type};
+    *d = (struct cudnnReduceTensorStruct){op, comp, nan, indices, index_type, d->writes + 1};
     return CUDNN_STATUS_SUCCESS;
 }
 
