@@ -1,15 +1,22 @@
 /* Device scratch for the CUDA hooks that convert tensors (the cuDNN bf16 and
- * fp32 paths): stream-ordered allocations from the CUDA runtime's pool
- * (cudaMallocAsync / cudaFreeAsync on the call's own stream, zeroed with
- * cudaMemsetAsync / cudaMemset2DAsync where needed), taken for one
- * call and given back at its end, so the shim holds no device memory between
- * calls and never synchronises. The runtime is found among the loaded
+ * fp32 paths, the cuBLAS level-3 rebuilds, the audit): stream-ordered
+ * allocations (cudaMallocFromPoolAsync / cudaFreeAsync on the call's own
+ * stream, zeroed with cudaMemsetAsync / cudaMemset2DAsync where needed),
+ * taken for one call and given back at its end, so the shim never
+ * synchronises. They come from a pool of the shim's own per device, whose
+ * release threshold (AMP_CUDA_POOL_KEEP) keeps freed memory for the next
+ * calls instead of trimming it at every synchronisation as the runtime's
+ * default pool (threshold 0) does; the program's pools are never
+ * reconfigured. A stream being captured into a graph gets no scratch: the
+ * call runs as made, so the shim never adds memory nodes to the program's
+ * graph. The runtime is found among the loaded
  * objects first (a program linked to libcudart.so.13); a program with the
  * static runtime gets libcudart.so.13 opened here. Without either, or
  * when an allocation fails or would pass AMP_CUDA_SCRATCH_MAX, the hook runs
  * the call as the program made it. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "runtime/log.h"
 #include "shim/cuda/cuda_scratch.h"
@@ -27,6 +34,16 @@ static memset2d_async_fn memset2d_async;
 typedef int (*memcpy2d_async_fn)(void *, size_t, const void *, size_t, size_t, size_t, int, void *);
 static memcpy2d_async_fn memcpy2d_async;
 static int available;
+typedef int (*is_capturing_fn)(void *, int *);
+typedef int (*get_device_fn)(int *);
+typedef int (*pool_create_fn)(void **, const struct amp_cuda_pool_props *);
+typedef int (*pool_set_fn)(void *, int, void *);
+typedef int (*malloc_pool_fn)(void **, size_t, void *, void *);
+static is_capturing_fn is_capturing;
+static get_device_fn get_device;
+static pool_create_fn pool_create;
+static pool_set_fn pool_set;
+static malloc_pool_fn malloc_from_pool;
 
 static void *runtime_symbol(void **lib, const char *name)
 {
@@ -49,7 +66,14 @@ static void find_runtime(void)
     memset_async = (memset_async_fn)runtime_symbol(lib, "cudaMemsetAsync");
     memset2d_async = (memset2d_async_fn)runtime_symbol(lib, "cudaMemset2DAsync");
     memcpy2d_async = (memcpy2d_async_fn)runtime_symbol(lib, "cudaMemcpy2DAsync");
-    available = malloc_async && free_async && memset_async && memset2d_async;
+    is_capturing = (is_capturing_fn)runtime_symbol(lib, "cudaStreamIsCapturing");
+    get_device = (get_device_fn)runtime_symbol(lib, "cudaGetDevice");
+    pool_create = (pool_create_fn)runtime_symbol(lib, "cudaMemPoolCreate");
+    pool_set = (pool_set_fn)runtime_symbol(lib, "cudaMemPoolSetAttribute");
+    malloc_from_pool = (malloc_pool_fn)runtime_symbol(lib, "cudaMallocFromPoolAsync");
+    /* Without cudaStreamIsCapturing there is no telling a captured stream:
+     * no scratch at all then. */
+    available = malloc_async && free_async && memset_async && memset2d_async && is_capturing;
     if (!available)
         amp_log(AMP_LOG_INFO, "no CUDA runtime with cudaMallocAsync found; cuDNN calls that "
                               "need conversion run as made");
@@ -63,11 +87,63 @@ static int ready(void)
     return available;
 }
 
+/* The shim's pool for the current device, made at its first use; NULL when
+ * the runtime cannot make one (the default pool is used then). */
+enum { POOL_DEVICES = 64 };
+static void *pools[POOL_DEVICES];
+static uint8_t pool_tried[POOL_DEVICES];
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *own_pool(void)
+{
+    int dev = -1;
+    if (!get_device || !pool_create || !pool_set || !malloc_from_pool || get_device(&dev) != 0 ||
+        dev < 0 || dev >= POOL_DEVICES)
+        return NULL;
+    pthread_mutex_lock(&pool_lock);
+    if (!pool_tried[dev]) {
+        pool_tried[dev] = 1;
+        struct amp_cuda_pool_props props = {0};
+        props.alloc_type = AMP_CUDA_MEM_ALLOCATION_PINNED;
+        props.location.type = AMP_CUDA_MEM_LOCATION_DEVICE;
+        props.location.id = dev;
+        uint64_t keep = AMP_CUDA_POOL_KEEP;
+        void *pool = NULL;
+        if (pool_create(&pool, &props) == 0 && pool &&
+            pool_set(pool, AMP_CUDA_POOL_ATTR_RELEASE_THRESHOLD, &keep) == 0)
+            pools[dev] = pool;
+        else
+            amp_log(AMP_LOG_INFO, "device %d: no memory pool of the shim's own; scratch comes "
+                                  "from the runtime's default pool", dev);
+    }
+    void *pool = pools[dev];
+    pthread_mutex_unlock(&pool_lock);
+    return pool;
+}
+
+/* Whether work queued on the stream now would be captured into a graph (an
+ * error answering counts as yes). */
+static int captured(void *stream)
+{
+    int status = -1;
+    if (is_capturing(stream, &status) == 0 && status == AMP_CUDA_STREAM_CAPTURE_NONE)
+        return 0;
+    static _Atomic int said;
+    if (!atomic_exchange(&said, 1))
+        amp_log(AMP_LOG_INFO, "a stream is being captured into a CUDA graph: calls that need "
+                              "device scratch run as made while it is");
+    return 1;
+}
+
 void *amp_cuda_take(struct amp_cuda_scratch *s, size_t bytes)
 {
     void *p = NULL;
     if (!bytes || bytes > AMP_CUDA_SCRATCH_MAX || s->n == (int)(sizeof s->p / sizeof *s->p) ||
-        !ready() || malloc_async(&p, bytes, s->stream) != 0)
+        !ready() || captured(s->stream))
+        return NULL;
+    void *pool = own_pool();
+    if ((pool ? malloc_from_pool(&p, bytes, pool, s->stream) : malloc_async(&p, bytes, s->stream)) !=
+        0)
         return NULL;
     return s->p[s->n++] = p;
 }

@@ -4,10 +4,37 @@
 #define AMPSHIM_CUDA_SCRATCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The most one scratch buffer may take: a call that would need more runs as
  * the program made it rather than crowd the program's own device memory. */
 #define AMP_CUDA_SCRATCH_MAX ((size_t)1 << 30)
+
+/* What the shim's own memory pool (one per device) keeps after a
+ * synchronisation: up to this much freed memory stays for the next calls
+ * (cudaMemPoolAttrReleaseThreshold); more is given back to the device. */
+#define AMP_CUDA_POOL_KEEP ((uint64_t)256 << 20)
+
+/* cudaMemPoolProps as cuda_runtime_api.h lays it out (CUDA 12 and 13; the
+ * fake runtime checks it against the header). */
+struct amp_cuda_pool_props {
+    int alloc_type;   /* cudaMemAllocationTypePinned = 1 */
+    int handle_types; /* cudaMemHandleTypeNone = 0 */
+    struct {
+        int type; /* cudaMemLocationTypeDevice = 1 */
+        int id;
+    } location;
+    void *win32_security_attributes;
+    size_t max_size;
+    unsigned short usage;
+    unsigned char reserved[54];
+};
+enum {
+    AMP_CUDA_MEM_ALLOCATION_PINNED = 1,
+    AMP_CUDA_MEM_LOCATION_DEVICE = 1,
+    AMP_CUDA_POOL_ATTR_RELEASE_THRESHOLD = 4,
+    AMP_CUDA_STREAM_CAPTURE_NONE = 0,
+};
 
 /* One hook call's scratch: buffers taken on the call's stream, all given
  * back (on that stream, after the work queued there) by
@@ -19,7 +46,11 @@ struct amp_cuda_scratch {
 };
 
 /* `bytes` of device memory ordered on s->stream, or NULL (then the caller
- * runs the call as made). */
+ * runs the call as made): from the shim's pool for the current device
+ * (cudaMallocFromPoolAsync; the runtime's default pool where the shim's
+ * cannot be made), and never while s->stream is being captured into a
+ * graph (an allocation there would be a memory node of the program's
+ * graph, which then can be neither cloned nor a child graph). */
 void *amp_cuda_take(struct amp_cuda_scratch *s, size_t bytes);
 void amp_cuda_scratch_end(struct amp_cuda_scratch *s);
 

@@ -10,12 +10,42 @@
  * shim fall back. Compiled against the real cuda_runtime_api.h. */
 #include <cuda_runtime_api.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/export.h"
+#include "shim/cuda/cuda_scratch.h"
 
-static _Atomic long outstanding, total, syncs;
+/* The shim's copy of cudaMemPoolProps and the enum values it uses must be
+ * the header's. */
+_Static_assert(sizeof(struct cudaMemPoolProps) == sizeof(struct amp_cuda_pool_props), "props");
+_Static_assert(offsetof(struct cudaMemPoolProps, location) ==
+                   offsetof(struct amp_cuda_pool_props, location), "props");
+_Static_assert(offsetof(struct cudaMemPoolProps, maxSize) ==
+                   offsetof(struct amp_cuda_pool_props, max_size), "props");
+_Static_assert(offsetof(struct cudaMemPoolProps, usage) ==
+                   offsetof(struct amp_cuda_pool_props, usage), "props");
+_Static_assert((int)cudaMemAllocationTypePinned == (int)AMP_CUDA_MEM_ALLOCATION_PINNED, "enum");
+_Static_assert((int)cudaMemLocationTypeDevice == (int)AMP_CUDA_MEM_LOCATION_DEVICE, "enum");
+_Static_assert((int)cudaMemPoolAttrReleaseThreshold == (int)AMP_CUDA_POOL_ATTR_RELEASE_THRESHOLD,
+               "enum");
+_Static_assert((int)cudaStreamCaptureStatusNone == (int)AMP_CUDA_STREAM_CAPTURE_NONE, "enum");
+
+static _Atomic long outstanding, total, syncs, pool_allocations;
+static uint64_t pool_threshold;
+
+/* Allocations from a pool made with cudaMemPoolCreate, and the release
+ * threshold set on it. */
+AMP_EXPORT long fake_cudart_pool_allocations(void)
+{
+    return atomic_load(&pool_allocations);
+}
+
+AMP_EXPORT uint64_t fake_cudart_pool_threshold(void)
+{
+    return pool_threshold;
+}
 
 AMP_EXPORT long fake_cudart_syncs(void)
 {
@@ -41,6 +71,8 @@ AMP_EXPORT long fake_cudart_allocations(void)
 #undef cudaMalloc
 #undef cudaFree
 #undef cudaDeviceSynchronize
+#undef cudaStreamIsCapturing
+#undef cudaMallocFromPoolAsync
 
 AMP_EXPORT cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
 {
@@ -125,4 +157,48 @@ AMP_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
     atomic_fetch_add(&syncs, 1);
     return cudaSuccess;
+}
+
+/* FAKE_CUDART_CAPTURING=1: every stream is being captured into a graph. */
+AMP_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status)
+{
+    (void)stream;
+    const char *c = getenv("FAKE_CUDART_CAPTURING");
+    *status = c && *c == '1' ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaGetDevice(int *device)
+{
+    *device = 0;
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
+{
+    static char token;
+    if (props->allocType != cudaMemAllocationTypePinned ||
+        props->location.type != cudaMemLocationTypeDevice || props->location.id != 0)
+        return cudaErrorInvalidValue;
+    *pool = (cudaMemPool_t)&token;
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value)
+{
+    (void)pool;
+    if (attr != cudaMemPoolAttrReleaseThreshold)
+        return cudaErrorInvalidValue;
+    memcpy(&pool_threshold, value, sizeof pool_threshold);
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPool_t pool,
+                                               cudaStream_t stream)
+{
+    cudaError_t e = cudaMallocAsync(p, size, stream);
+    (void)pool;
+    if (e == cudaSuccess)
+        atomic_fetch_add(&pool_allocations, 1);
+    return e;
 }

@@ -1,0 +1,63 @@
+/* Device scratch under stream capture, against the test-only fakes. With
+ * FAKE_CUDART_CAPTURING=1 every stream is being captured into a graph: a
+ * call that needs scratch (an fp16 cublasSsyrk, rebuilt on GemmEx in
+ * scratch) runs as the program made it and nothing is allocated, while one
+ * that needs none (cublasSgemm, lowered in place) is still lowered. Without
+ * capture the scratch comes from the shim's own pool (release threshold 256
+ * MiB), never the runtime's default one, and is all given back.
+ * usage: capture_check capture|free */
+#include <cublas_v2.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/check.h"
+#include "tests/fakes/fake_cublas.h"
+
+enum { M = 12, K = 7 };
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    int capture = strcmp(argv[1], "capture") == 0;
+    CHECK_SHIM_LOADED();
+    void *rt = dlopen("libcudart.so.13", RTLD_NOW);
+    long (*allocations)(void) = rt ? (long (*)(void))dlsym(rt, "fake_cudart_allocations") : NULL;
+    long (*outstanding)(void) = rt ? (long (*)(void))dlsym(rt, "fake_cudart_outstanding") : NULL;
+    long (*pool_allocations)(void) =
+        rt ? (long (*)(void))dlsym(rt, "fake_cudart_pool_allocations") : NULL;
+    uint64_t (*threshold)(void) =
+        rt ? (uint64_t(*)(void))dlsym(rt, "fake_cudart_pool_threshold") : NULL;
+    if (!allocations || !outstanding || !pool_allocations || !threshold) {
+        printf("FAIL: not run with the fake CUDA runtime\n");
+        return 1;
+    }
+    cublasHandle_t h;
+    cublasCreate(&h);
+    static float a[M * K], c[M * M], b[K * M], d[M * M];
+    for (int i = 0; i < M * K; i++)
+        a[i] = b[i] = (float)(i % 13) / 7.0f - 0.8f;
+    const float one = 1.0f, zero = 0.0f;
+    cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, &one, a, M, &zero, c, M);
+    CHECK(strcmp(fake_cublas_last_call()->function, capture ? "cublasSsyrk_v2" : "cublasGemmEx") ==
+              0,
+          "fp16 Ssyrk %s: reached %s", capture ? "under capture (needs scratch)" : "free",
+          fake_cublas_last_call()->function);
+    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, M, K, &one, a, M, b, K, &zero, d, M);
+    CHECK(fake_cublas_last_call()->compute == CUBLAS_COMPUTE_32F_FAST_16F,
+          "Sgemm (no scratch) lowered either way (compute %d)", fake_cublas_last_call()->compute);
+    if (capture) {
+        CHECK(allocations() == 0, "under capture: no allocation (%ld)", allocations());
+    } else {
+        CHECK(allocations() > 0 && pool_allocations() == allocations(),
+              "scratch from the shim's pool only (%ld of %ld)", pool_allocations(), allocations());
+        CHECK(threshold() == (uint64_t)256 << 20, "the pool keeps 256 MiB (%llu)",
+              (unsigned long long)threshold());
+    }
+    CHECK(outstanding() == 0, "all scratch given back (%ld)", outstanding());
+    cublasDestroy(h);
+    printf("capture_check %s: %d passed, %d failed\n", argv[1], checks - failures, (int)failures);
+    return failures ? 1 : 0;
+}
