@@ -380,5 +380,5 @@ enum amp_category amp_policy_category(const struct amp_policy_overrides *ov, enu
         if (ov->wildcard[dev][hook][accumulates != 0] != AMP_CAT_UNSET)
             return (enum amp_category)ov->wildcard[dev][hook][accumulates != 0];
     }
-    return (enum amp_category)amp_policy_default[dev][amp_hook_op[hook][accumulates != 0]];
+    return amp_policy_hook_default(dev, hook, accumulates);
 }

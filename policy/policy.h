@@ -68,6 +68,19 @@ extern const uint8_t amp_hook_device[AMP_HOOK_COUNT]; /* enum amp_device */
  * integer width; NULL where the name fixes the width (I64) and for CUDA. */
 extern const char *const amp_hook_width_probe[AMP_HOOK_COUNT];
 extern const uint8_t amp_hook_form_is_cblas[AMP_HOOK_COUNT]; /* CBLAS, not Fortran */
+/* A binding's own category (policy/data/bindings_cuda.txt's last column),
+ * which replaces its op's; AMP_CAT_UNSET where the op list decides. */
+extern const uint8_t amp_hook_binding_category[AMP_HOOK_COUNT];
+
+/* The category a hook gets with no overrides: its binding's own, else its
+ * op's (beta = 0 or not). */
+static inline enum amp_category amp_policy_hook_default(enum amp_device dev, int hook,
+                                                        int accumulates)
+{
+    if (amp_hook_binding_category[hook] != AMP_CAT_UNSET && amp_hook_device[hook] == dev)
+        return (enum amp_category)amp_hook_binding_category[hook];
+    return (enum amp_category)amp_policy_default[dev][amp_hook_op[hook][accumulates != 0]];
+}
 
 /* Overrides from the environment or ampctl; AMP_CAT_UNSET where none. A symbol
  * override (cblas_sgemm) beats a routine override (sgemm), which beats an op

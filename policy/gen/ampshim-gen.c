@@ -85,6 +85,7 @@ static struct routine {
     int kind, family;
     int op, op_beta;
     int cuda_ints; /* 0 for a CPU routine; 32 or 64 for a CUDA entry point */
+    int binding_cat; /* the binding's own category, -1 for the op list's */
 } routines[MAX_ROUTINES];
 static int n_routines;
 
@@ -300,20 +301,22 @@ static void read_op_list(const char *dir, const struct list_file *lf)
     fclose(f);
 }
 
-/* bindings.txt: routine kind op op_beta; bindings_cuda.txt adds ints. */
+/* bindings.txt: routine kind op op_beta; bindings_cuda.txt adds ints and
+ * an optional category of the binding's own, which replaces the op list's
+ * for that entry point (ampshim(7) says why for each). */
 static void read_bindings(const char *dir, const char *file, int cuda)
 {
     char path[4096], line[512];
     FILE *f = open_data(dir, file, path, sizeof path);
     int want = cuda ? 5 : 4;
     for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
-        char *field[5];
-        int n = split_fields(line, field, 5);
+        char *field[6];
+        int n = split_fields(line, field, 6);
         if (n == 0)
             continue;
-        if (n != want)
+        if (n != want && !(cuda && n == want + 1))
             die("%s:%d: expected: %s", path, lineno,
-                cuda ? "symbol kind op op_beta ints" : "routine kind op op_beta");
+                cuda ? "symbol kind op op_beta ints [category]" : "routine kind op op_beta");
         if (n_routines == MAX_ROUTINES)
             die("too many routines");
         struct routine *r = &routines[n_routines];
@@ -340,6 +343,14 @@ static void read_bindings(const char *dir, const char *file, int cuda)
             r->cuda_ints = atoi(field[4]);
             if (strcmp(field[4], "32") != 0 && strcmp(field[4], "64") != 0)
                 die("%s:%d: ints must be 32 or 64, not '%s'", path, lineno, field[4]);
+        }
+        r->binding_cat = -1;
+        if (n == want + 1) {
+            for (int c = 0; c < (int)(sizeof category_names / sizeof *category_names); c++)
+                if (strcmp(category_names[c], field[5]) == 0)
+                    r->binding_cat = c;
+            if (r->binding_cat < 0)
+                die("%s:%d: unknown category '%s'", path, lineno, field[5]);
         }
         r->op = find_op(field[2]);
         if (r->op < 0)
@@ -571,6 +582,21 @@ static void write_tables(const char *path)
                             table ? device_macros[families[fam].device] : families[fam].name);
             }
     }
+    /* Per hook: the binding's own category, AMP_CAT_UNSET for the op's. */
+    fprintf(f, "};\n\nconst uint8_t amp_hook_binding_category[AMP_HOOK_COUNT] = {\n");
+    for (int fam = 0; fam < n_families; fam++)
+        for (int r = 0; r < n_routines; r++) {
+            if (routines[r].family != fam)
+                continue;
+            int entries = routines[r].cuda_ints ? 1 : 0;
+            for (int i = 0; i < n_manglings && !routines[r].cuda_ints; i++)
+                entries += strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack;
+            for (int i = 0; i < entries; i++)
+                if (routines[r].binding_cat < 0)
+                    fprintf(f, "    AMP_CAT_UNSET,\n");
+                else
+                    fprintf(f, "    AMP_CAT_%s,\n", category_macros[routines[r].binding_cat]);
+        }
     fprintf(f, "};\n\nconst uint8_t amp_hook_form_is_cblas[AMP_HOOK_COUNT] = {\n");
     for (int fam = 0; fam < n_families; fam++)
         for (int r = 0; r < n_routines; r++) {
@@ -624,7 +650,9 @@ static void write_man_table(FILE *f)
         else
             snprintf(op, sizeof op, "%s", ops[rt->op]);
         const char *cpu = rt->cuda_ints ? "-" : category_names[op_category[rt->op][0]];
-        const char *cuda = rt->cuda_ints ? category_names[op_category[rt->op][1]] : "-";
+        const char *cuda = !rt->cuda_ints       ? "-"
+                           : rt->binding_cat >= 0 ? category_names[rt->binding_cat]
+                                                  : category_names[op_category[rt->op][1]];
         fprintf(f, "%s\t%s\t%s\t%s\n", rt->name, op, cpu, cuda);
     }
     fprintf(f, ".TE\n.PP\nEach op's category comes from the op list that names it, in\n"

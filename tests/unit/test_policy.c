@@ -170,6 +170,20 @@ static void overrides(void)
               amp_policy_category(&ov, AMP_DEVICE_CPU, g, 1) == AMP_CAT_PASSTHROUGH,
           "ssyrk and sgemm with beta both pass through");
 
+    /* A binding's own category (bindings_cuda.txt): cuBLAS gemv and ger pass
+     * through by default although their ops are on the float16 list; an op
+     * or symbol override still applies. */
+    int gemv = amp_hook_from_name("cublasSgemv_v2"), ger = amp_hook_from_name("cublasSger_v2");
+    CHECK(amp_policy_category(NULL, AMP_DEVICE_CUDA, gemv, 0) == AMP_CAT_PASSTHROUGH &&
+              amp_policy_category(NULL, AMP_DEVICE_CUDA, ger, 0) == AMP_CAT_PASSTHROUGH &&
+              amp_policy_default[AMP_DEVICE_CUDA][amp_hook_op[gemv][0]] == AMP_CAT_LOWER,
+          "cuBLAS gemv and ger: the binding says passthrough, op mv is lower");
+    amp_policy_overrides_clear(&ov);
+    CHECK(amp_policy_parse("cuda:mv=lower,cublasSger_v2=lower", 0, &ov, err, sizeof err) == 0 &&
+              amp_policy_category(&ov, AMP_DEVICE_CUDA, gemv, 0) == AMP_CAT_LOWER &&
+              amp_policy_category(&ov, AMP_DEVICE_CUDA, ger, 0) == AMP_CAT_LOWER,
+          "an op or symbol override beats the binding's category");
+
     /* Call-site entries: NAME@OBJECT:FUNCTION or NAME@GLOB; the last match
      * wins and beats every entry without a caller; the other entries are
      * untouched. */

@@ -390,12 +390,18 @@ static void explain_device(int h, enum amp_device dev)
         if (acc && amp_hook_op[h][1] == amp_hook_op[h][0])
             break;
         const char *op = amp_op_names[amp_hook_op[h][acc]];
-        int cat = amp_policy_default[dev][amp_hook_op[h][acc]];
+        int cat = amp_policy_hook_default(dev, h, acc);
         const char *file = amp_policy_source[dev][amp_hook_op[h][acc]];
-        printf("  %s%s: %s, because %s %s%s\n", dev ? "cuda" : "cpu",
-               acc ? " (beta != 0)" : "", amp_category_names[cat], op,
-               file ? "is listed in policy/data/" : "is on no list (unlisted ops pass through)",
-               file ? file : "");
+        if (cat != amp_policy_default[dev][amp_hook_op[h][acc]])
+            printf("  %s%s: %s, because its binding in policy/data/bindings_cuda.txt says so "
+                   "(op %s is %s; see ampshim(7))\n",
+                   dev ? "cuda" : "cpu", acc ? " (beta != 0)" : "", amp_category_names[cat], op,
+                   amp_category_names[amp_policy_default[dev][amp_hook_op[h][acc]]]);
+        else
+            printf("  %s%s: %s, because %s %s%s\n", dev ? "cuda" : "cpu",
+                   acc ? " (beta != 0)" : "", amp_category_names[cat], op,
+                   file ? "is listed in policy/data/" : "is on no list (unlisted ops pass through)",
+                   file ? file : "");
         int effective = amp_policy_category(environment_overrides(), dev, h, acc);
         if (effective != cat)
             printf("    overridden in this environment (AMPSHIM_POLICY, AMPSHIM_POLICY_FILE): %s\n",
@@ -472,7 +478,7 @@ static int verb_policy(int argc, char **argv)
         char shown[2][32];
         int def[2], eff[2];
         for (int dev = 0; dev < 2; dev++) {
-            def[dev] = amp_policy_default[dev][amp_hook_op[h][0]];
+            def[dev] = amp_policy_hook_default((enum amp_device)dev, h, 0);
             eff[dev] = amp_policy_category(environment_overrides(), (enum amp_device)dev, h, 0);
             snprintf(shown[dev], sizeof shown[dev], "%s%s", amp_category_names[eff[dev]],
                      eff[dev] != def[dev] ? "*" : "");
