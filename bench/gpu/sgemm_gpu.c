@@ -2,8 +2,11 @@
  * plain fp32 (the real function, through a dlopen handle), under ampshim in
  * fp16, bf16 and tf32 (switched with ampshim_ctl), and native cublasGemmEx
  * on fp16 data (the goal: ampshim's lowered sgemm at >= 90% of it). TFLOP/s
- * from CUDA events, median of 9. Run under LD_PRELOAD=libampshim.so; exits
- * 77 without a GPU. */
+ * from CUDA events, median of 9, on random data (a GPU clocks higher on
+ * zeros). After each mode the shim's own counters for cublasSgemm_v2 are
+ * printed (lowered, passthrough: how the calls really ran), so a silent
+ * fallback cannot pass for a lowered figure. Run under
+ * LD_PRELOAD=libampshim.so; exits 77 without a GPU. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -15,6 +18,35 @@
 typedef cublasStatus_t (*sgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                                    int, const float *, const float *, int, const float *, int,
                                    const float *, float *, int);
+
+/* Uniform in [-1, 1), as fp32 and as fp16 bits, copied to the device. */
+static void fill_random(float *dev32, uint16_t *dev16, size_t count, unsigned seed)
+{
+    float *h32 = malloc(count * sizeof *h32);
+    _Float16 *h16 = malloc(count * sizeof *h16);
+    for (size_t i = 0; h32 && h16 && i < count; i++) {
+        seed = seed * 1103515245u + 12345u;
+        h32[i] = (float)((seed >> 9) & 0xffff) / 32768.0f - 1.0f;
+        h16[i] = (_Float16)h32[i];
+    }
+    if (h32 && h16) {
+        cudaMemcpy(dev32, h32, count * sizeof *h32, cudaMemcpyHostToDevice);
+        cudaMemcpy(dev16, h16, count * sizeof *h16, cudaMemcpyHostToDevice);
+    }
+    free(h32);
+    free(h16);
+}
+
+static unsigned long long counter(int (*ctl)(const char *, void *, size_t *, const void *, size_t),
+                                  const char *which)
+{
+    char name[64];
+    uint64_t v = 0;
+    size_t len = sizeof v;
+    snprintf(name, sizeof name, "stats.cublasSgemm_v2.%s", which);
+    ctl(name, &v, &len, NULL, 0);
+    return (unsigned long long)v;
+}
 
 static int cmp(const void *x, const void *y)
 {
@@ -51,22 +83,22 @@ int main(void)
         int n = sizes[s];
         size_t count = (size_t)n * n;
         float *a, *b, *c;
-        uint16_t *ah, *bh; /* fp16 data, zeroed: only its speed matters */
+        uint16_t *ah, *bh; /* the same data in fp16, for the native row */
         cudaMalloc((void **)&a, count * 4);
         cudaMalloc((void **)&b, count * 4);
         cudaMalloc((void **)&c, count * 4);
         cudaMalloc((void **)&ah, count * 2);
         cudaMalloc((void **)&bh, count * 2);
-        cudaMemset(a, 0, count * 4);
-        cudaMemset(b, 0, count * 4);
-        cudaMemset(ah, 0, count * 2);
-        cudaMemset(bh, 0, count * 2);
+        fill_random(a, ah, count, 1);
+        fill_random(b, bh, count, 2);
         float one = 1.0f, zero = 0.0f, tflops[5];
+        unsigned long long ran[5][2];
         for (int mode = 0; mode < 5; mode++) {
             static const char *const dtypes[] = {NULL, "fp16", "bf16", "tf32", NULL};
             if (dtypes[mode])
                 ctl("opt.cuda_dtype", NULL, NULL, dtypes[mode], 4);
             float ms[9];
+            unsigned long long low0 = counter(ctl, "lowered"), pass0 = counter(ctl, "passthrough");
             for (int r = -2; r < 9; r++) {
                 cudaEventRecord(e0, 0);
                 if (mode == 0)
@@ -82,11 +114,16 @@ int main(void)
                 if (r >= 0)
                     cudaEventElapsedTime(&ms[r], e0, e1);
             }
+            ran[mode][0] = counter(ctl, "lowered") - low0;
+            ran[mode][1] = counter(ctl, "passthrough") - pass0;
             qsort(ms, 9, sizeof *ms, cmp);
             tflops[mode] = (float)(2.0 * n * n * (double)n / (ms[4] * 1e-3) / 1e12);
         }
         printf("%-8d %10.1f %12.1f %12.1f %12.1f %16.1f %9.0f%%\n", n, tflops[0], tflops[1],
                tflops[2], tflops[3], tflops[4], 100.0 * tflops[1] / tflops[4]);
+        printf("         ampshim's counters, cublasSgemm_v2 calls lowered/passthrough per column: "
+               "fp16 %llu/%llu, bf16 %llu/%llu, tf32 %llu/%llu (11 calls each)\n",
+               ran[1][0], ran[1][1], ran[2][0], ran[2][1], ran[3][0], ran[3][1]);
         cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(ah), cudaFree(bh);
     }
     return 0;
