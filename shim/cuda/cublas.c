@@ -1,8 +1,9 @@
 /* The exported cuBLAS entry points, expanded from AMPSHIM_HOOK_LIST_CUBLAS.
  * A lowered fp32 GEMM is handed to cuBLAS itself with a fast compute type
  * (CUBLAS_COMPUTE_32F_FAST_16F / _FAST_16BF / _FAST_TF32) on the program's
- * own fp32 buffers: no copies, no kernels of ours, no synchronisation; the
- * tensor cores round the inputs. The caller's stated intent wins: explicit
+ * own fp32 buffers: no copies, no kernels of ours, no synchronisation; cuBLAS
+ * down-converts the inputs (to fp16 or TF32 for FAST_16F, as it decides:
+ * tests/gpu/compute_types_gpu says which). The caller's stated intent wins: explicit
  * non-fp32 data or compute types, CUBLAS_COMPUTE_32F_PEDANTIC, a handle in
  * CUBLAS_PEDANTIC_MATH or with CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION,
  * and NVIDIA_TF32_OVERRIDE=0 (never tf32) leave the call unchanged. Every
