@@ -566,10 +566,13 @@ static void write_tables(const char *path)
                         list_files[op_source[i][dev]].file);
         fprintf(f, "    },\n");
     }
-    /* Per hook, in the hook list's order (family by family). */
-    for (int table = 0; table < 2; table++) {
-        fprintf(f, "};\n\nconst uint8_t %s[AMP_HOOK_COUNT] = {\n",
-                table ? "amp_hook_device" : "amp_hook_family");
+    /* Per hook, in the hook list's order (family by family): its family,
+     * its device, and its binding's own category (AMP_CAT_UNSET for the
+     * op's). */
+    static const char *const tables[] = {"amp_hook_family", "amp_hook_device",
+                                         "amp_hook_binding_category"};
+    for (int table = 0; table < 3; table++) {
+        fprintf(f, "};\n\nconst uint8_t %s[AMP_HOOK_COUNT] = {\n", tables[table]);
         for (int fam = 0; fam < n_families; fam++)
             for (int r = 0; r < n_routines; r++) {
                 if (routines[r].family != fam)
@@ -577,26 +580,18 @@ static void write_tables(const char *path)
                 int entries = routines[r].cuda_ints ? 1 : 0;
                 for (int i = 0; i < n_manglings && !routines[r].cuda_ints; i++)
                     entries += strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack;
-                for (int i = 0; i < entries; i++)
-                    fprintf(f, table ? "    AMP_DEVICE_%s,\n" : "    AMP_FAMILY_%s,\n",
-                            table ? device_macros[families[fam].device] : families[fam].name);
+                for (int i = 0; i < entries; i++) {
+                    if (table == 0)
+                        fprintf(f, "    AMP_FAMILY_%s,\n", families[fam].name);
+                    else if (table == 1)
+                        fprintf(f, "    AMP_DEVICE_%s,\n", device_macros[families[fam].device]);
+                    else
+                        fprintf(f, "    AMP_CAT_%s,\n", routines[r].binding_cat < 0
+                                                             ? "UNSET"
+                                                             : category_macros[routines[r].binding_cat]);
+                }
             }
     }
-    /* Per hook: the binding's own category, AMP_CAT_UNSET for the op's. */
-    fprintf(f, "};\n\nconst uint8_t amp_hook_binding_category[AMP_HOOK_COUNT] = {\n");
-    for (int fam = 0; fam < n_families; fam++)
-        for (int r = 0; r < n_routines; r++) {
-            if (routines[r].family != fam)
-                continue;
-            int entries = routines[r].cuda_ints ? 1 : 0;
-            for (int i = 0; i < n_manglings && !routines[r].cuda_ints; i++)
-                entries += strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack;
-            for (int i = 0; i < entries; i++)
-                if (routines[r].binding_cat < 0)
-                    fprintf(f, "    AMP_CAT_UNSET,\n");
-                else
-                    fprintf(f, "    AMP_CAT_%s,\n", category_macros[routines[r].binding_cat]);
-        }
     fprintf(f, "};\n\nconst uint8_t amp_hook_form_is_cblas[AMP_HOOK_COUNT] = {\n");
     for (int fam = 0; fam < n_families; fam++)
         for (int r = 0; r < n_routines; r++) {

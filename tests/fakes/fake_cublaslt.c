@@ -59,6 +59,24 @@ AMP_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t h)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* A get-attribute answer, as cuBLASLt gives it: with size 0 the size
+ * needed; else the value, when size is exactly its size. The value is the
+ * low `have` bytes of *v (little endian). */
+static cublasStatus_t answer(const uint64_t *v, size_t have, void *buf, size_t size, size_t *written)
+{
+    if (size == 0) {
+        if (!written)
+            return CUBLAS_STATUS_INVALID_VALUE;
+        *written = have;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    if (size != have || !buf)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(buf, v, have);
+    *written = have;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 /* desc->data[attr]: each attribute the fake knows (those below 27 but 9
  * and 16), stored in its real size: 8 bytes for pointers, strides and
  * leading dimensions, 1 for FAST_ACCUM, 4 for the rest. */
@@ -124,19 +142,7 @@ AMP_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
                                                    size_t size, size_t *written)
 {
     size_t have = attribute_size((int)attr);
-    if (!have)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    if (size == 0) {
-        if (!written)
-            return CUBLAS_STATUS_INVALID_VALUE;
-        *written = have;
-        return CUBLAS_STATUS_SUCCESS;
-    }
-    if (size != have || !buf)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    memcpy(buf, &d->data[attr], have); /* little endian: the low bytes */
-    *written = have;
-    return CUBLAS_STATUS_SUCCESS;
+    return have ? answer(&d->data[attr], have, buf, size, written) : CUBLAS_STATUS_INVALID_VALUE;
 }
 
 /* layout->data: [0] type, [1] rows, [2] cols, [3] ld. */
@@ -173,23 +179,13 @@ AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_
                       : 0;
     if (!have)
         return CUBLAS_STATUS_INVALID_VALUE;
-    if (size == 0) {
-        if (!written)
-            return CUBLAS_STATUS_INVALID_VALUE;
-        *written = have;
-        return CUBLAS_STATUS_SUCCESS;
-    }
-    if (size != have || !buf)
-        return CUBLAS_STATUS_INVALID_VALUE;
     uint64_t v = attr == CUBLASLT_MATRIX_LAYOUT_TYPE   ? l->data[0]
                  : attr == CUBLASLT_MATRIX_LAYOUT_ROWS ? l->data[1]
                  : attr == CUBLASLT_MATRIX_LAYOUT_COLS ? l->data[2]
                  : attr == CUBLASLT_MATRIX_LAYOUT_LD   ? l->data[3]
                  : attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT ? 1
                                                               : 0;
-    memcpy(buf, &v, have);
-    *written = have;
-    return CUBLAS_STATUS_SUCCESS;
+    return answer(&v, have, buf, size, written);
 }
 
 /* Preferences: only the workspace limit is kept (data[0]). */
