@@ -215,6 +215,18 @@ static int parse_cpu_kernel(struct amp_config *cfg, const char *v, char *err, si
     return 0;
 }
 
+static int parse_cuda_fp16(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    static const char *const modes[] = {"fast", "explicit", NULL};
+    int i = match_word(v, modes);
+    if (i < 0) {
+        snprintf(err, errlen, "'%s' is not fast or explicit", v);
+        return -1;
+    }
+    cfg->cuda_fp16_explicit = i;
+    return 0;
+}
+
 const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1] = {"off", "on", "follow", NULL};
 
 int amp_parse_audit_mode(const char *s)
@@ -450,6 +462,7 @@ static const struct var {
     {"AMPSHIM_POLICY", parse_policy, "no overrides from AMPSHIM_POLICY"},
     {"AMPSHIM_OUTPUT", parse_output, "keep"},
     {"AMPSHIM_CPU_KERNEL", parse_cpu_kernel, "auto"},
+    {"AMPSHIM_CUDA_FP16", parse_cuda_fp16, "fast"},
     {"AMPSHIM_THREADS", parse_threads, "all"},
     {"AMPSHIM_REPORT", parse_report, "0"},
     {"AMPSHIM_CONTROL", parse_control, "1"},

@@ -29,6 +29,7 @@ struct amp_config {
     struct amp_policy_overrides policy;
     int output_round;
     int cpu_kernel; /* enum amp_cpu_kernel */
+    int cuda_fp16_explicit; /* AMPSHIM_CUDA_FP16=explicit: fp16 inputs by conversion */
     int audit;      /* enum amp_audit_mode */
     uint32_t audit_sample;  /* audit every Nth lowered call of a call site */
     double audit_tolerance; /* relative Frobenius error above which a site stays fp32 */

@@ -129,12 +129,23 @@ static int ex_compute(struct amp_thread *t, enum amp_hook_id hook, void *handle,
 #define AMP_IS64_I32 0
 #define AMP_IS64_I64 1
 
-/* Returns from a hook whose call is lowered: LOWERED_CALL normally; under
- * the audit (AMPSHIM_AUDIT) through amp_cublas_audited with the call in
- * GemmEx form `args`, which runs it both ways (sym##_as_made re-issues the
- * program's own call) or answers that AS_MADE_CALL is to run. */
+/* Returns from a hook whose call is lowered: LOWERED_CALL normally; in fp16
+ * with AMPSHIM_CUDA_FP16=explicit through amp_cublas_fp16_explicit (or
+ * AS_MADE_CALL when it cannot); under the audit (AMPSHIM_AUDIT) through
+ * amp_cublas_audited with the call in GemmEx form `args`, which runs it
+ * both ways (sym##_as_made re-issues the program's own call) or answers that
+ * AS_MADE_CALL is to run. */
 #define AMP_RETURN_LOWERED(sym, ints, ex, t, args, LOWERED_CALL, AS_MADE_CALL)                      \
     do {                                                                                           \
+        if (amp_unlikely(amp_rt.cfg.cuda_fp16_explicit) &&                                         \
+            (args)->compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F) {                                  \
+            int status_ = amp_cublas_fp16_explicit((void *)(ex), AMP_IS64_##ints, args);           \
+            if (status_ >= 0)                                                                      \
+                return status_;                                                                    \
+            amp_count(t, AMP_HOOK_##sym, AMP_CTL_LOWERED, (uint64_t)-1); /* not after all */       \
+            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
+            return AS_MADE_CALL;                                                                   \
+        }                                                                                          \
         if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit))) {                                       \
             int as_made_;                                                                          \
             int status_ = amp_cublas_audited(t, AMP_HOOK_##sym,                                    \

@@ -34,6 +34,12 @@ typedef int (*amp_cublas_as_made_fn)(const struct amp_gemmex_args *a, void *out,
  * runs the call as the program made it. Returns the status the program
  * gets, or sets *run_as_made when the hook is to make the program's own
  * call instead (the sampling skipped this call and AMPSHIM_AUDIT=1). */
+/* AMPSHIM_CUDA_FP16=explicit (shim/cuda/cublas_fp16.c): runs the call with
+ * A and B converted to fp16 (cudnnTransformTensor) and CUDA_R_16F inputs to
+ * `gemmex` with CUBLAS_COMPUTE_32F; returns its status, or -1 when that
+ * could not be done (the hook then makes the program's own call). */
+int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_args *a);
+
 int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, void *gemmex,
                        int is64, const struct amp_gemmex_args *a, amp_cublas_as_made_fn as_made,
                        int *run_as_made);

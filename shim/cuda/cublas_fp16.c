@@ -1,0 +1,147 @@
+/* AMPSHIM_CUDA_FP16=explicit: a GEMM lowered to fp16 gets fp16 inputs by
+ * conversion, not by the compute type. cublas_api.h says CUBLAS_COMPUTE_32F_
+ * FAST_16F "allows down-converting inputs to half or TF32": cuBLAS may run it
+ * with TF32 inputs (fp32's range, so no overflow above 65504 and no flush
+ * below fp16's subnormals). Here A and B are converted to compact fp16 in
+ * stream-ordered scratch by cuDNN's cudnnTransformTensor (round to nearest
+ * even; a library routine, no kernel of ampshim's) on a cuDNN handle of the
+ * shim's own bound to the call's stream, and the product runs as
+ * cublasGemmEx with CUDA_R_16F inputs, the program's fp32 C and
+ * CUBLAS_COMPUTE_32F: fp16 numerics by construction, fp32 accumulation.
+ *
+ * libcudnn.so.9 is opened here at the first such call when the program has
+ * not loaded it. Without it, without scratch (or under stream capture), or
+ * with sizes beyond int, the call runs as the program made it (fp32), never
+ * with the fast compute type: explicit means fp16 or nothing. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+
+#include "runtime/log.h"
+#include "shim/cuda/cublas_abi.h"
+#include "shim/cuda/cublas_audit.h"
+#include "shim/cuda/cuda_scratch.h"
+#include "shim/cuda/cudnn_abi.h"
+#include "shim/resolve.h"
+
+static struct {
+    int (*create)(void **);
+    int (*destroy)(void *);
+    int (*set_stream)(void *, void *);
+    int (*create_tensor)(void **);
+    int (*set_tensor)(void *, int, int, const int *, const int *);
+    int (*transform)(void *, const void *, void *, const void *, const void *, void *, void *);
+    int (*destroy_tensor)(void *);
+    int (*get_stream)(void *, void **);
+    int complete;
+} f;
+static pthread_key_t handle_key;
+static __thread void *dnn_handle __attribute__((tls_model("initial-exec")));
+
+static void destroy_handle(void *h)
+{
+    if (h)
+        f.destroy(h);
+}
+
+static void resolve(void)
+{
+    void *lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+    const char *names[] = {"cudnnCreate",         "cudnnDestroy",
+                           "cudnnSetStream",      "cudnnCreateTensorDescriptor",
+                           "cudnnSetTensorNdDescriptor", "cudnnTransformTensor",
+                           "cudnnDestroyTensorDescriptor"};
+    void **slots[] = {(void **)&f.create,        (void **)&f.destroy,
+                      (void **)&f.set_stream,    (void **)&f.create_tensor,
+                      (void **)&f.set_tensor,    (void **)&f.transform,
+                      (void **)&f.destroy_tensor};
+    f.complete = lib != NULL;
+    for (size_t i = 0; lib && i < sizeof names / sizeof *names; i++)
+        f.complete &= (*slots[i] = dlsym(lib, names[i])) != NULL;
+    *(void **)&f.get_stream = amp_resolve_name("cublasGetStream_v2");
+    f.complete &= f.get_stream != NULL && pthread_key_create(&handle_key, destroy_handle) == 0;
+    if (!f.complete)
+        amp_log(AMP_LOG_INFO, "AMPSHIM_CUDA_FP16=explicit: no usable libcudnn.so.9 (its "
+                              "cudnnTransformTensor converts the inputs); fp16 GEMMs run as made");
+}
+
+static int ready(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, resolve);
+    return f.complete;
+}
+
+/* The calling thread's cuDNN handle, bound to `stream`. */
+static void *handle_on(void *stream)
+{
+    if (!dnn_handle) {
+        void *h = NULL;
+        if (f.create(&h) != AMP_CUDNN_STATUS_SUCCESS || !h)
+            return NULL;
+        dnn_handle = h;
+        pthread_setspecific(handle_key, h);
+    }
+    return f.set_stream(dnn_handle, stream) == AMP_CUDNN_STATUS_SUCCESS ? dnn_handle : NULL;
+}
+
+/* A stored column-major matrix (rows x cols, leading dimension ld) of fp32
+ * into compact fp16 at dst, as a 4-d tensor 1 x 1 x cols x rows. */
+static int to_half(void *h, const float *src, int64_t rows, int64_t cols, int64_t ld, void *dst)
+{
+    if (rows > INT_MAX || cols > INT_MAX || ld > INT_MAX || rows * cols > INT_MAX ||
+        cols * ld > INT_MAX)
+        return 0;
+    int dims[4] = {1, 1, (int)cols, (int)rows};
+    int from[4] = {(int)(cols * ld), (int)(cols * ld), (int)ld, 1};
+    int to[4] = {(int)(cols * rows), (int)(cols * rows), (int)rows, 1};
+    void *sd = NULL, *dd = NULL;
+    static const float one = 1.0f, zero = 0.0f;
+    int ok = f.create_tensor(&sd) == AMP_CUDNN_STATUS_SUCCESS &&
+             f.create_tensor(&dd) == AMP_CUDNN_STATUS_SUCCESS &&
+             f.set_tensor(sd, AMP_CUDNN_DATA_FLOAT, 4, dims, from) == AMP_CUDNN_STATUS_SUCCESS &&
+             f.set_tensor(dd, AMP_CUDNN_DATA_HALF, 4, dims, to) == AMP_CUDNN_STATUS_SUCCESS &&
+             f.transform(h, &one, sd, src, &zero, dd, dst) == AMP_CUDNN_STATUS_SUCCESS;
+    if (sd)
+        f.destroy_tensor(sd);
+    if (dd)
+        f.destroy_tensor(dd);
+    return ok;
+}
+
+typedef int (*gemmex32_fn)(void *, int, int, int, int, int, const void *, const void *, int, int,
+                           const void *, int, int, const void *, void *, int, int, int, int);
+typedef int (*gemmex64_fn)(void *, int, int, int64_t, int64_t, int64_t, const void *, const void *,
+                           int, int64_t, const void *, int, int64_t, const void *, void *, int,
+                           int64_t, int, int);
+
+int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_args *a)
+{
+    void *stream = NULL;
+    if (!ready() || a->m <= 0 || a->n <= 0 || a->k <= 0 ||
+        f.get_stream(a->h, &stream) != AMP_CUBLAS_STATUS_SUCCESS)
+        return -1;
+    int64_t a_rows = a->ta == 0 ? a->m : a->k, a_cols = a->ta == 0 ? a->k : a->m;
+    int64_t b_rows = a->tb == 0 ? a->k : a->n, b_cols = a->tb == 0 ? a->n : a->k;
+    struct amp_cuda_scratch s = {.stream = stream};
+    void *h = handle_on(stream);
+    void *a16 = h ? amp_cuda_take(&s, (size_t)(a_rows * a_cols) * 2) : NULL;
+    void *b16 = a16 ? amp_cuda_take(&s, (size_t)(b_rows * b_cols) * 2) : NULL;
+    int status = -1;
+    if (b16 && to_half(h, a->A, a_rows, a_cols, a->lda, a16) &&
+        to_half(h, a->B, b_rows, b_cols, a->ldb, b16)) {
+        if (is64)
+            status = ((gemmex64_fn)gemmex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a16,
+                                           AMP_CUDA_R_16F, a_rows, b16, AMP_CUDA_R_16F, b_rows,
+                                           a->beta, a->C, AMP_CUDA_R_32F, a->ldc,
+                                           AMP_CUBLAS_COMPUTE_32F, AMP_CUBLAS_GEMM_DEFAULT);
+        else
+            status = ((gemmex32_fn)gemmex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k,
+                                           a->alpha, a16, AMP_CUDA_R_16F, (int)a_rows, b16,
+                                           AMP_CUDA_R_16F, (int)b_rows, a->beta, a->C,
+                                           AMP_CUDA_R_32F, (int)a->ldc, AMP_CUBLAS_COMPUTE_32F,
+                                           AMP_CUBLAS_GEMM_DEFAULT);
+    }
+    amp_cuda_scratch_end(&s);
+    return status == AMP_CUBLAS_STATUS_SUCCESS ? status : -1;
+}
