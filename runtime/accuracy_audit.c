@@ -234,11 +234,6 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
     amp_unlock_quietly(&audit_lock, &quiet);
 }
 
-void amp_audit_site_on_device(struct amp_audit_site *site)
-{
-    __atomic_fetch_or(&site->flags, AMP_AUDIT_SITE_DEVICE, __ATOMIC_RELAXED);
-}
-
 static void (*_Atomic device_fold)(void);
 
 void amp_audit_set_device_fold(void (*fold)(void))
@@ -274,7 +269,6 @@ struct site_view {
     char object[sizeof ((struct amp_audit_site *)0)->object + 1];
     char function[sizeof ((struct amp_audit_site *)0)->function + 1];
     int hook, device, dtype;
-    uint32_t flags;
     uint64_t offset;
     uint64_t calls, audited, nonfinite_calls, nonfinite_elems, flops, hist[AMP_AUDIT_BINS];
     double err_max, err_mean, elem_max;
@@ -319,7 +313,6 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
         x->hook = s->hook;
         x->device = s->device < AMP_DEVICE_COUNT ? s->device : 0;
         x->dtype = __atomic_load_n(&s->dtype, __ATOMIC_RELAXED);
-        x->flags = __atomic_load_n(&s->flags, __ATOMIC_RELAXED);
         x->offset = s->offset;
         x->calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
         x->audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
@@ -448,20 +441,20 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
             fputs(", \"err_mean\": ", out);
             json_number(out, x->err_mean);
             fputs(", \"elem_max\": ", out);
-            json_number(out, x->flags & AMP_AUDIT_SITE_DEVICE ? NAN : x->elem_max);
+            json_number(out, x->device == AMP_DEVICE_CUDA ? NAN : x->elem_max);
             fprintf(out, ", \"nonfinite_calls\": %" PRIu64 ", \"nonfinite_elems\": %" PRIu64
                          ", \"flops\": %" PRIu64 ", \"flops_share\": %.4f, \"histogram\": [",
                     x->nonfinite_calls, x->nonfinite_elems, x->flops, share / 100.0);
             for (int j = 0; j < AMP_AUDIT_BINS; j++)
                 fprintf(out, "%s%" PRIu64, j ? ", " : "", x->hist[j]);
             fprintf(out, "], \"shapes\": \"%s\", \"on_device\": %s, \"keep_fp32\": %s}", shapes,
-                    x->flags & AMP_AUDIT_SITE_DEVICE ? "true" : "false",
+                    x->device == AMP_DEVICE_CUDA ? "true" : "false",
                     x->audited && keeps_fp32(x, tolerance) ? "true" : "false");
         } else {
             char err_max[16], err_mean[16], elem[16];
             snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
             snprintf(err_mean, sizeof err_mean, x->audited ? "%.3g" : "-", x->err_mean);
-            int elementwise = x->audited && !(x->flags & AMP_AUDIT_SITE_DEVICE);
+            int elementwise = x->audited && x->device != AMP_DEVICE_CUDA;
             snprintf(elem, sizeof elem, elementwise ? "%.3g" : "-", x->elem_max);
             fprintf(out, "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
                          " %6.2f %-5s %-5s %-18s %-34s %s\n",

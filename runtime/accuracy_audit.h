@@ -58,9 +58,6 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
 /* Adds one audited call's result to its site. */
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);
 
-/* Marks a site whose calls run on a device (AMP_AUDIT_SITE_DEVICE). */
-void amp_audit_site_on_device(struct amp_audit_site *site);
-
 /* Device results are read back by a function the device's audit registers
  * (shim/cuda/cublas_audit.c); amp_audit_fold calls it, at exit and when
  * ampctl asks (the block's audit_request), and answers the request. */

@@ -71,14 +71,13 @@ static inline int amp_ctl_row_used(const uint64_t row[AMP_CTL_COUNTERS])
  * names are in, and ampctl reads the rest live, field by field. */
 #define AMP_CTL_AUDIT_SITES 256
 #define AMP_AUDIT_BINS 8 /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
-/* The site's calls run on a device: errors are measured there (norms by the
- * library's own routines) and counted when read back; there is no
- * elementwise error nor a count of Inf/NaN elements. */
-#define AMP_AUDIT_SITE_DEVICE 1u
 struct amp_audit_site {
     _Atomic uint32_t ready;     /*   0 */
     uint16_t hook;              /*   4 */
-    uint8_t device;             /*   6 */
+    uint8_t device;             /*   6: a CUDA site's errors are measured on the device (norms
+                                           by the library's own routines) and counted when read
+                                           back; it has no elementwise error nor a count of Inf/NaN
+                                           elements */
     uint8_t dtype;              /*   7: the dtype its calls were lowered to (the last) */
     char object[64];            /*   8: the calling object's basename */
     char function[96];          /*  72: the calling function, "" when dladdr names none */
@@ -94,7 +93,7 @@ struct amp_audit_site {
     _Atomic double err_sum;     /* 288: ... summed over audited calls (mean = sum / audited) */
     _Atomic double elem_max;    /* 296: largest elementwise relative error (not tiny values) */
     _Atomic uint32_t n_shapes;  /* 304: distinct shapes seen; the first four kept */
-    uint32_t flags;             /* 308: AMP_AUDIT_SITE_* */
+    uint32_t pad;               /* 308 */
     int64_t shape[4][3];        /* 312: m, n, k (0 where the routine has fewer) */
 };
 

@@ -173,6 +173,14 @@ static inline enum amp_ctl_counter amp_not_lowered_after_all(enum amp_ctl_counte
     return counter == AMP_CTL_LOWERED ? AMP_CTL_PASSTHROUGH : counter;
 }
 
+/* A call counted lowered when it was decided (the CUDA hooks count then)
+ * that ran as the program made it after all: counted passthrough instead. */
+static inline void amp_count_not_lowered_after_all(struct amp_thread *t, enum amp_hook_id hook)
+{
+    amp_count(t, hook, AMP_CTL_LOWERED, (uint64_t)-1); /* the thread's own counter: -1 */
+    amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+}
+
 /* Two views of amp_decide for hooks that either lower or run as made
  * (cuBLAS, cuBLASLt, cuDNN): the dtype to lower to, or -1, with *counter
  * how the call counts if it runs as decided; and whether the call is to be

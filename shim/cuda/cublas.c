@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "shim/cuda/cublas_abi.h"
-#include "shim/cuda/cublas_audit.h"
+#include "shim/cuda/cublas_lowered.h"
 #include "shim/cuda/cublas_level3.h"
 #include "runtime/decide.h"
 #include "shim/hook_stub.h"
@@ -129,21 +129,21 @@ static int ex_compute(struct amp_thread *t, enum amp_hook_id hook, void *handle,
 #define AMP_IS64_I32 0
 #define AMP_IS64_I64 1
 
-/* Returns from a hook whose call is lowered: LOWERED_CALL normally; in fp16
- * with AMPSHIM_CUDA_FP16=explicit through amp_cublas_fp16_explicit (or
- * AS_MADE_CALL when it cannot); under the audit (AMPSHIM_AUDIT) through
- * amp_cublas_audited with the call in GemmEx form `args`, which runs it
- * both ways (sym##_as_made re-issues the program's own call) or answers that
+/* Returns from a hook whose call is lowered, given in GemmEx form `args`
+ * (its compute type the fast one) with `ex` the GemmEx to run it through:
+ * run plainly; in fp16 with AMPSHIM_CUDA_FP16=explicit through
+ * amp_cublas_fp16_explicit (AS_MADE_CALL when it cannot); under the audit
+ * (AMPSHIM_AUDIT) through amp_cublas_audited, which runs it both ways
+ * (sym##_as_made re-issues the program's own call) or answers that
  * AS_MADE_CALL is to run. */
-#define AMP_RETURN_LOWERED(sym, ints, ex, t, args, LOWERED_CALL, AS_MADE_CALL)                      \
+#define AMP_RETURN_LOWERED(sym, ints, ex, t, args, AS_MADE_CALL)                                   \
     do {                                                                                           \
         if (amp_unlikely(amp_rt.cfg.cuda_fp16_explicit) &&                                         \
             (args)->compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F) {                                  \
             int status_ = amp_cublas_fp16_explicit((void *)(ex), AMP_IS64_##ints, args);           \
             if (status_ >= 0)                                                                      \
                 return status_;                                                                    \
-            amp_count(t, AMP_HOOK_##sym, AMP_CTL_LOWERED, (uint64_t)-1); /* not after all */       \
-            amp_count(t, AMP_HOOK_##sym, AMP_CTL_PASSTHROUGH, 1);                                  \
+            amp_count_not_lowered_after_all(t, AMP_HOOK_##sym);                                    \
             return AS_MADE_CALL;                                                                   \
         }                                                                                          \
         if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit))) {                                       \
@@ -154,15 +154,12 @@ static int ex_compute(struct amp_thread *t, enum amp_hook_id hook, void *handle,
                                              &as_made_);                                           \
             return as_made_ ? (AS_MADE_CALL) : status_;                                            \
         }                                                                                          \
-        return LOWERED_CALL;                                                                       \
+        return amp_cublas_run_gemmex((void *)(ex), AMP_IS64_##ints, args);                         \
     } while (0)
 
-/* The Ex forms a lowered call is re-issued through, per integer width. */
+/* The strided and batched Ex forms a lowered call is re-issued through, per
+ * integer width (cublasGemmEx's: cublas_lowered.h). */
 #define AMP_DECLARE_EX(ints)                                                                       \
-    typedef int (*amp_gemmex_##ints)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints,             \
-                                     AMP_INT_##ints, const void *, const void *, int,              \
-                                     AMP_INT_##ints, const void *, int, AMP_INT_##ints,            \
-                                     const void *, void *, int, AMP_INT_##ints, int, int);         \
     typedef int (*amp_stridedex_##ints)(void *, int, int, AMP_INT_##ints, AMP_INT_##ints,          \
                                         AMP_INT_##ints, const void *, const void *, int,           \
                                         AMP_INT_##ints, long long, const void *, int,              \
@@ -204,9 +201,6 @@ AMP_DECLARE_EX(I64)
                                            AMP_CUDA_R_32F, ldb, beta, C, AMP_CUDA_R_32F, ldc,     \
                                            compute, AMP_CUBLAS_GEMM_DEFAULT};                     \
             AMP_RETURN_LOWERED(sym, ints, lowered, t, &args,                                       \
-                               lowered(h, ta, tb, m, n, k, alpha, A, AMP_CUDA_R_32F, lda, B,       \
-                                       AMP_CUDA_R_32F, ldb, beta, C, AMP_CUDA_R_32F, ldc,          \
-                                       compute, AMP_CUBLAS_GEMM_DEFAULT),                          \
                                real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));     \
         }                                                                                          \
         return real(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                      \
@@ -243,8 +237,6 @@ AMP_DECLARE_EX(I64)
             struct amp_gemmex_args args = {h,  ta, tb,  m,    n, k, alpha, A,       at,   lda,     \
                                            B,  bt, ldb, beta, C, ct, ldc,  compute, algo};         \
             AMP_RETURN_LOWERED(sym, ints, real, t, &args,                                          \
-                               real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C,    \
-                                    ct, ldc, compute, algo),                                       \
                                real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C,    \
                                     ct, ldc, made, algo));                                         \
         }                                                                                          \
@@ -326,8 +318,6 @@ AMP_DECLARE_EX(I64)
                                            lda, B, bt,  ldb,  beta, C, ct, ldc, compute,          \
                                            AMP_CUBLAS_GEMM_DEFAULT};                              \
             AMP_RETURN_LOWERED(sym, ints, lowered, t, &args,                                       \
-                               lowered(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, \
-                                       ct, ldc, compute, AMP_CUBLAS_GEMM_DEFAULT),                 \
                                real(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C,    \
                                     ct, ldc));                                                     \
         }                                                                                          \
@@ -375,10 +365,6 @@ AMP_DECLARE_EX(I64)
                 inner > 1 ? inner : 1, beta, y, AMP_CUDA_R_32F, rows > 1 ? rows : 1, compute,      \
                 AMP_CUBLAS_GEMM_DEFAULT};                                                          \
             AMP_RETURN_LOWERED(sym, ints, lowered, t, &args,                                       \
-                               lowered(h, trans, 0, rows, 1, inner, alpha, A, AMP_CUDA_R_32F, lda, \
-                                       x, AMP_CUDA_R_32F, inner > 1 ? inner : 1, beta, y,          \
-                                       AMP_CUDA_R_32F, rows > 1 ? rows : 1, compute,               \
-                                       AMP_CUBLAS_GEMM_DEFAULT),                                   \
                                real(h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy));       \
         }                                                                                          \
         return real(h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);                        \
@@ -416,9 +402,6 @@ AMP_DECLARE_EX(I64)
                                            A, AMP_CUDA_R_32F, lda, compute,                        \
                                            AMP_CUBLAS_GEMM_DEFAULT};                               \
             AMP_RETURN_LOWERED(sym, ints, lowered, t, &args,                                       \
-                               lowered(h, 0, 1, m, n, 1, alpha, x, AMP_CUDA_R_32F, m > 1 ? m : 1,  \
-                                       y, AMP_CUDA_R_32F, n > 1 ? n : 1, &one, A, AMP_CUDA_R_32F,  \
-                                       lda, compute, AMP_CUBLAS_GEMM_DEFAULT),                     \
                                real(h, m, n, alpha, x, incx, y, incy, A, lda));                    \
         }                                                                                          \
         return real(h, m, n, alpha, x, incx, y, incy, A, lda);                                     \

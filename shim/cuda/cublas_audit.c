@@ -22,25 +22,20 @@
  * audited. The private handle is made on the calling thread's current
  * device (a program using several devices from one thread is not audited
  * correctly) and destroyed when the thread ends. */
-#include "shim/cuda/cublas_audit.h"
+#include "shim/cuda/cublas_lowered.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "runtime/accuracy_audit.h"
+#include "runtime/decide.h"
 #include "runtime/log.h"
 #include "shim/cuda/cublas_abi.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/resolve.h"
 
 enum { CAPACITY = 1024, OP_N = 0, POINTER_DEVICE = 1, OK = AMP_CUBLAS_STATUS_SUCCESS };
-
-typedef int (*gemmex32_fn)(void *, int, int, int, int, int, const void *, const void *, int, int,
-                           const void *, int, int, const void *, void *, int, int, int, int);
-typedef int (*gemmex64_fn)(void *, int, int, int64_t, int64_t, int64_t, const void *, const void *,
-                           int, int64_t, const void *, int, int64_t, const void *, void *, int,
-                           int64_t, int, int);
 
 static struct {
     int (*get_stream)(void *, void **);
@@ -138,17 +133,6 @@ static void *handle_on(void *stream)
     return f.set_stream(private_handle, stream) == OK ? private_handle : NULL;
 }
 
-static int run_gemmex(void *ex, int is64, const struct amp_gemmex_args *a)
-{
-    if (is64)
-        return ((gemmex64_fn)ex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A, a->at,
-                                 a->lda, a->B, a->bt, a->ldb, a->beta, a->C, a->ct, a->ldc,
-                                 a->compute, a->algo);
-    return ((gemmex32_fn)ex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha, a->A,
-                             a->at, (int)a->lda, a->B, a->bt, (int)a->ldb, a->beta, a->C, a->ct,
-                             (int)a->ldc, a->compute, a->algo);
-}
-
 /* Reads back and records every site's pending norms. Under `lock`. */
 static void fold_locked(void)
 {
@@ -202,15 +186,11 @@ int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, v
         amp_tls_caller, hook, (enum amp_lowp_dtype)dtype,
         2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
     if (!site)
-        return run_gemmex(gemmex, is64, a);
-    if (!(__atomic_load_n(&site->flags, __ATOMIC_RELAXED) & AMP_AUDIT_SITE_DEVICE))
-        amp_audit_site_on_device(site);
+        return amp_cublas_run_gemmex(gemmex, is64, a);
     if (!audit_this) {
         if (amp_audit_follows())
-            return run_gemmex(gemmex, is64, a);
-        /* Run as the program made it, and counted so. */
-        amp_count(t, hook, AMP_CTL_LOWERED, (uint64_t)-1);
-        amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+            return amp_cublas_run_gemmex(gemmex, is64, a);
+        amp_count_not_lowered_after_all(t, hook); /* runs as the program made it */
         *run_as_made = 1;
         return OK;
     }
@@ -221,7 +201,7 @@ int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, v
     if (!helpers() || m <= 0 || n <= 0 || a->k <= 0 || m * n > 0x7fffffff || a->ldc < m ||
         f.get_pointer_mode(a->h, &mode) != OK || mode != AMP_CUBLAS_POINTER_MODE_HOST ||
         f.get_stream(a->h, &stream) != OK)
-        return run_gemmex(gemmex, is64, a);
+        return amp_cublas_run_gemmex(gemmex, is64, a);
     struct amp_cuda_scratch scratch = {.stream = stream};
     float *S = amp_cuda_take(&scratch, bytes), *D = amp_cuda_take(&scratch, bytes);
     size_t pitch = (size_t)a->ldc * sizeof(float), width = (size_t)m * sizeof(float);
@@ -229,9 +209,9 @@ int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, v
     if (!S || !D || !amp_cuda_copy_2d(S, width, a->C, pitch, width, (size_t)n, stream) ||
         as_made(a, S, m) != OK) {
         amp_cuda_scratch_end(&scratch);
-        return run_gemmex(gemmex, is64, a);
+        return amp_cublas_run_gemmex(gemmex, is64, a);
     }
-    int status = run_gemmex(gemmex, is64, a);
+    int status = amp_cublas_run_gemmex(gemmex, is64, a);
     if (status != OK) {
         amp_cuda_scratch_end(&scratch);
         return status;

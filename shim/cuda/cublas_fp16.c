@@ -19,7 +19,7 @@
 
 #include "runtime/log.h"
 #include "shim/cuda/cublas_abi.h"
-#include "shim/cuda/cublas_audit.h"
+#include "shim/cuda/cublas_lowered.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/cuda/cudnn_abi.h"
 #include "shim/resolve.h"
@@ -109,12 +109,6 @@ static int to_half(void *h, const float *src, int64_t rows, int64_t cols, int64_
     return ok;
 }
 
-typedef int (*gemmex32_fn)(void *, int, int, int, int, int, const void *, const void *, int, int,
-                           const void *, int, int, const void *, void *, int, int, int, int);
-typedef int (*gemmex64_fn)(void *, int, int, int64_t, int64_t, int64_t, const void *, const void *,
-                           int, int64_t, const void *, int, int64_t, const void *, void *, int,
-                           int64_t, int, int);
-
 int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_args *a)
 {
     void *stream = NULL;
@@ -130,17 +124,16 @@ int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_arg
     int status = -1;
     if (b16 && to_half(h, a->A, a_rows, a_cols, a->lda, a16) &&
         to_half(h, a->B, b_rows, b_cols, a->ldb, b16)) {
-        if (is64)
-            status = ((gemmex64_fn)gemmex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a16,
-                                           AMP_CUDA_R_16F, a_rows, b16, AMP_CUDA_R_16F, b_rows,
-                                           a->beta, a->C, AMP_CUDA_R_32F, a->ldc,
-                                           AMP_CUBLAS_COMPUTE_32F, AMP_CUBLAS_GEMM_DEFAULT);
-        else
-            status = ((gemmex32_fn)gemmex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k,
-                                           a->alpha, a16, AMP_CUDA_R_16F, (int)a_rows, b16,
-                                           AMP_CUDA_R_16F, (int)b_rows, a->beta, a->C,
-                                           AMP_CUDA_R_32F, (int)a->ldc, AMP_CUBLAS_COMPUTE_32F,
-                                           AMP_CUBLAS_GEMM_DEFAULT);
+        struct amp_gemmex_args half = *a;
+        half.A = a16;
+        half.at = AMP_CUDA_R_16F;
+        half.lda = a_rows;
+        half.B = b16;
+        half.bt = AMP_CUDA_R_16F;
+        half.ldb = b_rows;
+        half.compute = AMP_CUBLAS_COMPUTE_32F;
+        half.algo = AMP_CUBLAS_GEMM_DEFAULT;
+        status = amp_cublas_run_gemmex(gemmex, is64, &half);
     }
     amp_cuda_scratch_end(&s);
     return status == AMP_CUBLAS_STATUS_SUCCESS ? status : -1;

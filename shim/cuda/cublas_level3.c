@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "shim/cuda/cublas_abi.h"
+#include "shim/cuda/cublas_lowered.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/resolve.h"
 
@@ -41,8 +42,7 @@ enum {
     OK = AMP_CUBLAS_STATUS_SUCCESS
 };
 
-typedef int (*gemmex_fn)(void *, int, int, int, int, int, const void *, const void *, int, int,
-                         const void *, int, int, const void *, void *, int, int, int, int);
+typedef amp_gemmex_I32 gemmex_fn;
 
 static struct {
     int (*get_stream)(void *, void **);

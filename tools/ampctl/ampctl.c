@@ -199,7 +199,7 @@ static void fetch_device_results(struct amp_ctl_block *b)
     uint32_t used = atomic_load(&b->audit_sites);
     for (uint32_t i = 0; i < used && i < AMP_CTL_AUDIT_SITES; i++)
         device |= atomic_load(&b->audit_site[i].ready) &&
-                  (b->audit_site[i].flags & AMP_AUDIT_SITE_DEVICE);
+                  b->audit_site[i].device == AMP_DEVICE_CUDA;
     if (!device)
         return;
     uint32_t request = atomic_fetch_add(&b->audit_request, 1) + 1;

@@ -1,6 +1,8 @@
-/* The accuracy audit of a lowered cuBLAS GEMM (shim/cuda/cublas_audit.c). */
-#ifndef AMPSHIM_CUBLAS_AUDIT_H
-#define AMPSHIM_CUBLAS_AUDIT_H
+/* A lowered cuBLAS GEMM in cublasGemmEx's form, and what runs it besides
+ * the hook itself: explicit fp16 (shim/cuda/cublas_fp16.c) and the
+ * accuracy audit (shim/cuda/cublas_audit.c). */
+#ifndef AMPSHIM_CUBLAS_LOWERED_H
+#define AMPSHIM_CUBLAS_LOWERED_H
 
 #include <stdint.h>
 
@@ -24,6 +26,25 @@ struct amp_gemmex_args {
     int64_t ldc;
     int compute, algo;
 };
+
+/* cublasGemmEx and cublasGemmEx_64. */
+typedef int (*amp_gemmex_I32)(void *, int, int, int, int, int, const void *, const void *, int, int,
+                              const void *, int, int, const void *, void *, int, int, int, int);
+typedef int (*amp_gemmex_I64)(void *, int, int, int64_t, int64_t, int64_t, const void *,
+                              const void *, int, int64_t, const void *, int, int64_t, const void *,
+                              void *, int, int64_t, int, int);
+
+/* Issues a through `gemmex` (cublasGemmEx; is64: its _64 form). */
+static inline int amp_cublas_run_gemmex(void *gemmex, int is64, const struct amp_gemmex_args *a)
+{
+    if (is64)
+        return ((amp_gemmex_I64)gemmex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A, a->at,
+                                        a->lda, a->B, a->bt, a->ldb, a->beta, a->C, a->ct, a->ldc,
+                                        a->compute, a->algo);
+    return ((amp_gemmex_I32)gemmex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha,
+                                    a->A, a->at, (int)a->lda, a->B, a->bt, (int)a->ldb, a->beta,
+                                    a->C, a->ct, (int)a->ldc, a->compute, a->algo);
+}
 
 /* Re-issues the program's own call (its entry point, its compute type) with
  * the output C replaced by `out` (column major, leading dimension ld). */
