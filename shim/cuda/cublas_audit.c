@@ -62,14 +62,7 @@ static struct {
 } results[AMP_CTL_AUDIT_SITES];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int finished; /* exit read everything back: the runtime may be gone after */
-static pthread_key_t handle_key;
-static __thread void *private_handle __attribute__((tls_model("initial-exec")));
-
-static void destroy_handle(void *h)
-{
-    if (h && f.destroy)
-        f.destroy(h);
-}
+static struct amp_cuda_own_handle own; /* device pointer mode: the norms land on the device */
 
 static void fold(void);
 
@@ -79,6 +72,11 @@ static void final_fold(void)
     pthread_mutex_lock(&lock);
     finished = 1;
     pthread_mutex_unlock(&lock);
+}
+
+static int device_pointers(void *h)
+{
+    return f.set_pointer_mode(h, POINTER_DEVICE);
 }
 
 static void resolve_helpers(void)
@@ -102,7 +100,9 @@ static void resolve_helpers(void)
     if (!f.complete)
         amp_log(AMP_LOG_INFO, "audit: the CUDA libraries lack a function the audit of cuBLAS "
                               "calls needs; those calls run lowered, not audited");
-    f.complete &= pthread_key_create(&handle_key, destroy_handle) == 0;
+    own = (struct amp_cuda_own_handle){.create = f.create, .destroy = f.destroy,
+                                       .set_stream = f.set_stream, .setup = device_pointers};
+    f.complete &= amp_cuda_own_handle_init(&own);
     if (f.complete) {
         amp_audit_set_device_fold(fold);
         atexit(final_fold); /* after the runtime's own atexit: runs before it */
@@ -114,23 +114,6 @@ static int helpers(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, resolve_helpers);
     return f.complete;
-}
-
-/* The thread's own handle, in device pointer mode, bound to `stream`. */
-static void *handle_on(void *stream)
-{
-    if (!private_handle) {
-        void *h = NULL;
-        if (f.create(&h) != OK || !h)
-            return NULL;
-        if (f.set_pointer_mode(h, POINTER_DEVICE) != OK) {
-            f.destroy(h);
-            return NULL;
-        }
-        private_handle = h;
-        pthread_setspecific(handle_key, h);
-    }
-    return f.set_stream(private_handle, stream) == OK ? private_handle : NULL;
 }
 
 /* Reads back and records every site's pending norms. Under `lock`. */
@@ -223,7 +206,7 @@ int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, v
     if (!results[index].dev && !finished &&
         f.device_malloc((void **)&results[index].dev, 2 * CAPACITY * sizeof(float)) != 0)
         results[index].dev = NULL;
-    void *priv = results[index].dev && !finished ? handle_on(stream) : NULL;
+    void *priv = results[index].dev && !finished ? amp_cuda_own_handle(&own, stream) : NULL;
     if (priv) {
         float *slot = results[index].dev + 2 * results[index].pending;
         int n2 = (int)(m * n);

@@ -35,14 +35,7 @@ static struct {
     int (*get_stream)(void *, void **);
     int complete;
 } f;
-static pthread_key_t handle_key;
-static __thread void *dnn_handle __attribute__((tls_model("initial-exec")));
-
-static void destroy_handle(void *h)
-{
-    if (h)
-        f.destroy(h);
-}
+static struct amp_cuda_own_handle own;
 
 static void resolve(void)
 {
@@ -59,7 +52,9 @@ static void resolve(void)
     for (size_t i = 0; lib && i < sizeof names / sizeof *names; i++)
         f.complete &= (*slots[i] = dlsym(lib, names[i])) != NULL;
     *(void **)&f.get_stream = amp_resolve_name("cublasGetStream_v2");
-    f.complete &= f.get_stream != NULL && pthread_key_create(&handle_key, destroy_handle) == 0;
+    own = (struct amp_cuda_own_handle){.create = f.create, .destroy = f.destroy,
+                                       .set_stream = f.set_stream};
+    f.complete &= f.get_stream != NULL && amp_cuda_own_handle_init(&own);
     if (!f.complete)
         amp_log(AMP_LOG_INFO, "AMPSHIM_CUDA_FP16=explicit: no usable libcudnn.so.9 (its "
                               "cudnnTransformTensor converts the inputs); fp16 GEMMs run as made");
@@ -70,19 +65,6 @@ static int ready(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, resolve);
     return f.complete;
-}
-
-/* The calling thread's cuDNN handle, bound to `stream`. */
-static void *handle_on(void *stream)
-{
-    if (!dnn_handle) {
-        void *h = NULL;
-        if (f.create(&h) != AMP_CUDNN_STATUS_SUCCESS || !h)
-            return NULL;
-        dnn_handle = h;
-        pthread_setspecific(handle_key, h);
-    }
-    return f.set_stream(dnn_handle, stream) == AMP_CUDNN_STATUS_SUCCESS ? dnn_handle : NULL;
 }
 
 /* A stored column-major matrix (rows x cols, leading dimension ld) of fp32
@@ -118,7 +100,7 @@ int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_arg
     int64_t a_rows = a->ta == 0 ? a->m : a->k, a_cols = a->ta == 0 ? a->k : a->m;
     int64_t b_rows = a->tb == 0 ? a->k : a->n, b_cols = a->tb == 0 ? a->n : a->k;
     struct amp_cuda_scratch s = {.stream = stream};
-    void *h = handle_on(stream);
+    void *h = amp_cuda_own_handle(&own, stream);
     void *a16 = h ? amp_cuda_take(&s, (size_t)(a_rows * a_cols) * 2) : NULL;
     void *b16 = a16 ? amp_cuda_take(&s, (size_t)(b_rows * b_cols) * 2) : NULL;
     int status = -1;

@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #include "runtime/log.h"
 #include "shim/cuda/cuda_scratch.h"
@@ -176,4 +177,42 @@ int amp_cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, s
 void *amp_cuda_runtime(const char *name)
 {
     return ready() ? runtime_symbol(&runtime_lib, name) : NULL;
+}
+
+/* The value behind a thread's key: its handle and whose it is. */
+struct own_handle_value {
+    struct amp_cuda_own_handle *oh;
+    void *handle;
+};
+
+static void own_handle_end(void *p)
+{
+    struct own_handle_value *v = p;
+    v->oh->destroy(v->handle);
+    free(v);
+}
+
+int amp_cuda_own_handle_init(struct amp_cuda_own_handle *oh)
+{
+    return pthread_key_create(&oh->key, own_handle_end) == 0;
+}
+
+void *amp_cuda_own_handle(struct amp_cuda_own_handle *oh, void *stream)
+{
+    struct own_handle_value *v = pthread_getspecific(oh->key);
+    if (!v) {
+        void *h = NULL;
+        if (oh->create(&h) != 0 || !h)
+            return NULL;
+        if ((oh->setup && oh->setup(h) != 0) || !(v = malloc(sizeof *v))) {
+            oh->destroy(h);
+            return NULL;
+        }
+        *v = (struct own_handle_value){oh, h};
+        if (pthread_setspecific(oh->key, v) != 0) {
+            own_handle_end(v);
+            return NULL;
+        }
+    }
+    return oh->set_stream(v->handle, stream) == 0 ? v->handle : NULL;
 }

@@ -3,6 +3,7 @@
 #ifndef AMPSHIM_CUDA_SCRATCH_H
 #define AMPSHIM_CUDA_SCRATCH_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,22 @@ int amp_cuda_zero_strided(void *p, size_t pitch, size_t width, size_t rows, void
  * `stream`; 0 if that cannot be done. */
 int amp_cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                      size_t rows, void *stream);
+
+/* A handle of a CUDA library the shim makes for itself, one per thread
+ * (cuBLAS for the audit's norms, cuDNN for explicit fp16's conversions):
+ * made at the thread's first use by create then setup (NULL: none),
+ * destroyed when the thread ends. amp_cuda_own_handle_init once, from the
+ * user's one-time set-up; amp_cuda_own_handle gives the calling thread's,
+ * bound to `stream`, or NULL. */
+struct amp_cuda_own_handle {
+    int (*create)(void **);
+    int (*destroy)(void *);
+    int (*set_stream)(void *, void *);
+    int (*setup)(void *);
+    pthread_key_t key;
+};
+int amp_cuda_own_handle_init(struct amp_cuda_own_handle *oh);
+void *amp_cuda_own_handle(struct amp_cuda_own_handle *oh, void *stream);
 
 /* Another function of the CUDA runtime the scratch found (NULL without). */
 void *amp_cuda_runtime(const char *name);
