@@ -79,38 +79,36 @@ missing=
     echo
 } > "$out"
 
-defined=$(meson test -C "$dir" --list 2>/dev/null)
-bench_defined=$(meson test -C "$dir" --benchmark --list 2>/dev/null)
-for t in $tests; do
-    echo "## test $t" >> "$out"
-    if ! printf '%s\n' "$defined" | grep -q "/ $t\$"; then
-        echo "(not built: its libraries or headers were not found)" >> "$out"
-        missing="$missing $t"
-        continue
+tests_defined=$(meson test -C "$dir" --list 2>/dev/null | sed 's@.* / @@')
+benches_defined=$(meson test -C "$dir" --benchmark --list 2>/dev/null)
+# run_one test|benchmark NAME DEFINED: runs it into the file; a failure sets
+# status, one not built or skipped goes on the missing list.
+run_one() {
+    echo "## $1 $2" >> "$out"
+    if ! printf '%s\n' "$3" | grep -qx "$2"; then
+        echo "(not built: its libraries, headers or Python were not found)" >> "$out"
+        missing="$missing $2"
+        return
     fi
     rc=0
-    meson test -C "$dir" --no-rebuild --print-errorlogs --verbose "$t" > "$log" 2>&1 || rc=$?
+    if [ "$1" = test ]; then
+        meson test -C "$dir" --no-rebuild --print-errorlogs --verbose "$2" > "$log" 2>&1 || rc=$?
+    else
+        meson test -C "$dir" --no-rebuild --benchmark --verbose "$2" > "$log" 2>&1 || rc=$?
+    fi
     grep -v '^$' "$log" >> "$out" || true
     if grep -q "SKIP" "$log"; then
-        missing="$missing $t(skipped)"
+        missing="$missing $2(skipped)"
     elif [ "$rc" -ne 0 ]; then
         status=1
-        echo "gpu-check: $t failed" >&2
+        echo "gpu-check: $2 failed" >&2
     fi
+}
+for t in $tests; do
+    run_one test "$t" "$tests_defined"
 done
 for b in $benches; do
-    echo "## benchmark $b" >> "$out"
-    if ! printf '%s\n' "$bench_defined" | grep -qx "$b"; then
-        echo "(not built: its libraries, headers or Python were not found)" >> "$out"
-        missing="$missing $b"
-        continue
-    fi
-    rc=0
-    meson test -C "$dir" --no-rebuild --benchmark --verbose "$b" > "$log" 2>&1 || rc=$?
-    grep -v '^$' "$log" >> "$out" || true
-    if grep -q "SKIP" "$log" || [ "$rc" -ne 0 ]; then
-        missing="$missing $b"
-    fi
+    run_one benchmark "$b" "$benches_defined"
 done
 
 echo "wrote $out"

@@ -4,6 +4,7 @@
 #define AMPSHIM_TEST_CHECK_H
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 
 static _Atomic int failures;
@@ -26,6 +27,20 @@ static int checks;
 static inline int shim_loaded(void)
 {
     return dlsym(RTLD_DEFAULT, "ampshim_version") != NULL;
+}
+
+/* One of the shim's counters by its control name ("stats.SYMBOL.lowered"),
+ * through ampshim_ctl; 0 without the shim. */
+static inline unsigned long long shim_counter(const char *name)
+{
+    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
+        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
+                                                                            "ampshim_ctl");
+    unsigned long long v = 0;
+    size_t len = sizeof v;
+    if (ctl)
+        ctl(name, &v, &len, NULL, 0);
+    return v;
 }
 
 #define CHECK_SHIM_LOADED()                                                                        \

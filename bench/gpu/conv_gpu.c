@@ -17,23 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* n values uniform in [-1, 1), as fp32 at dev32 and fp16 at dev16. */
-static void fill_random(void *dev32, void *dev16, size_t n, unsigned seed)
-{
-    float *h32 = malloc(n * sizeof *h32);
-    _Float16 *h16 = malloc(n * sizeof *h16);
-    for (size_t i = 0; h32 && h16 && i < n; i++) {
-        seed = seed * 1103515245u + 12345u;
-        h32[i] = (float)((seed >> 9) & 0xffff) / 32768.0f - 1.0f;
-        h16[i] = (_Float16)h32[i];
-    }
-    if (h32 && h16) {
-        cudaMemcpy(dev32, h32, n * sizeof *h32, cudaMemcpyHostToDevice);
-        cudaMemcpy(dev16, h16, n * sizeof *h16, cudaMemcpyHostToDevice);
-    }
-    free(h32);
-    free(h16);
-}
+#include "device_random.h"
 
 static int cmp(const void *x, const void *y)
 {
@@ -86,8 +70,8 @@ int main(void)
     cudaMalloc(&x, xn * 4), cudaMalloc(&w, wn * 4), cudaMalloc(&y, yn * 4);
     cudaMalloc(&x16, xn * 2), cudaMalloc(&w16, wn * 2), cudaMalloc(&y16, yn * 2);
     cudaMalloc(&ws, ws_bytes);
-    fill_random(x, x16, xn, 1);
-    fill_random(w, w16, wn, 2);
+    device_random(x, x16, xn, 1);
+    device_random(w, w16, wn, 2);
     const cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);

@@ -15,27 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_random.h"
+
 typedef cublasStatus_t (*sgemm_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                                    int, const float *, const float *, int, const float *, int,
                                    const float *, float *, int);
-
-/* Uniform in [-1, 1), as fp32 and as fp16 bits, copied to the device. */
-static void fill_random(float *dev32, uint16_t *dev16, size_t count, unsigned seed)
-{
-    float *h32 = malloc(count * sizeof *h32);
-    _Float16 *h16 = malloc(count * sizeof *h16);
-    for (size_t i = 0; h32 && h16 && i < count; i++) {
-        seed = seed * 1103515245u + 12345u;
-        h32[i] = (float)((seed >> 9) & 0xffff) / 32768.0f - 1.0f;
-        h16[i] = (_Float16)h32[i];
-    }
-    if (h32 && h16) {
-        cudaMemcpy(dev32, h32, count * sizeof *h32, cudaMemcpyHostToDevice);
-        cudaMemcpy(dev16, h16, count * sizeof *h16, cudaMemcpyHostToDevice);
-    }
-    free(h32);
-    free(h16);
-}
 
 static unsigned long long counter(int (*ctl)(const char *, void *, size_t *, const void *, size_t),
                                   const char *which)
@@ -89,8 +73,8 @@ int main(void)
         cudaMalloc((void **)&c, count * 4);
         cudaMalloc((void **)&ah, count * 2);
         cudaMalloc((void **)&bh, count * 2);
-        fill_random(a, ah, count, 1);
-        fill_random(b, bh, count, 2);
+        device_random(a, ah, count, 1);
+        device_random(b, bh, count, 2);
         float one = 1.0f, zero = 0.0f, tflops[5];
         unsigned long long ran[5][2];
         for (int mode = 0; mode < 5; mode++) {

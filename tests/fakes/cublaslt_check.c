@@ -26,14 +26,7 @@ int fake_cublaslt_heuristic_calls(void);
 
 static uint64_t lowered_calls(void)
 {
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                            "ampshim_ctl");
-    uint64_t v = 0;
-    size_t len = sizeof v;
-    if (ctl)
-        ctl("stats.cublasLtMatmul.lowered", &v, &len, NULL, 0);
-    return v;
+    return shim_counter("stats.cublasLtMatmul.lowered");
 }
 enum { M = 17, N = 11, K = 29 };
 

@@ -25,14 +25,7 @@ typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOpe
 
 static uint64_t lowered(void)
 {
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                            "ampshim_ctl");
-    uint64_t v = 0;
-    size_t len = sizeof v;
-    if (ctl)
-        ctl("stats.cublasSgemm_v2.lowered", &v, &len, NULL, 0);
-    return v;
+    return shim_counter("stats.cublasSgemm_v2.lowered");
 }
 
 int main(int argc, char **argv)

@@ -19,17 +19,6 @@
 
 enum { N = 256, K = 128 };
 
-static uint64_t counter(const char *name)
-{
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                            "ampshim_ctl");
-    uint64_t v = 0;
-    size_t len = sizeof v;
-    if (ctl)
-        ctl(name, &v, &len, NULL, 0);
-    return v;
-}
 
 static void calls(cublasHandle_t h, const float *a, float *c_syrk, float *c_gemm)
 {
@@ -74,15 +63,15 @@ int main(void)
     real_syrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, N, K, &one, a, N, &zero, c[0], N);
     cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, N, N, K, &one, a, N, a, N, &zero, c[1], N);
     cudaStreamSynchronize(s);
-    uint64_t syrk_pass = counter("stats.cublasSsyrk_v2.passthrough");
-    uint64_t gemm_low = counter("stats.cublasSgemm_v2.lowered");
+    uint64_t syrk_pass = shim_counter("stats.cublasSsyrk_v2.passthrough");
+    uint64_t gemm_low = shim_counter("stats.cublasSgemm_v2.lowered");
     cudaGraph_t graph = NULL, clone = NULL, parent = NULL;
     CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess, "capture begins");
     calls(h, a, c[2], c[3]);
     CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess && graph, "capture ends");
-    CHECK(counter("stats.cublasSsyrk_v2.passthrough") == syrk_pass + 1,
+    CHECK(shim_counter("stats.cublasSsyrk_v2.passthrough") == syrk_pass + 1,
           "under capture, Ssyrk (needs scratch) ran as made");
-    CHECK(counter("stats.cublasSgemm_v2.lowered") == gemm_low + 1,
+    CHECK(shim_counter("stats.cublasSgemm_v2.lowered") == gemm_low + 1,
           "under capture, Sgemm (no scratch) was lowered");
     CHECK(cudaGraphClone(&clone, graph) == cudaSuccess, "the graph can be cloned (no memory nodes)");
     cudaGraphNode_t child;
