@@ -184,108 +184,100 @@ static int parse_policy_file(struct amp_config *cfg, const char *v, char *err, s
     return amp_policy_parse_each(text, 1, &cfg->policy, warn_bad_entry, "AMPSHIM_POLICY_FILE");
 }
 
-static int parse_output(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+/* One of `words` (any case), or -1 with "'V' is not EXPECTED" in err. */
+static int choice(const char *v, const char *const *words, const char *expected, char *err,
+                  size_t errlen)
+{
+    int i = match_word(v, words);
+    if (i < 0)
+        snprintf(err, errlen, "'%s' is not %s", v, expected);
+    return i;
+}
+
+int amp_parse_output(const char *s, char *err, size_t errlen)
 {
     static const char *const modes[] = {"keep", "round", NULL};
-    int i = match_word(v, modes);
-    if (i < 0) {
-        snprintf(err, errlen, "'%s' is not keep or round", v);
-        return -1;
-    }
-    cfg->output_round = i;
-    return 0;
+    return choice(s, modes, "keep or round", err, errlen);
 }
 
 const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1] = {"auto", "native", "emulate",
                                                                    NULL};
 
-int amp_parse_cpu_kernel(const char *s)
+int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen)
 {
-    return match_word(s, amp_cpu_kernel_names);
+    return choice(s, amp_cpu_kernel_names, "auto, native or emulate", err, errlen);
+}
+
+const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1] = {"off", "on", "follow", NULL};
+
+int amp_parse_audit_mode(const char *s, char *err, size_t errlen)
+{
+    int on;
+    if (amp_parse_bool(s, &on) == 0)
+        return on ? AMP_AUDIT_ON : AMP_AUDIT_OFF;
+    return choice(s, amp_audit_mode_names, "0, 1 or follow", err, errlen);
+}
+
+uint32_t amp_parse_audit_sample(const char *s, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = isdigit((unsigned char)*s) ? strtoull(s, &end, 10) : 0;
+    if (!isdigit((unsigned char)*s) || errno || *end || n < 1 || n > (1ull << 31)) {
+        snprintf(err, errlen, "'%s' is not a whole number from 1 to 2147483648", s);
+        return 0;
+    }
+    return (uint32_t)n;
+}
+
+double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s || *end || !(x > 0.0) || !(x < 1e30)) {
+        snprintf(err, errlen, "'%s' is not a positive number", s);
+        return -1.0;
+    }
+    return x;
+}
+
+/* The variables' parsers over those. */
+static int parse_output(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    int i = amp_parse_output(v, err, errlen);
+    return i < 0 ? -1 : (cfg->output_round = i, 0);
 }
 
 static int parse_cpu_kernel(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    int i = amp_parse_cpu_kernel(v);
-    if (i < 0) {
-        snprintf(err, errlen, "'%s' is not auto, native or emulate", v);
-        return -1;
-    }
-    cfg->cpu_kernel = i;
-    return 0;
+    int i = amp_parse_cpu_kernel(v, err, errlen);
+    return i < 0 ? -1 : (cfg->cpu_kernel = i, 0);
 }
 
 static int parse_cuda_fp16(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
     static const char *const modes[] = {"fast", "explicit", NULL};
-    int i = match_word(v, modes);
-    if (i < 0) {
-        snprintf(err, errlen, "'%s' is not fast or explicit", v);
-        return -1;
-    }
-    cfg->cuda_fp16_explicit = i;
-    return 0;
-}
-
-const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1] = {"off", "on", "follow", NULL};
-
-int amp_parse_audit_mode(const char *s)
-{
-    int on;
-    if (amp_parse_bool(s, &on) == 0)
-        return on ? AMP_AUDIT_ON : AMP_AUDIT_OFF;
-    return match_word(s, amp_audit_mode_names);
+    int i = choice(v, modes, "fast or explicit", err, errlen);
+    return i < 0 ? -1 : (cfg->cuda_fp16_explicit = i, 0);
 }
 
 static int parse_audit(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    int i = amp_parse_audit_mode(v);
-    if (i < 0) {
-        snprintf(err, errlen, "'%s' is not 0, 1 or follow", v);
-        return -1;
-    }
-    cfg->audit = i;
-    return 0;
-}
-
-uint32_t amp_parse_audit_sample(const char *s)
-{
-    char *end;
-    errno = 0;
-    if (!isdigit((unsigned char)*s))
-        return 0;
-    unsigned long long n = strtoull(s, &end, 10);
-    return errno || *end || n < 1 || n > (1ull << 31) ? 0 : (uint32_t)n;
+    int i = amp_parse_audit_mode(v, err, errlen);
+    return i < 0 ? -1 : (cfg->audit = i, 0);
 }
 
 static int parse_audit_sample(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    uint32_t n = amp_parse_audit_sample(v);
-    if (!n) {
-        snprintf(err, errlen, "'%s' is not a whole number from 1 to 2147483648", v);
-        return -1;
-    }
-    cfg->audit_sample = n;
-    return 0;
-}
-
-double amp_parse_audit_tolerance(const char *s)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(s, &end);
-    return errno || end == s || *end || !(x > 0.0) || !(x < 1e30) ? -1.0 : x;
+    uint32_t n = amp_parse_audit_sample(v, err, errlen);
+    return !n ? -1 : (cfg->audit_sample = n, 0);
 }
 
 static int parse_audit_tolerance(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    double x = amp_parse_audit_tolerance(v);
-    if (x < 0) {
-        snprintf(err, errlen, "'%s' is not a positive number", v);
-        return -1;
-    }
-    cfg->audit_tolerance = x;
-    return 0;
+    double x = amp_parse_audit_tolerance(v, err, errlen);
+    return x < 0 ? -1 : (cfg->audit_tolerance = x, 0);
 }
 
 static int parse_audit_policy(struct amp_config *cfg, const char *v, char *err, size_t errlen)

@@ -68,11 +68,12 @@ const char *amp_config_variable(size_t i, int *opens_file);
 /* Small parsers shared with the tests. */
 int amp_parse_bool(const char *s, int *out);
 int amp_parse_dtype(const char *s, enum amp_lowp_dtype *out);
-int amp_parse_cpu_kernel(const char *s); /* enum amp_cpu_kernel, or -1 */
-int amp_parse_audit_mode(const char *s);  /* enum amp_audit_mode, or -1 */
-/* N >= 1 (every Nth call), at most 2^31; 0 when bad. */
-uint32_t amp_parse_audit_sample(const char *s);
-/* A tolerance 0 < x < 1e30, or -1 when bad. */
-double amp_parse_audit_tolerance(const char *s);
+/* The settings both the environment and ampctl set: each returns the value,
+ * or -1 (0 for the sample) with the reason in err, one line. */
+int amp_parse_output(const char *s, char *err, size_t errlen);      /* 0 keep, 1 round */
+int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen);  /* enum amp_cpu_kernel */
+int amp_parse_audit_mode(const char *s, char *err, size_t errlen);  /* enum amp_audit_mode */
+uint32_t amp_parse_audit_sample(const char *s, char *err, size_t errlen); /* 1 .. 2^31 */
+double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen); /* 0 < x < 1e30 */
 
 #endif

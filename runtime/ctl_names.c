@@ -228,23 +228,24 @@ int amp_ctl_set(struct amp_ctl_block *b, const char *name, const char *value, ch
         if (strcmp(name, "opt.cpu_dtype") != 0)
             atomic_store(&b->dtype[AMP_DEVICE_CUDA], (uint32_t)d);
     } else if (strcmp(name, "opt.output") == 0) {
-        if (strcasecmp(value, "keep") != 0 && strcasecmp(value, "round") != 0)
-            return bad(why, whylen, "'%s' is not keep or round", value);
-        atomic_store(&b->output_round, strcasecmp(value, "round") == 0);
+        int round = amp_parse_output(value, why, whylen);
+        if (round < 0)
+            return EINVAL;
+        atomic_store(&b->output_round, (uint32_t)round);
     } else if (strcmp(name, "opt.cpu_kernel") == 0) {
-        int k = amp_parse_cpu_kernel(value);
+        int k = amp_parse_cpu_kernel(value, why, whylen);
         if (k < 0)
-            return bad(why, whylen, "'%s' is not auto, native or emulate", value);
+            return EINVAL;
         atomic_store(&b->cpu_kernel, (uint32_t)k);
     } else if (strcmp(name, "opt.audit") == 0) {
-        int a = amp_parse_audit_mode(value);
+        int a = amp_parse_audit_mode(value, why, whylen);
         if (a < 0)
-            return bad(why, whylen, "'%s' is not 0, 1 or follow", value);
+            return EINVAL;
         atomic_store(&b->audit, (uint32_t)a);
     } else if (strcmp(name, "opt.audit_sample") == 0) {
-        uint32_t n = amp_parse_audit_sample(value);
+        uint32_t n = amp_parse_audit_sample(value, why, whylen);
         if (!n)
-            return bad(why, whylen, "'%s' is not a whole number from 1 to 2147483648", value);
+            return EINVAL;
         atomic_store(&b->audit_sample, n);
     } else if (split_node(name, "policy.", mid, sizeof mid, &last) == 0) {
         int cat = policy_value(value);

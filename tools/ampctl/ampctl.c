@@ -223,8 +223,9 @@ static int verb_audit(int argc, char **argv)
         if (strcmp(argv[i], "--policy") == 0) {
             policy = 1;
         } else if (strcmp(argv[i], "--tolerance") == 0 && i + 1 < argc) {
-            if ((tolerance = amp_parse_audit_tolerance(argv[++i])) < 0)
-                return usage("--tolerance takes a positive number");
+            char why[128];
+            if ((tolerance = amp_parse_audit_tolerance(argv[++i], why, sizeof why)) < 0)
+                return usage(why);
         } else if (!pid_text) {
             pid_text = argv[i];
         } else {
