@@ -142,6 +142,23 @@ static void note_shape(struct amp_audit_site *s, const int64_t shape[3])
         atomic_store_explicit(&s->n_shapes, n + 1, memory_order_release);
 }
 
+/* Counts one lowered call at site s; returns whether it is one to audit.
+ * Under audit_lock. */
+static int count_call(struct amp_ctl_block *b, struct amp_audit_site *s, enum amp_lowp_dtype dtype,
+                      double flops, const int64_t shape[3])
+{
+    uint64_t calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
+    atomic_store_explicit(&s->calls, calls + 1, memory_order_relaxed);
+    uint64_t f = flops > 0 ? (uint64_t)flops : 0;
+    atomic_store_explicit(&s->flops, atomic_load_explicit(&s->flops, memory_order_relaxed) + f,
+                          memory_order_relaxed);
+    atomic_fetch_add_explicit(&b->audit_flops, f, memory_order_relaxed);
+    __atomic_store_n(&s->dtype, (uint8_t)dtype, __ATOMIC_RELAXED);
+    note_shape(s, shape);
+    uint32_t sample = amp_live_load(&amp_rt.cfg.audit_sample);
+    return sample <= 1 || calls % sample == 0;
+}
+
 struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
                                        enum amp_lowp_dtype dtype, double flops,
                                        const int64_t shape[3], int *audit_this)
@@ -154,19 +171,20 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
     size_t free_slot = SITE_MAP;
     amp_lock_quietly(&audit_lock, &quiet);
     int site = map_find(return_address, hook, &free_slot);
-    amp_unlock_quietly(&audit_lock, &quiet);
     if (site < 0) {
-        /* dladdr takes the loader's lock: never under ours (a constructor
-         * making a lowered call inside another thread's dlopen). */
+        /* A new call site: dladdr takes the loader's lock, so never under
+         * ours (a constructor making a lowered call inside another
+         * thread's dlopen). */
+        amp_unlock_quietly(&audit_lock, &quiet);
         Dl_info info;
         int named = dladdr(return_address, &info);
         const char *path = named && info.dli_fname ? info.dli_fname : "?";
         const char *slash = strrchr(path, '/');
+        const char *function = named && info.dli_sname ? info.dli_sname : "";
         uintptr_t offset = (uintptr_t)return_address - (named ? (uintptr_t)info.dli_fbase : 0);
         amp_lock_quietly(&audit_lock, &quiet);
         site = map_find(return_address, hook, &free_slot);
         if (site < 0) {
-            const char *function = named && info.dli_sname ? info.dli_sname : "";
             site = site_of(b, slash ? slash + 1 : path, function, offset, hook);
             if (site >= 0 && free_slot < SITE_MAP) {
                 site_map[free_slot].address = return_address;
@@ -174,22 +192,10 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
                 site_map[free_slot].site = (int16_t)(site + 1);
             }
         }
-        amp_unlock_quietly(&audit_lock, &quiet);
-        if (site < 0)
-            return NULL;
     }
-    struct amp_audit_site *s = &b->audit_site[site];
-    amp_lock_quietly(&audit_lock, &quiet);
-    uint64_t calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
-    atomic_store_explicit(&s->calls, calls + 1, memory_order_relaxed);
-    uint64_t f = flops > 0 ? (uint64_t)flops : 0;
-    atomic_store_explicit(&s->flops, atomic_load_explicit(&s->flops, memory_order_relaxed) + f,
-                          memory_order_relaxed);
-    atomic_fetch_add_explicit(&b->audit_flops, f, memory_order_relaxed);
-    __atomic_store_n(&s->dtype, (uint8_t)dtype, __ATOMIC_RELAXED);
-    note_shape(s, shape);
-    uint32_t sample = amp_live_load(&amp_rt.cfg.audit_sample);
-    *audit_this = sample <= 1 || calls % sample == 0;
+    struct amp_audit_site *s = site >= 0 ? &b->audit_site[site] : NULL;
+    if (s)
+        *audit_this = count_call(b, s, dtype, flops, shape);
     amp_unlock_quietly(&audit_lock, &quiet);
     return s;
 }

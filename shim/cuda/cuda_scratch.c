@@ -88,11 +88,12 @@ static int ready(void)
     return available;
 }
 
-/* The shim's pool for the current device, made at its first use; NULL when
- * the runtime cannot make one (the default pool is used then). */
+/* The shim's pool for the current device, made at its first use (under
+ * pool_lock, then published: later calls read it without the lock); NULL
+ * when the runtime cannot make one (the default pool is used then). */
 enum { POOL_DEVICES = 64 };
-static void *pools[POOL_DEVICES];
-static uint8_t pool_tried[POOL_DEVICES];
+static void *_Atomic pools[POOL_DEVICES];
+static _Atomic uint8_t pool_tried[POOL_DEVICES];
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void *own_pool(void)
@@ -101,9 +102,10 @@ static void *own_pool(void)
     if (!get_device || !pool_create || !pool_set || !malloc_from_pool || get_device(&dev) != 0 ||
         dev < 0 || dev >= POOL_DEVICES)
         return NULL;
+    if (atomic_load_explicit(&pool_tried[dev], memory_order_acquire))
+        return atomic_load_explicit(&pools[dev], memory_order_relaxed);
     pthread_mutex_lock(&pool_lock);
-    if (!pool_tried[dev]) {
-        pool_tried[dev] = 1;
+    if (!atomic_load_explicit(&pool_tried[dev], memory_order_relaxed)) {
         struct amp_cuda_pool_props props = {0};
         props.alloc_type = AMP_CUDA_MEM_ALLOCATION_PINNED;
         props.location.type = AMP_CUDA_MEM_LOCATION_DEVICE;
@@ -112,14 +114,14 @@ static void *own_pool(void)
         void *pool = NULL;
         if (pool_create(&pool, &props) == 0 && pool &&
             pool_set(pool, AMP_CUDA_POOL_ATTR_RELEASE_THRESHOLD, &keep) == 0)
-            pools[dev] = pool;
+            atomic_store_explicit(&pools[dev], pool, memory_order_relaxed);
         else
             amp_log(AMP_LOG_INFO, "device %d: no memory pool of the shim's own; scratch comes "
                                   "from the runtime's default pool", dev);
+        atomic_store_explicit(&pool_tried[dev], 1, memory_order_release);
     }
-    void *pool = pools[dev];
     pthread_mutex_unlock(&pool_lock);
-    return pool;
+    return atomic_load_explicit(&pools[dev], memory_order_relaxed);
 }
 
 /* Whether work queued on the stream now would be captured into a graph (an
