@@ -19,6 +19,7 @@
  * as it made it, counted as not lowered: a call counts as lowered only when
  * it ran on the private descriptor with an algorithm chosen for it. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,7 +31,7 @@
 
 typedef int (*desc_get_fn)(void *, int, void *, size_t, size_t *);
 typedef int (*desc_set_fn)(void *, int, const void *, size_t);
-typedef int (*layout_get_fn)(void *, int, void *, size_t, size_t *);
+typedef desc_get_fn layout_get_fn;
 typedef int (*desc_create_fn)(void **, int, int);
 typedef int (*destroy_fn)(void *);
 typedef int (*pref_create_fn)(void **);
@@ -121,51 +122,70 @@ static void key_add(struct lt_key *k, const void *p, size_t n)
     k->len += n;
 }
 
-/* One attribute's value through a get function (the size first, then the
- * bytes); returns its size, 0 when the library does not know it, -1 when it
- * is larger than out. */
-static int attribute(int (*get)(void *, int, void *, size_t, size_t *), void *obj, int attr,
-                     unsigned char out[64])
+/* The size of each attribute number of one kind of object (matmul
+ * descriptor, layout): 0 where the library knows no such attribute, -1
+ * where it is larger than the shim copies. Asked of the library once (they
+ * are the library's, not the object's), at the first call. */
+struct attr_sizes {
+    _Atomic int ready;
+    int8_t size[AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES];
+};
+static struct attr_sizes desc_sizes, layout_sizes;
+static pthread_mutex_t sizes_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const int8_t *sizes_of(struct attr_sizes *t, desc_get_fn get, void *obj, int count)
 {
-    size_t size = 0, written = 0;
-    if (get(obj, attr, NULL, 0, &size) != AMP_CUBLAS_STATUS_SUCCESS || size == 0)
-        return 0;
-    if (size > 64)
-        return -1;
-    if (get(obj, attr, out, size, &written) != AMP_CUBLAS_STATUS_SUCCESS || written != size)
-        return 0;
-    return (int)size;
+    if (!atomic_load_explicit(&t->ready, memory_order_acquire)) {
+        struct amp_quiet quiet;
+        amp_lock_quietly(&sizes_lock, &quiet);
+        if (!atomic_load_explicit(&t->ready, memory_order_relaxed)) {
+            for (int attr = 0; attr < count; attr++) {
+                size_t size = 0;
+                int known = get(obj, attr, NULL, 0, &size) == AMP_CUBLAS_STATUS_SUCCESS;
+                t->size[attr] = !known ? 0 : size > 64 ? -1 : (int8_t)size;
+            }
+            atomic_store_explicit(&t->ready, 1, memory_order_release);
+        }
+        amp_unlock_quietly(&sizes_lock, &quiet);
+    }
+    return t->size;
 }
 
 /* Copies every attribute of the program's descriptor but the compute and
  * scale types onto priv, and adds them to the key; 0 if one cannot be. */
 static int copy_descriptor(const struct lt_functions *f, void *desc, void *priv, struct lt_key *k)
 {
+    const int8_t *size = sizes_of(&desc_sizes, f->desc_get, desc,
+                                  AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES);
     for (int attr = 0; attr < AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES; attr++) {
         if (attr == AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE ||
-            attr == AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE)
+            attr == AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE || size[attr] == 0)
             continue;
         unsigned char value[64];
-        int size = attribute(f->desc_get, desc, attr, value);
-        if (size < 0 || (size > 0 && f->desc_set(priv, attr, value, (size_t)size) !=
-                                         AMP_CUBLAS_STATUS_SUCCESS))
+        size_t written = 0;
+        if (size[attr] < 0 ||
+            f->desc_get(desc, attr, value, (size_t)size[attr], &written) !=
+                AMP_CUBLAS_STATUS_SUCCESS ||
+            f->desc_set(priv, attr, value, written) != AMP_CUBLAS_STATUS_SUCCESS)
             return 0;
-        if (size > 0) {
-            key_add(k, &attr, sizeof attr);
-            key_add(k, value, (size_t)size);
-        }
+        key_add(k, &attr, sizeof attr);
+        key_add(k, value, written);
     }
     return 1;
 }
 
 static void key_layout(const struct lt_functions *f, void *layout, struct lt_key *k)
 {
+    const int8_t *size = sizes_of(&layout_sizes, f->layout_get, layout,
+                                  AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES);
     for (int attr = 0; attr < AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES; attr++) {
         unsigned char value[64];
-        int size = attribute(f->layout_get, layout, attr, value);
-        key_add(k, &size, sizeof size);
-        if (size > 0)
-            key_add(k, value, (size_t)size);
+        size_t written = 0;
+        if (size[attr] > 0 && f->layout_get(layout, attr, value, (size_t)size[attr], &written) ==
+                                  AMP_CUBLAS_STATUS_SUCCESS) {
+            key_add(k, &attr, sizeof attr);
+            key_add(k, value, written);
+        }
     }
 }
 
