@@ -86,37 +86,30 @@ static int conv_plain_fp32(const struct amp_dnn *f, enum conv_kind kind, const s
            (*math == AMP_CUDNN_DEFAULT_MATH || *math == AMP_CUDNN_TENSOR_OP_MATH);
 }
 
-/* A private copy of a convolution descriptor with math type `math`, or
- * NULL; destroyed with f->destroy_conv. */
-static void *conv_private(const struct amp_dnn *f, void *conv, int math)
+/* A private copy of a convolution descriptor with math type `math`, owned
+ * by the scope; NULL if it cannot be made. */
+static void *conv_private(struct amp_dnn_scope *s, void *conv, int math)
 {
+    const struct amp_dnn *f = s->f;
     int pad[AMP_CUDNN_DIM_MAX], stride[AMP_CUDNN_DIM_MAX], dilation[AMP_CUDNN_DIM_MAX];
     int len, mode, compute, groups, reorder;
-    void *priv = NULL;
     if (f->get_conv(conv, AMP_CUDNN_DIM_MAX - 2, &len, pad, stride, dilation, &mode, &compute) !=
             AMP_DNN_OK ||
-        f->get_groups(conv, &groups) != AMP_DNN_OK || f->get_reorder(conv, &reorder) != AMP_DNN_OK ||
-        f->create_conv(&priv) != AMP_DNN_OK || !priv)
+        f->get_groups(conv, &groups) != AMP_DNN_OK || f->get_reorder(conv, &reorder) != AMP_DNN_OK)
         return NULL;
-    if (f->set_conv(priv, len, pad, stride, dilation, mode, compute) != AMP_DNN_OK ||
-        f->set_groups(priv, groups) != AMP_DNN_OK || f->set_reorder(priv, reorder) != AMP_DNN_OK ||
-        f->set_math(priv, math) != AMP_DNN_OK) {
-        f->destroy_conv(priv);
-        return NULL;
-    }
-    return priv;
+    void *priv = amp_dnn_scope_own(s, f->create_conv, f->destroy_conv);
+    return priv && f->set_conv(priv, len, pad, stride, dilation, mode, compute) == AMP_DNN_OK &&
+                   f->set_groups(priv, groups) == AMP_DNN_OK &&
+                   f->set_reorder(priv, reorder) == AMP_DNN_OK && f->set_math(priv, math) == AMP_DNN_OK
+               ? priv
+               : NULL;
 }
 
 /* fp16: cuDNN converts, asked by the math type of a private descriptor. */
 static int conv_fp16(struct amp_dnn_scope *s, enum conv_kind kind, conv_fn real, struct conv_args a)
 {
-    void *priv = conv_private(s->f, a.conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
-    if (!priv)
-        return -1;
-    a.conv = priv;
-    int status = conv_ensure_workspace(s, kind, &a) ? conv_call(real, &a) : -1;
-    s->f->destroy_conv(priv);
-    return status;
+    a.conv = conv_private(s, a.conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+    return a.conv && conv_ensure_workspace(s, kind, &a) ? conv_call(real, &a) : -1;
 }
 
 /* bf16: inputs converted into scratch, the result blended back. */
@@ -213,14 +206,10 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
     if (dtype == AMP_DTYPE_FP16) {
         struct amp_dnn_scope s;
         amp_dnn_scope_begin(&s, f, h);
-        void *priv = s.failed ? NULL : conv_private(f, conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
-        if (priv) {
-            a.conv = priv;
-            if (conv_ensure_workspace(&s, CONV_FWD, &a))
-                status = real(h, alpha1, xd, x, wd, w, priv, algo, a.ws, a.ws_bytes, alpha2, zd, z,
-                              bd, bias, act, yd, y);
-            f->destroy_conv(priv);
-        }
+        a.conv = conv_private(&s, conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+        if (a.conv && conv_ensure_workspace(&s, CONV_FWD, &a))
+            status = real(h, alpha1, xd, x, wd, w, a.conv, algo, a.ws, a.ws_bytes, alpha2, zd, z, bd,
+                          bias, act, yd, y);
         amp_dnn_scope_end(&s);
         if (status != AMP_DNN_OK)
             outcome = amp_not_lowered_after_all(outcome);

@@ -245,11 +245,11 @@ AMPSHIM_HOOKS_CUDNN_NORM_FWD_TRAINING(AMP_DEFINE_NORM_FWD_TRAINING)
 /* ---- reduction ---- */
 
 /* A reduction of half or bf16 data with a half compute type runs on a
- * private reduction descriptor with an fp32 compute type (the program's
- * other settings; more workspace if cuDNN then wants it). *rd is replaced
- * by it; reduce_private_end destroys it. */
+ * private reduction descriptor (owned by the scope) with an fp32 compute
+ * type and the program's other settings, more workspace if cuDNN then wants
+ * it: *rd is replaced by it. */
 static int reduce_fp32(const struct amp_dnn *f, void *h, void **rd, void *ad, void *cd, void **ws,
-                       size_t *ws_bytes, struct amp_dnn_upcast *u, void **priv)
+                       size_t *ws_bytes, struct amp_dnn_upcast *u)
 {
     int op, comp, nan, indices, index_type;
     size_t need = 0;
@@ -258,13 +258,10 @@ static int reduce_fp32(const struct amp_dnn *f, void *h, void **rd, void *ad, vo
         return 0;
     if (comp == AMP_CUDNN_DATA_FLOAT)
         return 1; /* fp32 already */
-    if (f->create_reduce(priv) != AMP_DNN_OK || !*priv) {
-        *priv = NULL;
+    void *priv = amp_dnn_scope_own(&u->s, f->create_reduce, f->destroy_reduce);
+    if (!priv || f->set_reduce(priv, op, AMP_CUDNN_DATA_FLOAT, nan, indices, index_type) != AMP_DNN_OK)
         return 0;
-    }
-    if (f->set_reduce(*priv, op, AMP_CUDNN_DATA_FLOAT, nan, indices, index_type) != AMP_DNN_OK)
-        return 0;
-    *rd = *priv;
+    *rd = priv;
     return f->ws_reduce(h, *rd, ad, cd, &need) == AMP_DNN_OK && amp_dnn_scope_workspace(&u->s, need, ws, ws_bytes);
 }
 
@@ -281,13 +278,11 @@ static int reduce(enum amp_hook_id hook, reduce_fn real, void *h, void *rd, void
         struct amp_dnn_upcast u = {0};
         void *ws2 = ws;
         size_t ws2_bytes = ws_bytes;
-        void *priv = NULL, *run = rd;
-        int status = reduce_fp32(c.f, h, &run, ad, cd, &ws2, &ws2_bytes, &u, &priv)
+        void *run = rd;
+        int status = reduce_fp32(c.f, h, &run, ad, cd, &ws2, &ws2_bytes, &u)
                          ? real(h, run, indices, indices_bytes, ws2, ws2_bytes, alpha, ad, A, beta,
                                 cd, C)
                          : -1;
-        if (priv)
-            c.f->destroy_reduce(priv);
         amp_dnn_scope_end(&u.s);
         if (fp32_call_done(&c, status, u.s.converted))
             return status;

@@ -30,23 +30,22 @@ static int rnn_get(const struct amp_dnn *f, void *rd, struct rnn_config *c)
                       &c->aux) == AMP_DNN_OK;
 }
 
-/* A private descriptor: the program's settings with math type `math`, and
- * its clip; NULL if cuDNN refuses any of it. */
-static void *rnn_private(const struct amp_dnn *f, void *rd, const struct rnn_config *c, int math)
+/* A private descriptor owned by the scope: the program's settings with math
+ * type `math`, and its clip; NULL if cuDNN refuses any of it. */
+static void *rnn_private(struct amp_dnn_scope *s, void *rd, const struct rnn_config *c, int math)
 {
-    void *priv = NULL;
+    const struct amp_dnn *f = s->f;
     int clip_mode, clip_nan;
     double lclip, rclip;
-    if (f->create_rnn(&priv) != AMP_DNN_OK || !priv)
-        return NULL;
-    if (f->set_rnn(priv, c->algo, c->cell, c->bias, c->dir, c->input, c->data, c->prec, math,
-                   c->input_size, c->hidden, c->proj, c->layers, c->dropout, c->aux) != AMP_DNN_OK ||
-        f->get_clip(rd, &clip_mode, &clip_nan, &lclip, &rclip) != AMP_DNN_OK ||
-        f->set_clip(priv, clip_mode, clip_nan, lclip, rclip) != AMP_DNN_OK) {
-        f->destroy_rnn(priv);
-        return NULL;
-    }
-    return priv;
+    void *priv = amp_dnn_scope_own(s, f->create_rnn, f->destroy_rnn);
+    return priv &&
+                   f->set_rnn(priv, c->algo, c->cell, c->bias, c->dir, c->input, c->data, c->prec,
+                              math, c->input_size, c->hidden, c->proj, c->layers, c->dropout,
+                              c->aux) == AMP_DNN_OK &&
+                   f->get_clip(rd, &clip_mode, &clip_nan, &lclip, &rclip) == AMP_DNN_OK &&
+                   f->set_clip(priv, clip_mode, clip_nan, lclip, rclip) == AMP_DNN_OK
+               ? priv
+               : NULL;
 }
 
 typedef int (*rnn_fwd_fn)(void *, void *, int, const int32_t *, void *, const void *, void *,
@@ -76,14 +75,11 @@ static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, in
         size_t need = 0, reserve_need = 0, work_bytes = ws_bytes;
         void *work = ws;
         amp_dnn_scope_begin(&s, f, h);
-        void *priv = s.failed ? NULL : rnn_private(f, rd, &c, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
-        if (priv) {
-            if (f->ws_rnn(h, priv, mode, xd, &need, &reserve_need) == AMP_DNN_OK &&
-                amp_dnn_scope_workspace(&s, need, &work, &work_bytes))
-                status = real(h, priv, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,
-                              weight_bytes, weights, work_bytes, work, reserve_bytes, reserve);
-            f->destroy_rnn(priv);
-        }
+        void *priv = rnn_private(&s, rd, &c, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+        if (priv && f->ws_rnn(h, priv, mode, xd, &need, &reserve_need) == AMP_DNN_OK &&
+            amp_dnn_scope_workspace(&s, need, &work, &work_bytes))
+            status = real(h, priv, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy,
+                          weight_bytes, weights, work_bytes, work, reserve_bytes, reserve);
         amp_dnn_scope_end(&s);
         if (status != AMP_DNN_OK)
             outcome = amp_not_lowered_after_all(outcome);

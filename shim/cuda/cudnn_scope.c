@@ -96,7 +96,22 @@ void amp_dnn_scope_end(struct amp_dnn_scope *s)
         s->f->destroy_tensor(s->tensor[i]);
     for (int i = 0; i < s->n_filter; i++)
         s->f->destroy_filter(s->filter[i]);
+    for (int i = 0; i < s->n_owned; i++)
+        s->owned[i].destroy(s->owned[i].desc);
     amp_cuda_scratch_end(&s->mem);
+}
+
+void *amp_dnn_scope_own(struct amp_dnn_scope *s, int (*create)(void **), int (*destroy)(void *))
+{
+    void *d = NULL;
+    if (s->failed || s->n_owned == (int)(sizeof s->owned / sizeof *s->owned) ||
+        create(&d) != AMP_DNN_OK || !d) {
+        s->failed = 1;
+        return NULL;
+    }
+    s->owned[s->n_owned].desc = d;
+    s->owned[s->n_owned++].destroy = destroy;
+    return d;
 }
 
 void *amp_dnn_scope_mem(struct amp_dnn_scope *s, size_t bytes)

@@ -95,8 +95,12 @@ struct amp_dnn_scope {
     const struct amp_dnn *f;
     void *handle;
     struct amp_cuda_scratch mem;
-    int failed, n_tensor, n_filter;
+    int failed, n_tensor, n_filter, n_owned;
     void *tensor[16], *filter[4];
+    struct {
+        void *desc;
+        int (*destroy)(void *);
+    } owned[4]; /* private copies of the program's descriptors (amp_dnn_scope_own) */
     uint64_t converted; /* elements converted, for the counters */
 };
 
@@ -124,6 +128,10 @@ size_t amp_dnn_type_bytes(int type);
 size_t amp_dnn_span(const struct amp_dnn_view *v);
 
 void amp_dnn_scope_begin(struct amp_dnn_scope *s, const struct amp_dnn *f, void *handle);
+
+/* A descriptor made by create (cudnnCreate*Descriptor) that the scope
+ * destroys at its end (with destroy), or NULL (the scope then failed). */
+void *amp_dnn_scope_own(struct amp_dnn_scope *s, int (*create)(void **), int (*destroy)(void *));
 
 void amp_dnn_scope_end(struct amp_dnn_scope *s);
 
