@@ -68,15 +68,18 @@ double amp_audit_relative_error(const struct amp_audit_sums *s)
 /* ---- the sites ---- */
 
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Taken before audit_lock by amp_audit_forget_unloaded (its work arrays). */
+static pthread_mutex_t forget_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Return address and hook to site, under audit_lock: a call site's site
  * never changes while its object is loaded. */
 enum { SITE_MAP = 2048 };
-static struct {
+static struct site_entry {
     void *address;
     uint16_t hook;
-    int16_t site; /* index + 1; 0 empty */
+    int16_t site; /* index + 1; 0 empty; NO_SITE: not kept (the site table was full) */
 } site_map[SITE_MAP];
+enum { NO_SITE = -1 };
 
 static size_t map_slot(void *address, enum amp_hook_id hook)
 {
@@ -84,8 +87,8 @@ static size_t map_slot(void *address, enum amp_hook_id hook)
     return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 53) % SITE_MAP;
 }
 
-/* The site index for (address, hook) in the map, -1 when not there; or the
- * free slot to fill in *free_slot. */
+/* The site index for (address, hook) in the map, -1 when not there (with
+ * the free slot to fill in *free_slot), -2 when it has no site. */
 static int map_find(void *address, enum amp_hook_id hook, size_t *free_slot)
 {
     size_t i = map_slot(address, hook);
@@ -95,7 +98,7 @@ static int map_find(void *address, enum amp_hook_id hook, size_t *free_slot)
             return -1;
         }
         if (site_map[i].address == address && site_map[i].hook == hook)
-            return site_map[i].site - 1;
+            return site_map[i].site == NO_SITE ? -2 : site_map[i].site - 1;
     }
     *free_slot = SITE_MAP;
     return -1;
@@ -171,25 +174,27 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
     size_t free_slot = SITE_MAP;
     amp_lock_quietly(&audit_lock, &quiet);
     int site = map_find(return_address, hook, &free_slot);
-    if (site < 0) {
+    if (site == -1) {
         /* A new call site: dladdr takes the loader's lock, so never under
          * ours (a constructor making a lowered call inside another
          * thread's dlopen). */
         amp_unlock_quietly(&audit_lock, &quiet);
-        Dl_info info;
-        int named = dladdr(return_address, &info);
-        const char *path = named && info.dli_fname ? info.dli_fname : "?";
+        struct amp_caller caller;
+        amp_caller_name(return_address, &caller);
+        const char *path = caller.object;
         const char *slash = strrchr(path, '/');
-        const char *function = named && info.dli_sname ? info.dli_sname : "";
-        uintptr_t offset = (uintptr_t)return_address - (named ? (uintptr_t)info.dli_fbase : 0);
+        const char *function = caller.function ? caller.function : "";
+        uintptr_t offset = (uintptr_t)return_address - caller.base;
         amp_lock_quietly(&audit_lock, &quiet);
         site = map_find(return_address, hook, &free_slot);
-        if (site < 0) {
+        if (site == -1) {
             site = site_of(b, slash ? slash + 1 : path, function, offset, hook);
-            if (site >= 0 && free_slot < SITE_MAP) {
+            /* A call site the full table could not keep is remembered too:
+             * its later calls ask the loader nothing. */
+            if (free_slot < SITE_MAP) {
                 site_map[free_slot].address = return_address;
                 site_map[free_slot].hook = (uint16_t)hook;
-                site_map[free_slot].site = (int16_t)(site + 1);
+                site_map[free_slot].site = (int16_t)(site >= 0 ? site + 1 : NO_SITE);
             }
         }
     }
@@ -198,6 +203,45 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
         *audit_this = count_call(b, s, dtype, flops, shape);
     amp_unlock_quietly(&audit_lock, &quiet);
     return s;
+}
+
+void amp_audit_forget_unloaded(void)
+{
+    /* The addresses are checked with the loader outside audit_lock, then
+     * the map is rebuilt under it without those still unloaded. */
+    static void *gone[SITE_MAP];
+    struct amp_quiet outer, quiet;
+    amp_lock_quietly(&forget_lock, &outer);
+    size_t n_gone = 0;
+    for (size_t i = 0; i < SITE_MAP; i++) {
+        amp_lock_quietly(&audit_lock, &quiet);
+        void *address = site_map[i].site ? site_map[i].address : NULL;
+        amp_unlock_quietly(&audit_lock, &quiet);
+        Dl_info info;
+        if (address && !dladdr(address, &info))
+            gone[n_gone++] = address;
+    }
+    if (n_gone) {
+        amp_lock_quietly(&audit_lock, &quiet);
+        static struct site_entry kept[SITE_MAP];
+        size_t n_kept = 0;
+        for (size_t i = 0; i < SITE_MAP; i++) {
+            int drop = !site_map[i].site;
+            for (size_t g = 0; g < n_gone && !drop; g++)
+                drop = site_map[i].address == gone[g];
+            if (!drop)
+                kept[n_kept++] = site_map[i];
+        }
+        memset(site_map, 0, sizeof site_map);
+        for (size_t i = 0; i < n_kept; i++) {
+            size_t free_slot = SITE_MAP;
+            map_find(kept[i].address, (enum amp_hook_id)kept[i].hook, &free_slot);
+            if (free_slot < SITE_MAP)
+                site_map[free_slot] = kept[i];
+        }
+        amp_unlock_quietly(&audit_lock, &quiet);
+    }
+    amp_unlock_quietly(&forget_lock, &outer);
 }
 
 static int bin_of(double err)
@@ -259,7 +303,11 @@ void amp_audit_fold(void)
 
 void amp_audit_atfork(enum amp_fork_phase phase)
 {
+    if (phase == AMP_FORK_PREPARE)
+        amp_lock_atfork(&forget_lock, phase);
     amp_lock_atfork(&audit_lock, phase);
+    if (phase != AMP_FORK_PREPARE)
+        amp_lock_atfork(&forget_lock, phase);
     /* A child makes its own block: its sites start empty, and the map
      * (indices into the parent's block) with them. */
     if (phase == AMP_FORK_CHILD)

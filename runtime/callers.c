@@ -1,9 +1,13 @@
-/* Who makes a hooked call, from its return address: whether AMPSHIM_CALLERS
- * selects that code (object-basename and symbol globs), and whether it is a
- * numerical library calling itself (its calls are the library's business:
- * forwarded untouched). Both answers are cached by return address in small
- * lock-free tables (a call site's answer never changes while its object is
- * loaded), so a decided call pays one load. */
+/* Who makes a hooked call, from its return address: its names (the calling
+ * object and function), whether AMPSHIM_CALLERS selects that code
+ * (object-basename and symbol globs), which call-site policy entry applies,
+ * and whether it is a numerical library calling itself (its calls are the
+ * library's business: forwarded untouched). The answers are cached by
+ * return address in small lock-free tables (a call site's answer never
+ * changes while its object is loaded), so a decided call pays one load;
+ * when the loader unloads an object, the answers for addresses it held are
+ * forgotten (a library loaded later at the same address is another
+ * caller). */
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -49,6 +53,22 @@ static int remember(struct answer_cache *c, void *return_address, int answer)
 
 static struct answer_cache selected_cache, library_cache;
 
+void amp_caller_name(void *return_address, struct amp_caller *c)
+{
+    Dl_info info;
+    if (dladdr(return_address, &info) && info.dli_fname) {
+        c->object = info.dli_fname;
+        c->function = info.dli_sname;
+        c->base = (uintptr_t)info.dli_fbase;
+        c->named = 1;
+    } else {
+        c->object = AMP_CALLER_UNNAMED;
+        c->function = NULL;
+        c->base = 0;
+        c->named = 0;
+    }
+}
+
 int amp_caller_selected(void *return_address)
 {
     /* Calls are decided from their caller for call-site policy entries
@@ -58,11 +78,10 @@ int amp_caller_selected(void *return_address)
     int answer = cached(&selected_cache, return_address);
     if (answer >= 0)
         return answer;
-    Dl_info info;
-    int selected = dladdr(return_address, &info)
-                       ? amp_config_selects_caller(&amp_rt.cfg, info.dli_fname, info.dli_sname)
-                       : amp_config_selects_caller(&amp_rt.cfg, NULL, NULL);
-    return remember(&selected_cache, return_address, selected);
+    struct amp_caller c;
+    amp_caller_name(return_address, &c);
+    return remember(&selected_cache, return_address,
+                    amp_config_selects_caller(&amp_rt.cfg, c.object, c.function));
 }
 
 /* ---- call-site policy entries (NAME@CALLER=CATEGORY) ---- */
@@ -93,13 +112,12 @@ int amp_caller_site_category(void *return_address, enum amp_device dev, enum amp
     if (a && a->site == return_address && a->hook == hook)
         return a->category[accumulates != 0];
     /* Asked outside any lock of ours (dladdr takes the loader's). */
-    Dl_info info;
-    int named = dladdr(return_address, &info);
+    struct amp_caller c;
+    amp_caller_name(return_address, &c);
     struct site_answer fresh = {return_address, (uint16_t)hook, {0, 0}};
     for (int acc = 0; acc < 2; acc++)
-        fresh.category[acc] = (uint8_t)amp_policy_site_category(
-            &amp_rt.cfg.policy, dev, hook, acc, named ? info.dli_fname : NULL,
-            named ? info.dli_sname : NULL);
+        fresh.category[acc] = (uint8_t)amp_policy_site_category(&amp_rt.cfg.policy, dev, hook, acc,
+                                                               c.object, c.function);
     struct amp_quiet quiet;
     amp_lock_quietly(&site_lock, &quiet);
     if (site_pool_used < SITE_POOL) {
@@ -148,6 +166,13 @@ static int object_is_library(const char *path, void *base)
 
 static pthread_mutex_t objects_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* One verdict per object, kept while the object is loaded: objects are
+ * few, call sites many. Under objects_lock. */
+static struct {
+    void *base;
+    int library;
+} objects[64];
+
 void amp_callers_atfork(enum amp_fork_phase phase)
 {
     amp_lock_atfork(&objects_lock, phase);
@@ -160,12 +185,6 @@ int amp_caller_is_library(void *return_address)
     int answer = cached(&library_cache, return_address);
     if (answer >= 0)
         return answer;
-    /* One verdict per object, kept while the object is loaded: objects
-     * are few, call sites many. */
-    static struct {
-        void *base;
-        int library;
-    } objects[64];
     Dl_info info;
     if (!dladdr(return_address, &info))
         return remember(&library_cache, return_address, 0);
@@ -190,4 +209,77 @@ int amp_caller_is_library(void *return_address)
         amp_unlock_quietly(&objects_lock, &quiet);
     }
     return remember(&library_cache, return_address, library);
+}
+
+/* ---- forgetting what the loader unloaded ---- */
+
+static int read_subs(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    *(unsigned long long *)data = info->dlpi_subs;
+    return 1;
+}
+
+/* Whether code at addr still belongs to a loaded object (asks the loader:
+ * never under a lock of ours). */
+static int still_loaded(uint64_t addr)
+{
+    Dl_info info;
+    return dladdr((void *)(uintptr_t)addr, &info) != 0;
+}
+
+static void forget_answers(struct answer_cache *c)
+{
+    for (size_t i = 0; i < CACHE_SIZE; i++) {
+        uint64_t entry = atomic_load_explicit(&c->entry[i], memory_order_relaxed);
+        if (entry && !still_loaded(entry >> 1))
+            atomic_compare_exchange_strong_explicit(&c->entry[i], &entry, 0, memory_order_relaxed,
+                                                    memory_order_relaxed);
+    }
+}
+
+static _Atomic unsigned long long seen_subs;
+
+int amp_callers_forget_unloaded(void)
+{
+    unsigned long long subs = 0;
+    dl_iterate_phdr(read_subs, &subs);
+    if (subs == atomic_exchange_explicit(&seen_subs, subs, memory_order_relaxed))
+        return 0;
+    forget_answers(&selected_cache);
+    forget_answers(&library_cache);
+    /* Site records stay in the pool (a reader may hold one); the cache
+     * stops leading to them, and a later call of that address is asked
+     * anew. */
+    for (size_t i = 0; i < SITE_CACHE; i++) {
+        struct site_answer *a = atomic_load_explicit(&site_cache[i], memory_order_acquire);
+        if (a && !still_loaded((uint64_t)(uintptr_t)a->site))
+            atomic_compare_exchange_strong_explicit(&site_cache[i], &a, NULL,
+                                                    memory_order_relaxed, memory_order_relaxed);
+    }
+    /* An object's verdict goes with it: checked outside the lock, removed
+     * under it only if the slot still holds what was checked. */
+    for (size_t i = 0; i < sizeof objects / sizeof *objects; i++) {
+        struct amp_quiet quiet;
+        amp_lock_quietly(&objects_lock, &quiet);
+        void *base = objects[i].base;
+        amp_unlock_quietly(&objects_lock, &quiet);
+        if (!base)
+            break;
+        Dl_info info;
+        if (dladdr(base, &info) && info.dli_fbase == base)
+            continue;
+        amp_lock_quietly(&objects_lock, &quiet);
+        if (objects[i].base == base) {
+            size_t n = sizeof objects / sizeof *objects;
+            memmove(&objects[i], &objects[i + 1], (n - i - 1) * sizeof *objects);
+            objects[n - 1].base = NULL;
+            i--;
+        }
+        amp_unlock_quietly(&objects_lock, &quiet);
+    }
+    /* Every thread's own last-site answer (amp_call_from_library) is
+     * dropped when it applies this generation. */
+    amp_ctl_bump();
+    return 1;
 }

@@ -194,6 +194,23 @@ static inline int amp_decide_lower_dtype(const struct amp_thread *t, enum amp_de
     return d.outcome == AMP_OUTCOME_LOWERED ? (int)d.dtype : -1;
 }
 
+/* amp_decide_lower_dtype for a call the accuracy audit cannot run both
+ * ways (cuBLASLt, cuDNN, the batched cuBLAS forms, the level-3 rebuilds):
+ * under AMPSHIM_AUDIT=1, which promises the program the results it would
+ * have without the shim, such a call runs as made (counted passthrough);
+ * with the audit off or following, it is lowered as usual. */
+static inline int amp_decide_lower_dtype_unaudited(const struct amp_thread *t,
+                                                   enum amp_device dev, enum amp_hook_id hook,
+                                                   int accumulates, enum amp_ctl_counter *counter)
+{
+    int dtype = amp_decide_lower_dtype(t, dev, hook, accumulates, counter);
+    if (dtype >= 0 && amp_unlikely(amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_ON)) {
+        *counter = amp_not_lowered_after_all(*counter);
+        return -1;
+    }
+    return dtype;
+}
+
 static inline int amp_decide_fp32(const struct amp_thread *t, enum amp_device dev,
                                   enum amp_hook_id hook)
 {

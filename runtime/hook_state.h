@@ -108,6 +108,28 @@ static inline int amp_call_from_library(void *return_address)
     return answer;
 }
 
+/* The names a caller goes by in AMPSHIM_CALLERS, call-site policy entries
+ * and the audit: its object's path (matched by basename) and its function,
+ * as dladdr(3) names them. Code in no loaded object (JIT code, an anonymous
+ * executable mapping) is the object "?" with no function: `?`, `?:*` and
+ * `*` select it. */
+#define AMP_CALLER_UNNAMED "?"
+struct amp_caller {
+    const char *object;   /* a path, or AMP_CALLER_UNNAMED */
+    const char *function; /* NULL when dladdr names none */
+    uintptr_t base;       /* the object's load address; 0 when unnamed */
+    int named;
+};
+void amp_caller_name(void *return_address, struct amp_caller *c);
+
+/* After dlclose: forgets every answer cached for an address no loaded
+ * object holds any more (and makes every thread drop its last-site answer),
+ * when the loader has unloaded something since the last call. Returns
+ * whether it had. Never under a lock of ours (it asks the loader). */
+int amp_callers_forget_unloaded(void);
+/* The same for the audit's map from return addresses to call sites. */
+void amp_audit_forget_unloaded(void);
+
 /* Does AMPSHIM_CALLERS select the code at this return address? Cached. */
 int amp_caller_selected(void *return_address);
 

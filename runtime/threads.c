@@ -189,6 +189,9 @@ static void amp_ctl_refresh_quietly(struct amp_thread *t)
      * outside the registry's lock (it waits for the device). */
     if (amp_ctl && atomic_load(&amp_ctl->audit_request) != atomic_load(&amp_ctl->audit_served))
         amp_audit_fold();
+    /* A generation change may come from an unload (amp_callers_forget_unloaded):
+     * the thread's last call site may now be another object's code. */
+    amp_tls_library_site = NULL;
     if (__atomic_load_n(&t->rename_pending, __ATOMIC_RELAXED)) {
         __atomic_store_n(&t->rename_pending, 0, __ATOMIC_RELAXED);
         read_own_name(t);

@@ -1,7 +1,8 @@
 /* The loader's entry points the shim interposes.
  *
  * dlclose: after an object is unloaded, hooks resolved into it resolve again
- * at their next call (shim/resolve.c), instead of jumping into unmapped code.
+ * at their next call (shim/resolve.c), instead of jumping into unmapped code,
+ * and what was cached about callers in it is forgotten (runtime/callers.c).
  *
  * dlsym: a lookup that lands on one of the shim's hook entry points for a
  * name no loaded library defines answers NULL, as it would without the
@@ -30,6 +31,7 @@
 
 #include "runtime/control.h"
 #include "runtime/export.h"
+#include "runtime/hook_state.h"
 
 static int (*real_dlclose)(void *);
 static void *(*real_dlsym)(void *, const char *);
@@ -61,8 +63,14 @@ AMP_LOADER_EARLY AMP_EXPORT int dlclose(void *handle)
     if (!real_dlclose)
         return -1;
     int status = real_dlclose(handle);
-    if (atomic_load_explicit(&loader_ready, memory_order_acquire))
+    if (atomic_load_explicit(&loader_ready, memory_order_acquire)) {
         amp_resolve_notice_unloads();
+        /* Answers kept by return address (AMPSHIM_CALLERS, call-site
+         * policy, "a library calling itself", the audit's sites) must not
+         * pass to a library loaded later at the same address. */
+        if (amp_callers_forget_unloaded())
+            amp_audit_forget_unloaded();
+    }
     return status;
 }
 

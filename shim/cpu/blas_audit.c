@@ -49,12 +49,11 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
     int audit_this;
     c->audit_site = amp_audit_enter(amp_tls_caller, c->hook, c->dtype, c->flops, c->shape,
                                     &audit_this);
-    if (!c->audit_site)
-        return 1;
-    /* A call the sampling skips runs as the program keeps it: as made
-     * (AMPSHIM_AUDIT=1: the audit never changes the program's results), or
-     * lowered (follow). */
-    if (!audit_this)
+    /* A call the audit does not run both ways (the sampling skips it, or
+     * it has no site to be recorded at: the site table is full) runs as the
+     * program keeps it: as made (AMPSHIM_AUDIT=1: the audit never changes
+     * the program's results), or lowered (follow). */
+    if (!c->audit_site || !audit_this)
         return amp_audit_follows();
     for (int i = 0; i < c->n_in; i++)
         c->saved_arg[i] = c->arg[i] ? *c->arg[i] : NULL;

@@ -64,11 +64,6 @@ static int blas_threads(void)
     return n > 0 ? n : 1;
 }
 
-/* Native calls running now in the process: each gets an equal share of the
- * BLAS's threads, so program threads calling at once do not oversubscribe
- * the cores. */
-static _Atomic int in_flight;
-
 /* One info line per process for each way the path ends up (native, or the
  * first reason it could not be). */
 static _Atomic int said_native, said_emulated;
@@ -225,7 +220,7 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
     };
     /* oneDNN 2.6 has a native kernel only for a dense output (ld = N): a
      * padded C is computed in scratch and copied (O(MN) beside O(MNK)). */
-    int padded = a->ldc != g.n;
+    int staged = a->ldc != g.n;
     /* Chunks of D's rows, one per thread the BLAS would use (its share when
      * several program threads are in native calls at once), none smaller
      * than AMP_NATIVE_CHUNK_ROWS rows or AMP_NATIVE_CHUNK_MACS multiply-adds
@@ -239,6 +234,10 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
         chunks = AMP_NATIVE_POOL_MAX;
     if (chunks < 1)
         chunks = 1;
+    /* Several chunks that read C (beta != 0) also run on a copy: when one
+     * fails after another wrote its rows, the emulated path that takes the
+     * call over must find C as the program left it. */
+    staged |= chunks > 1 && g.beta != 0.0f;
     struct native_job job = {.base = g.m / chunks, .extra = g.m % chunks, .k = g.k, .ldd = g.n};
     enum amp_onednn_status st = AMP_ONEDNN_OK;
     int ran = 0;
@@ -251,7 +250,7 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
     }
     if (st != AMP_ONEDNN_OK)
         goto put;
-    size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n), ds = padded ? (size_t)(g.m * g.n) : 0;
+    size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n), ds = staged ? (size_t)(g.m * g.n) : 0;
     size_t total = align64(xs * 2) + align64(ys * 2) + align64(ds * 4) +
                    (size_t)chunks * job.scratch_each;
     char *s = amp_scratch(c->t, total);
@@ -261,11 +260,11 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
         compact_x(x, xl, c->dtype, g.trans_x, g.m, g.k, &job);
         compact(y, yl, c->dtype);
         amp_blas_round_accumulator(c);
-        if (padded && g.beta != 0.0f)
+        if (staged && g.beta != 0.0f)
             copy_lines(d, g.n, a->c, a->ldc, g.m, g.n);
         job.x = xl;
         job.y = yl;
-        job.d = padded ? d : a->c;
+        job.d = staged ? d : a->c;
         job.scratch = (char *)d + align64(ds * 4);
         if (bind_chunks(&job, chunks)) {
             amp_native_parallel((int)chunks, (int)chunks, run_chunk, &job);
@@ -273,7 +272,7 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
         }
         for (int64_t i = 0; i < chunks; i++)
             amp_onednn_unbind(job.run[i]);
-        if (ran && padded)
+        if (ran && staged)
             copy_lines(a->c, a->ldc, d, g.n, g.m, g.n);
         finish(c, ran, xs + ys);
     }
@@ -452,13 +451,13 @@ int amp_blas_native(struct amp_blas_call *c)
         say_emulated(why);
         return 0;
     }
-    int share = atomic_fetch_add(&in_flight, 1) + 1;
+    int share = amp_native_enter();
     int64_t threads = blas_threads() / share;
     if (threads < 1)
         threads = 1;
     int ran = c->native_kind == AMP_NATIVE_GEMM ? native_gemm(c, threads, macs)
                                                 : native_syrk(c, threads);
-    atomic_fetch_sub(&in_flight, 1);
+    amp_native_leave();
     c->done = (uint8_t)ran;
     return ran;
 }

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/prctl.h>
 
 #include "kernels/cpu/onednn.h"
@@ -26,6 +27,17 @@ static pthread_cond_t work_ready = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t batch_done = PTHREAD_COND_INITIALIZER;
 static struct task *head, *tail;
 static int workers, idle;
+static _Atomic int in_flight;
+
+int amp_native_enter(void)
+{
+    return atomic_fetch_add(&in_flight, 1) + 1;
+}
+
+void amp_native_leave(void)
+{
+    atomic_fetch_sub(&in_flight, 1);
+}
 
 static void finish(struct task *t)
 {
@@ -147,6 +159,7 @@ void amp_native_pool_atfork(enum amp_fork_phase phase)
         pthread_cond_init(&batch_done, NULL);
         head = tail = NULL;
         workers = idle = 0;
+        atomic_store(&in_flight, 0);
     }
     amp_lock_atfork(&pool_lock, phase);
 }

@@ -19,4 +19,12 @@
  * calling thread cannot be cancelled while the chunks run. */
 void amp_native_parallel(int n, int threads, void (*fn)(void *arg, int i), void *arg);
 
+/* Native products running now in the process: each takes an equal share of
+ * the BLAS's threads, so program threads calling at once do not
+ * oversubscribe the cores. amp_native_enter returns the callers in flight,
+ * this one included; a forked child starts with none (its parent's callers
+ * did not come with it). */
+int amp_native_enter(void);
+void amp_native_leave(void);
+
 #endif

@@ -70,12 +70,16 @@ static int accumulates(enum amp_hook_id hook, void *handle, const float *beta)
 
 /* Decides a cuBLAS call whose operands are all fp32 and counts it: returns
  * the fast compute type to run it with, or 0 to run it as the program made
- * it. */
-static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, const float *beta)
+ * it. Only calls lowered through a GemmEx form can be audited
+ * (shim/cuda/cublas_audit.c); the others run as made under AMPSHIM_AUDIT=1. */
+static int decide(struct amp_thread *t, enum amp_hook_id hook, void *handle, const float *beta,
+                  int audited)
 {
     enum amp_ctl_counter outcome;
+    int acc = accumulates(hook, handle, beta);
     int compute = amp_cublas_fast_compute(
-        amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, accumulates(hook, handle, beta), &outcome));
+        audited ? amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, acc, &outcome)
+                : amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, acc, &outcome));
     int mode;
     if (compute && math_mode(handle, &mode) && keeps_its_calls(mode)) {
         compute = 0;
@@ -100,7 +104,8 @@ static void *lowering(struct amp_thread *t, enum amp_hook_id hook, enum amp_hook
         amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
         return NULL;
     }
-    *compute = decide(t, hook, handle, beta);
+    *compute = decide(t, hook, handle, beta,
+                      target == AMP_HOOK_cublasGemmEx || target == AMP_HOOK_cublasGemmEx_64);
     return *compute ? ex : NULL;
 }
 
@@ -132,14 +137,16 @@ static int ex_compute(struct amp_thread *t, enum amp_hook_id hook, void *handle,
 /* Returns from a hook whose call is lowered, given in GemmEx form `args`
  * (its compute type the fast one) with `ex` the GemmEx to run it through:
  * run plainly; in fp16 with AMPSHIM_CUDA_FP16=explicit through
- * amp_cublas_fp16_explicit (AS_MADE_CALL when it cannot); under the audit
+ * amp_cublas_fp16_explicit (AS_MADE_CALL when it cannot), unless
+ * AMPSHIM_AUDIT=1 promises the program its results as made; under the audit
  * (AMPSHIM_AUDIT) through amp_cublas_audited, which runs it both ways
  * (sym##_as_made re-issues the program's own call) or answers that
  * AS_MADE_CALL is to run. */
 #define AMP_RETURN_LOWERED(sym, ints, ex, t, args, AS_MADE_CALL)                                   \
     do {                                                                                           \
         if (amp_unlikely(amp_rt.cfg.cuda_fp16_explicit) &&                                         \
-            (args)->compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F) {                                  \
+            (args)->compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F &&                                  \
+            amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_ON) {                                     \
             int status_ = amp_cublas_fp16_explicit((void *)(ex), AMP_IS64_##ints, args);           \
             if (status_ >= 0)                                                                      \
                 return status_;                                                                    \
@@ -540,7 +547,8 @@ static int level3(enum amp_hook_id hook, amp_cublas_words_fn real, const uintptr
                         : kind == AMP_LEVEL3_SYMM ? (const float *)w[10]
                                                   : NULL;
     enum amp_ctl_counter outcome;
-    int dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, accumulates(hook, h, beta), &outcome);
+    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook,
+                                                 accumulates(hook, h, beta), &outcome);
     int math = -1, status = -1, done = 0;
     if (dtype >= 0 && (!math_mode(h, &math) || keeps_its_calls(math)))
         dtype = -1;

@@ -18,8 +18,8 @@
  * synchronisation: cudaDeviceSynchronize, then cudaMemcpy) when ampctl asks,
  * at exit, and when a site's array is full. Only with host pointer mode
  * (the helpers take host scalars), m n < 2^31, and every helper present;
- * otherwise, or when scratch cannot be had, the call runs lowered and is not
- * audited. The private handle is made on the calling thread's current
+ * otherwise, or when scratch cannot be had, the call is not audited and runs
+ * as the mode says: as made with AMPSHIM_AUDIT=1, lowered with follow. The private handle is made on the calling thread's current
  * device (a program using several devices from one thread is not audited
  * correctly) and destroyed when the thread ends. */
 #include "shim/cuda/cublas_lowered.h"
@@ -158,6 +158,20 @@ static void fold(void)
     amp_unlock_quietly(&lock, &quiet);
 }
 
+/* A lowered call the audit does not run both ways (the sampling skips it,
+ * the site table is full, or what the audit needs cannot be had) runs as the
+ * program keeps it: as made with AMPSHIM_AUDIT=1, which never changes the
+ * program's results, or lowered with follow. */
+static int not_audited(struct amp_thread *t, enum amp_hook_id hook, void *gemmex, int is64,
+                       const struct amp_gemmex_args *a, int *run_as_made)
+{
+    if (amp_audit_follows())
+        return amp_cublas_run_gemmex(gemmex, is64, a);
+    amp_count_not_lowered_after_all(t, hook);
+    *run_as_made = 1;
+    return OK;
+}
+
 int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, void *gemmex,
                        int is64, const struct amp_gemmex_args *a, amp_cublas_as_made_fn as_made,
                        int *run_as_made)
@@ -168,15 +182,8 @@ int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, v
     struct amp_audit_site *site = amp_audit_enter(
         amp_tls_caller, hook, (enum amp_lowp_dtype)dtype,
         2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
-    if (!site)
-        return amp_cublas_run_gemmex(gemmex, is64, a);
-    if (!audit_this) {
-        if (amp_audit_follows())
-            return amp_cublas_run_gemmex(gemmex, is64, a);
-        amp_count_not_lowered_after_all(t, hook); /* runs as the program made it */
-        *run_as_made = 1;
-        return OK;
-    }
+    if (!site || !audit_this)
+        return not_audited(t, hook, gemmex, is64, a, run_as_made);
     int mode;
     void *stream = NULL;
     int64_t m = a->m, n = a->n;
@@ -184,7 +191,7 @@ int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, v
     if (!helpers() || m <= 0 || n <= 0 || a->k <= 0 || m * n > 0x7fffffff || a->ldc < m ||
         f.get_pointer_mode(a->h, &mode) != OK || mode != AMP_CUBLAS_POINTER_MODE_HOST ||
         f.get_stream(a->h, &stream) != OK)
-        return amp_cublas_run_gemmex(gemmex, is64, a);
+        return not_audited(t, hook, gemmex, is64, a, run_as_made);
     struct amp_cuda_scratch scratch = {.stream = stream};
     float *S = amp_cuda_take(&scratch, bytes), *D = amp_cuda_take(&scratch, bytes);
     size_t pitch = (size_t)a->ldc * sizeof(float), width = (size_t)m * sizeof(float);
@@ -192,7 +199,7 @@ int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, v
     if (!S || !D || !amp_cuda_copy_2d(S, width, a->C, pitch, width, (size_t)n, stream) ||
         as_made(a, S, m) != OK) {
         amp_cuda_scratch_end(&scratch);
-        return amp_cublas_run_gemmex(gemmex, is64, a);
+        return not_audited(t, hook, gemmex, is64, a, run_as_made);
     }
     int status = amp_cublas_run_gemmex(gemmex, is64, a);
     if (status != OK) {

@@ -303,7 +303,8 @@ static int run_lowered(const struct lt_functions *f, matmul_fn real, int32_t fas
         int32_t fast = 0;                                                                          \
         if (f && plain_fp32(f, desc, a_layout, b_layout, c_layout, d_layout))                      \
             fast = amp_cublas_fast_compute(                                                        \
-                amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym, 1, &outcome));          \
+                amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym, 1,           \
+                                                 &outcome));                                       \
         int status = fast ? run_lowered(f, real, fast, handle, desc, alpha, A, a_layout, B,        \
                                         b_layout, beta, C, c_layout, D, d_layout, algo, workspace, \
                                         workspace_bytes, stream)                                   \

@@ -142,7 +142,7 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
     int math = -1, dtype = -1, status = -1;
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
     if (f && conv_plain_fp32(f, kind, &a, v, &math))
-        dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
+        dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
     if (dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) {
         struct amp_dnn_scope s;
         amp_dnn_scope_begin(&s, f, a.h);
@@ -202,7 +202,7 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
     int math = -1, dtype = -1, status = -1;
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
     if (f && conv_plain_fp32(f, CONV_FWD, &a, v, &math))
-        dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
+        dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
     if (dtype == AMP_DTYPE_FP16) {
         struct amp_dnn_scope s;
         amp_dnn_scope_begin(&s, f, h);

@@ -69,7 +69,7 @@ static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, in
     if (f && mode == AMP_CUDNN_FWD_MODE_INFERENCE && rnn_get(f, rd, &c) &&
         c.data == AMP_CUDNN_DATA_FLOAT && c.prec == AMP_CUDNN_DATA_FLOAT &&
         (c.math == AMP_CUDNN_DEFAULT_MATH || c.math == AMP_CUDNN_TENSOR_OP_MATH))
-        dtype = amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
+        dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
     if (dtype == AMP_DTYPE_FP16 && c.algo != AMP_CUDNN_RNN_ALGO_PERSIST_DYNAMIC) {
         struct amp_dnn_scope s;
         size_t need = 0, reserve_need = 0, work_bytes = ws_bytes;

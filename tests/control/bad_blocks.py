@@ -64,6 +64,12 @@ r = subprocess.run([ampctl, "status", str(pid)], capture_output=True, text=True)
 check("a process with no block", r.returncode == 1 and "no ampshim control block" in r.stderr, r.stderr)
 r = subprocess.run([ampctl, "status", "4194301"], capture_output=True, text=True)
 check("no such process", r.returncode == 1 and "no such process" in r.stderr, r.stderr)
+# Issue 21, defect 9: a number past pid_t (or one strtol clamps) is no
+# process id: refused as usage (exit 2), never clamped and looked up.
+for text in ("99999999999999999999", "2147483648", "-5", "+7", " 7", "0x10"):
+    r = subprocess.run([ampctl, "status", text], capture_output=True, text=True)
+    check(f"'{text}' refused as a process id", r.returncode == 2 and "process id" in r.stderr
+          and "no such process" not in r.stderr, f"({r.returncode}) {r.stderr}")
 r = subprocess.run([ampctl, "gc"], capture_output=True, text=True)
 check("gc has nothing to do", r.returncode == 0 and "nothing to do" in r.stdout, r.stdout)
 checker.finish()

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,11 +57,16 @@ static int failure(const char *fmt, const char *a, const char *b)
     return 1;
 }
 
+/* A process or thread id: digits only, within pid_t (a larger number is no
+ * id at all, not the largest one). */
 static long parse_pid(const char *s)
 {
+    if (*s < '0' || *s > '9')
+        return -1;
     char *end;
+    errno = 0;
     long v = strtol(s, &end, 10);
-    return *s && !*end && v > 0 ? v : -1;
+    return !*end && errno == 0 && v > 0 && v <= INT_MAX ? v : -1;
 }
 
 /* Maps the block behind one descriptor of PID (/proc/PID/fd/N), checked:
