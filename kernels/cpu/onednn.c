@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "runtime/hook_state.h"
 
@@ -205,9 +206,29 @@ static int impl_is_native(const char *impl, enum amp_lowp_dtype dtype)
     return strstr(impl, dtype == AMP_DTYPE_BF16 ? "_bf16" : "_fp16") != NULL;
 }
 
+/* oneDNN 2.6 does not survive every allocation failure while it makes a
+ * primitive: with the address space nearly spent (RLIMIT_AS) it crashes
+ * inside dnnl_primitive_create (its code generator writes where it could
+ * not map). A primitive is made once per shape, so the room it may need is
+ * probed first: an address range of that size, reserved without access or
+ * commit and given back at once. Without it the product runs emulated. */
+#define AMP_ONEDNN_MAKE_ROOM ((size_t)64 << 20)
+
+static int room_to_make(void)
+{
+    void *r = mmap(NULL, AMP_ONEDNN_MAKE_ROOM, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED)
+        return 0;
+    munmap(r, AMP_ONEDNN_MAKE_ROOM);
+    return 1;
+}
+
 static enum amp_onednn_status make(struct amp_onednn_prim *p, const struct amp_onednn_gemm *g,
                                    char *impl, size_t impllen)
 {
+    if (!room_to_make())
+        return AMP_ONEDNN_FAILED;
     dnnl_data_type_t lowp = g->dtype == AMP_DTYPE_BF16 ? dnnl_bf16 : dnnl_f16;
     dnnl_dims_t xd = {g->m, g->k}, yd = {g->k, g->n}, dd = {g->m, g->n};
     /* D is dense: oneDNN 2.6's native kernels want ld = N. */
@@ -261,7 +282,7 @@ static enum amp_onednn_status make(struct amp_onednn_prim *p, const struct amp_o
         else
             memset(&p->scratch_md, 0, sizeof p->scratch_md);
         p->scratch_bytes = s ? dn.dnnl_memory_desc_get_size(s) : 0;
-        if (dn.dnnl_primitive_create(&p->prim, pd))
+        if (!room_to_make() || dn.dnnl_primitive_create(&p->prim, pd))
             st = AMP_ONEDNN_FAILED, p->prim = NULL;
     }
     dn.dnnl_primitive_desc_destroy(pd);

@@ -12,9 +12,18 @@
  *           making one more; threads cancelled right at their first call
  *           (set-up reads files: cancellation points) must not leave a lock
  *           held: the main thread's products after that finish (alarm: 20 s)
+ *  fork_native  fork while another thread is inside a native product: the
+ *           child's own native product still runs on the executor's
+ *           workers (it inherits no stale count of products in flight;
+ *           issue 21, defect 4); skipped where products do not run native
  *  rlimit   address space limited so the rounded copies cannot be had: the
  *           product falls back to exact fp32, silently
+ *  rlimit_native  oneDNN loaded, then no address space left at all: a
+ *           product of a new shape (a primitive to make) runs emulated,
+ *           bit for bit the fp32 routine on bf16-rounded operands, and
+ *           nothing crashes inside oneDNN (issue 21, defect 3)
  * usage: process_life MODE */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -28,6 +37,7 @@
 #include <unistd.h>
 
 #include "tests/check.h"
+#include "tests/oracle.h"
 #include "tests/probe_product.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
@@ -58,12 +68,53 @@ static const float lowered = PROBE_LOWERED;
 
 static _Atomic int stop;
 
+/* OpenBLAS 0.3.21 is not fork-safe while a thread is inside its buffer
+ * allocator: the child waits forever on the lock it inherited (seen with
+ * OPENBLAS_CORETYPE=Haswell, without the shim as with it). So the busy
+ * threads stand between two products while mode_fork forks: the shim still
+ * holds their state, block slots and counters. */
+static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_changed = PTHREAD_COND_INITIALIZER;
+static int parking, parked;
+
+static void park_if_asked(void)
+{
+    pthread_mutex_lock(&park_lock);
+    if (parking) {
+        parked++;
+        pthread_cond_broadcast(&park_changed);
+        while (parking)
+            pthread_cond_wait(&park_changed, &park_lock);
+        parked--;
+    }
+    pthread_mutex_unlock(&park_lock);
+}
+
+static void park_all(int n)
+{
+    pthread_mutex_lock(&park_lock);
+    parking = 1;
+    while (parked < n)
+        pthread_cond_wait(&park_changed, &park_lock);
+    pthread_mutex_unlock(&park_lock);
+}
+
+static void unpark_all(void)
+{
+    pthread_mutex_lock(&park_lock);
+    parking = 0;
+    pthread_cond_broadcast(&park_changed);
+    pthread_mutex_unlock(&park_lock);
+}
+
 static void *busy(void *arg)
 {
     (void)arg;
-    while (!atomic_load(&stop))
+    while (!atomic_load(&stop)) {
+        park_if_asked();
         if (product() != lowered)
             return (void *)1;
+    }
     return NULL;
 }
 
@@ -106,12 +157,83 @@ static void mode_fork(void)
     pthread_t t[4];
     start_busy(t, 4);
     for (int i = 0; i < 20; i++) {
+        park_all(4);
         pid_t pid = fork();
         if (pid == 0)
             _exit(child_checks());
+        unpark_all();
         wait_ok(pid, "fork");
     }
     stop_busy(t, 4);
+}
+
+enum { NATIVE_N = 512 };
+static float *native_a, *native_b;
+
+static void native_product(float *c)
+{
+    cblas_sgemm(101, 111, 111, NATIVE_N, NATIVE_N, NATIVE_N, 1.0f, native_a, NATIVE_N, native_b,
+                NATIVE_N, 0.0f, c, NATIVE_N);
+}
+
+static void *native_busy(void *arg)
+{
+    (void)arg;
+    float *c = malloc(sizeof(float) * NATIVE_N * NATIVE_N);
+    while (!atomic_load(&stop))
+        native_product(c);
+    free(c);
+    return NULL;
+}
+
+/* Whether a thread of this process is one of the executor's workers. */
+static int has_native_worker(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        char path[64], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%.16s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            found = fgets(comm, sizeof comm, f) && strncmp(comm, "ampshim-native", 14) == 0;
+            fclose(f);
+        }
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static void mode_fork_native(void)
+{
+    void (*set_threads)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+    if (set_threads)
+        set_threads(2); /* the executor uses as many threads as the BLAS */
+    native_a = malloc(sizeof(float) * NATIVE_N * NATIVE_N);
+    native_b = malloc(sizeof(float) * NATIVE_N * NATIVE_N);
+    float *c = malloc(sizeof(float) * NATIVE_N * NATIVE_N);
+    for (size_t i = 0; i < (size_t)NATIVE_N * NATIVE_N; i++)
+        native_a[i] = native_b[i] = 1.0f;
+    native_product(c);
+    if (shim_counter("stats.cblas_sgemm.native") == 0 || !set_threads)
+        return; /* no native kernel here: nothing to check */
+    pthread_t t;
+    pthread_create(&t, NULL, native_busy, NULL);
+    usleep(20000);
+    for (int i = 0; i < 6; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            native_product(c);
+            int workers = 0;
+            for (int wait = 0; wait < 200 && !(workers = has_native_worker()); wait++)
+                usleep(5000);
+            _exit(workers && c[0] == (float)NATIVE_N ? 0 : 1);
+        }
+        wait_ok(pid, "a child's native product on the executor's workers");
+    }
+    atomic_store(&stop, 1);
+    pthread_join(t, NULL);
 }
 
 static void mode_spawn(const char *self)
@@ -218,6 +340,45 @@ static void mode_rlimit(void)
     CHECK(product() == lowered, "a small product is still lowered");
 }
 
+static void mode_rlimit_native(void)
+{
+    enum { N = 384, WARM = 128 };
+    float *a = malloc(sizeof(float) * N * N), *b = malloc(sizeof(float) * N * N),
+          *ar = malloc(sizeof(float) * N * N), *br = malloc(sizeof(float) * N * N);
+    float *c = malloc(sizeof(float) * N * N), *want = malloc(sizeof(float) * N * N);
+    for (size_t i = 0; i < (size_t)N * N; i++) {
+        a[i] = 1.0f + (float)(i % 13) * 0x1p-11f;
+        b[i] = 1.0f - (float)(i % 7) * 0x1p-12f;
+        ar[i] = oracle_bf16(a[i]);
+        br[i] = oracle_bf16(b[i]);
+    }
+    /* One OpenBLAS thread: its threaded driver allocates per call, which no
+     * address space would refuse it. */
+    void (*set_threads)(int) = (void (*)(int))dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+    if (set_threads)
+        set_threads(1);
+    /* The emulated product, by hand, and OpenBLAS's buffers made. */
+    api("ampshim_fp32_push");
+    cblas_sgemm(102, 111, 111, N, N, N, 1.0f, ar, N, br, N, 0.0f, want, N);
+    api("ampshim_fp32_pop");
+    /* A lowered product of another shape: oneDNN loaded (native where the
+     * CPU has bf16 units). */
+    cblas_sgemm(102, 111, 111, WARM, WARM, WARM, 1.0f, a, WARM, b, WARM, 0.0f, c, WARM);
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    struct rlimit lim = {(rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE), RLIM_INFINITY};
+    lim.rlim_max = lim.rlim_cur;
+    CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit");
+    cblas_sgemm(102, 111, 111, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+    CHECK(memcmp(c, want, sizeof(float) * N * N) == 0,
+          "with no address space left the product runs emulated, exactly");
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -228,6 +389,10 @@ int main(int argc, char **argv)
         mode_fork();
     else if (strcmp(mode, "spawn") == 0)
         mode_spawn(argv[0]);
+    else if (strcmp(mode, "fork_native") == 0)
+        mode_fork_native();
+    else if (strcmp(mode, "rlimit_native") == 0)
+        mode_rlimit_native();
     else if (strcmp(mode, "atexit") == 0)
         atexit(at_exit_product);
     else if (strcmp(mode, "cancel") == 0)

@@ -6,7 +6,7 @@ preload=$1 program=$2
 err=$(mktemp) || exit 1
 trap 'rm -f "$err"' EXIT
 failed=0
-for mode in ${PROCESS_LIFE_MODES:-fork spawn atexit cancel rlimit}; do
+for mode in ${PROCESS_LIFE_MODES:-fork fork_native spawn atexit cancel rlimit rlimit_native}; do
     env LD_PRELOAD="$preload" PROCESS_LIFE_ATEXIT=1 timeout 60 "$program" $mode 2>"$err"
     rc=$?
     [ $rc -eq 0 ] || { echo "FAIL $mode: exit $rc"; failed=$((failed + 1)); }
