@@ -164,10 +164,21 @@ static int add_site(const char *name, const char *caller, int first, int last, i
                  first == last ? " on this device" : "");
         return -1;
     }
+    /* Full: one entry goes, and an entry that keeps fp32 goes last (the
+     * earliest entry that does not takes its place), so cutting a policy
+     * never lowers what it kept in fp32. Reported once per text by the
+     * caller. */
+    int evicted = 0;
     if (ov->n_sites >= AMP_POLICY_MAX_SITES) {
-        snprintf(err, errlen, "'%s@%s': more than %d call-site entries", name, caller,
-                 AMP_POLICY_MAX_SITES);
-        return -1;
+        uint32_t victim = 0;
+        while (victim < ov->n_sites && ov->site[victim].category == AMP_CAT_FP32)
+            victim++;
+        if (cat != AMP_CAT_FP32 || victim == ov->n_sites)
+            return AMP_POLICY_SITE_DROPPED;
+        memmove(&ov->site[victim], &ov->site[victim + 1],
+                (ov->n_sites - victim - 1) * sizeof *ov->site);
+        ov->n_sites--;
+        evicted = 1;
     }
     struct amp_policy_site *s = &ov->site[ov->n_sites];
     memset(s, 0, sizeof *s);
@@ -196,7 +207,7 @@ static int add_site(const char *name, const char *caller, int first, int last, i
     s->last_dev = (uint8_t)last;
     s->category = (uint8_t)cat;
     ov->n_sites++;
-    return 0;
+    return evicted ? AMP_POLICY_SITE_DROPPED : 0;
 }
 
 int amp_policy_site_category(const struct amp_policy_overrides *ov, enum amp_device dev,
@@ -292,7 +303,7 @@ int amp_policy_parse_each(const char *text, int comments, struct amp_policy_over
 {
     char buf[512], err[384], msg[448];
     const char *p = text;
-    int lineno = 1, n_bad = 0;
+    int lineno = 1, n_bad = 0, dropped = 0;
     while (*p) {
         size_t len = strcspn(p, comments ? "\n" : ",\n");
         const char *problem = NULL;
@@ -315,12 +326,13 @@ int amp_policy_parse_each(const char *text, int comments, struct amp_policy_over
                 snprintf(err, sizeof err, "empty entry");
                 problem = err;
             } else if (*entry) {
-                /* Each entry applies whole or not at all. */
-                struct amp_policy_overrides work = *ov;
-                if (apply_entry(entry, &work, err, sizeof err) < 0)
+                /* Each entry applies whole or not at all: apply_entry checks
+                 * everything before it writes. */
+                int rc = apply_entry(entry, ov, err, sizeof err);
+                if (rc == AMP_POLICY_SITE_DROPPED)
+                    dropped++;
+                else if (rc < 0)
                     problem = err;
-                else
-                    *ov = work;
             }
         }
         if (problem) {
@@ -342,6 +354,14 @@ int amp_policy_parse_each(const char *text, int comments, struct amp_policy_over
             lineno += *p == '\n';
             p++;
         }
+    }
+    if (dropped) {
+        snprintf(msg, sizeof msg,
+                 "more than %d call-site entries: %d not kept (entries that keep fp32 kept first)",
+                 AMP_POLICY_MAX_SITES, dropped);
+        n_bad += dropped;
+        if (bad)
+            bad(ctx, msg);
     }
     return n_bad;
 }

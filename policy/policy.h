@@ -87,7 +87,11 @@ static inline enum amp_category amp_policy_hook_default(enum amp_device dev, int
  * override (mm), which beats a wildcard (mm*, cpu:*, *); among wildcards the
  * later entry wins. A wildcard (fnmatch: * ? [...]) applies to every hook
  * whose symbol, routine or op (the op of the call's beta) it matches. */
-#define AMP_POLICY_MAX_SITES 128
+/* As many call-site entries as the audit has sites (runtime/control.h's
+ * AMP_CTL_AUDIT_SITES), so a policy it writes is kept whole. */
+#define AMP_POLICY_MAX_SITES 256
+/* add_site's answer when the table was full and an entry was not kept. */
+#define AMP_POLICY_SITE_DROPPED (-2)
 /* A call-site entry, NAME@CALLER=CATEGORY: NAME as in any entry (op, routine,
  * symbol or pattern), CALLER either OBJECT:FUNCTION (two fnmatch globs, one
  * for the calling object's basename and one for the calling function, as

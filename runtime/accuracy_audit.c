@@ -67,6 +67,9 @@ double amp_audit_relative_error(const struct amp_audit_sums *s)
 
 /* ---- the sites ---- */
 
+_Static_assert(AMP_POLICY_MAX_SITES >= AMP_CTL_AUDIT_SITES,
+               "the parser keeps every entry of a policy the audit writes");
+
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Taken before audit_lock by amp_audit_forget_unloaded (its work arrays). */
 static pthread_mutex_t forget_lock = PTHREAD_MUTEX_INITIALIZER;

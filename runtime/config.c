@@ -138,7 +138,7 @@ static int parse_policy(struct amp_config *cfg, const char *v, char *err, size_t
 
 /* At most AMP_POLICY_FILE_MAX bytes of text, from a regular file, opened
  * without blocking (a FIFO is refused, never waited on). */
-enum { AMP_POLICY_FILE_MAX = 65535 };
+enum { AMP_POLICY_FILE_MAX = 262143 }; /* a whole audit policy (256 entries) fits */
 
 static int parse_policy_file(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {

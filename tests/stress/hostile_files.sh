@@ -43,12 +43,13 @@ run "a symbolic link as AMPSHIM_REPORT" 1 AMPSHIM_REPORT=./link
 run "a symbolic link as AMPSHIM_LOG_FILE (and a bad dtype)" 2 AMPSHIM_LOG_FILE=./link AMPSHIM_DTYPE=fp17
 [ "$(cat target)" = precious ] && ok || bad "a planted link's target was written"
 
-# Size limits: 65,535 bytes of policy text are accepted, 65,536 are not.
-awk 'BEGIN { for (i = 0; i < 65535 - 9; i++) printf "#"; printf "\nmm=lower" }' >exact
-[ "$(wc -c <exact)" -eq 65535 ] || bad "the 65,535-byte fixture is $(wc -c <exact) bytes"
-run "a 65,535-byte policy file" 0 AMPSHIM_POLICY_FILE=exact
+# Size limits: 262,143 bytes of policy text are accepted (a whole audit
+# policy), 262,144 are not.
+awk 'BEGIN { for (i = 0; i < 262143 - 9; i++) printf "#"; printf "\nmm=lower" }' >exact
+[ "$(wc -c <exact)" -eq 262143 ] || bad "the 262,143-byte fixture is $(wc -c <exact) bytes"
+run "a 262,143-byte policy file" 0 AMPSHIM_POLICY_FILE=exact
 printf '#' >>exact
-run "a 65,536-byte policy file" 1 AMPSHIM_POLICY_FILE=exact
+run "a 262,144-byte policy file" 1 AMPSHIM_POLICY_FILE=exact
 
 # Thousands of policy entries, the longest value exec passes (128 KiB), control
 # characters: one sanitised line each.

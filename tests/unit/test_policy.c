@@ -270,6 +270,53 @@ static void overrides(void)
     }
 }
 
+static void count_reports(void *ctx, const char *message)
+{
+    (void)message;
+    ++*(int *)ctx;
+}
+
+/* Issue 21, defect 8: a policy of more call-site entries than the parser
+ * keeps loses those that lower first, with one report for all. */
+static void site_limit(void)
+{
+    static char text[AMP_POLICY_MAX_SITES * 48 + 1024];
+    size_t n = 0;
+    for (int i = 0; i < AMP_POLICY_MAX_SITES; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "mm@lower_%d:*=lower\n", i);
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "mm@keep_%d:*=fp32\n", i);
+    static struct amp_policy_overrides ov;
+    amp_policy_overrides_clear(&ov);
+    int reports = 0;
+    int n_bad = amp_policy_parse_each(text, 1, &ov, count_reports, &reports);
+    CHECK(n_bad == 40 && reports == 1, "%d entries not kept (want 40), %d reports (want 1)", n_bad,
+          reports);
+    int kept_fp32 = 0;
+    for (uint32_t i = 0; i < ov.n_sites; i++)
+        kept_fp32 += ov.site[i].category == AMP_CAT_FP32;
+    CHECK(ov.n_sites == AMP_POLICY_MAX_SITES && kept_fp32 == 40,
+          "%u entries, %d of the 40 fp32 ones kept", ov.n_sites, kept_fp32);
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, AMP_HOOK_cblas_sgemm, 0, "keep_39",
+                                   NULL) == AMP_CAT_FP32 &&
+              amp_policy_site_category(&ov, AMP_DEVICE_CPU, AMP_HOOK_cblas_sgemm, 0, "lower_0",
+                                       NULL) == AMP_CAT_UNSET &&
+              amp_policy_site_category(&ov, AMP_DEVICE_CPU, AMP_HOOK_cblas_sgemm, 0, "lower_40",
+                                       NULL) == AMP_CAT_LOWER,
+          "the earliest lowering entries made room");
+    /* Past the limit with fp32 entries only: the later ones are dropped. */
+    n = 0;
+    for (int i = 0; i < AMP_POLICY_MAX_SITES + 3; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "mm@keep_%d:*=fp32,", i);
+    text[n - 1] = '\0';
+    amp_policy_overrides_clear(&ov);
+    reports = 0;
+    n_bad = amp_policy_parse_each(text, 0, &ov, count_reports, &reports);
+    CHECK(n_bad == 3 && reports == 1 && ov.n_sites == AMP_POLICY_MAX_SITES,
+          "fp32 entries past the limit: %d not kept, %d reports, %u kept", n_bad, reports,
+          ov.n_sites);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -279,6 +326,7 @@ int main(int argc, char **argv)
     generated_tables(argv[1]);
     hook_list();
     overrides();
+    site_limit();
     printf("test_policy: %d passed, %d failed\n", checks - failures, (int)failures);
     return failures ? 1 : 0;
 }
