@@ -16,34 +16,7 @@
 #ifdef AMPSHIM_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
 
-/* Every oneDNN function the adapter calls: one list, expanded into the
- * pointer table and its lookup. */
-#define AMP_ONEDNN_FUNCTIONS(X)                                                                    \
-    X(dnnl_version)                                                                                \
-    X(dnnl_engine_create)                                                                          \
-    X(dnnl_stream_create)                                                                          \
-    X(dnnl_stream_wait)                                                                            \
-    X(dnnl_stream_destroy)                                                                         \
-    X(dnnl_memory_desc_init_by_strides)                                                            \
-    X(dnnl_memory_desc_get_size)                                                                   \
-    X(dnnl_matmul_desc_init)                                                                       \
-    X(dnnl_primitive_attr_create)                                                                  \
-    X(dnnl_primitive_attr_destroy)                                                                 \
-    X(dnnl_primitive_attr_set_scratchpad_mode)                                                     \
-    X(dnnl_primitive_attr_set_output_scales)                                                       \
-    X(dnnl_primitive_attr_set_post_ops)                                                            \
-    X(dnnl_post_ops_create)                                                                        \
-    X(dnnl_post_ops_destroy)                                                                       \
-    X(dnnl_post_ops_append_sum)                                                                    \
-    X(dnnl_primitive_desc_create)                                                                  \
-    X(dnnl_primitive_desc_destroy)                                                                 \
-    X(dnnl_primitive_desc_query)                                                                   \
-    X(dnnl_primitive_desc_query_md)                                                                \
-    X(dnnl_primitive_create)                                                                       \
-    X(dnnl_primitive_destroy)                                                                      \
-    X(dnnl_primitive_execute)                                                                      \
-    X(dnnl_memory_create)                                                                          \
-    X(dnnl_memory_destroy)
+#include "kernels/cpu/onednn_functions.h"
 
 static struct {
 #define AMP_X_FIELD(f) __typeof__(f) *f;

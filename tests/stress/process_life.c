@@ -314,6 +314,21 @@ static void mode_cancel(void)
     }
 }
 
+/* The address space limited to what the process has mapped now plus extra. */
+static void limit_address_space(rlim_t extra)
+{
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    struct rlimit lim = {(rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + extra, 0};
+    lim.rlim_max = lim.rlim_cur;
+    CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit");
+}
+
 static void mode_rlimit(void)
 {
     enum { M = 8, N = 8, K = 2000000 }; /* A and B: 64 MB each; rounded copies need 64 MB more */
@@ -325,16 +340,7 @@ static void mode_rlimit(void)
     cblas_sgemm(102, 111, 111, M, N, K, 1.0f, a, M, b, K, 0.0f, exact, M);
     api("ampshim_fp32_pop");
     /* No room for anything large any more. */
-    long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf(f, "%ld", &pages) != 1)
-            pages = 0;
-        fclose(f);
-    }
-    struct rlimit lim = {(rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (16 << 20), RLIM_INFINITY};
-    lim.rlim_max = lim.rlim_cur;
-    CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit");
+    limit_address_space(16 << 20);
     cblas_sgemm(102, 111, 111, M, N, K, 1.0f, a, M, b, K, 0.0f, c, M);
     CHECK(memcmp(c, exact, sizeof c) == 0, "without scratch the product is exact fp32");
     CHECK(product() == lowered, "a small product is still lowered");
@@ -364,16 +370,7 @@ static void mode_rlimit_native(void)
     /* A lowered product of another shape: oneDNN loaded (native where the
      * CPU has bf16 units). */
     cblas_sgemm(102, 111, 111, WARM, WARM, WARM, 1.0f, a, WARM, b, WARM, 0.0f, c, WARM);
-    long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf(f, "%ld", &pages) != 1)
-            pages = 0;
-        fclose(f);
-    }
-    struct rlimit lim = {(rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE), RLIM_INFINITY};
-    lim.rlim_max = lim.rlim_cur;
-    CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit");
+    limit_address_space(0);
     cblas_sgemm(102, 111, 111, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
     CHECK(memcmp(c, want, sizeof(float) * N * N) == 0,
           "with no address space left the product runs emulated, exactly");
