@@ -60,12 +60,10 @@ void amp_caller_name(void *return_address, struct amp_caller *c)
         c->object = info.dli_fname;
         c->function = info.dli_sname;
         c->base = (uintptr_t)info.dli_fbase;
-        c->named = 1;
     } else {
         c->object = AMP_CALLER_UNNAMED;
         c->function = NULL;
         c->base = 0;
-        c->named = 0;
     }
 }
 

@@ -118,7 +118,6 @@ struct amp_caller {
     const char *object;   /* a path, or AMP_CALLER_UNNAMED */
     const char *function; /* NULL when dladdr names none */
     uintptr_t base;       /* the object's load address; 0 when unnamed */
-    int named;
 };
 void amp_caller_name(void *return_address, struct amp_caller *c);
 
