@@ -250,7 +250,8 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
     }
     if (st != AMP_ONEDNN_OK)
         goto put;
-    size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n), ds = staged ? (size_t)(g.m * g.n) : 0;
+    size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n);
+    size_t ds = staged ? (size_t)(g.m * g.n) : 0;
     size_t total = align64(xs * 2) + align64(ys * 2) + align64(ds * 4) +
                    (size_t)chunks * job.scratch_each;
     char *s = amp_scratch(c->t, total);

@@ -146,7 +146,7 @@ static int ex_compute(struct amp_thread *t, enum amp_hook_id hook, void *handle,
     do {                                                                                           \
         if (amp_unlikely(amp_rt.cfg.cuda_fp16_explicit) &&                                         \
             (args)->compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F &&                                  \
-            amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_ON) {                                     \
+            amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_ON) {                                    \
             int status_ = amp_cublas_fp16_explicit((void *)(ex), AMP_IS64_##ints, args);           \
             if (status_ >= 0)                                                                      \
                 return status_;                                                                    \

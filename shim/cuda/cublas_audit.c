@@ -19,9 +19,10 @@
  * at exit, and when a site's array is full. Only with host pointer mode
  * (the helpers take host scalars), m n < 2^31, and every helper present;
  * otherwise, or when scratch cannot be had, the call is not audited and runs
- * as the mode says: as made with AMPSHIM_AUDIT=1, lowered with follow. The private handle is made on the calling thread's current
- * device (a program using several devices from one thread is not audited
- * correctly) and destroyed when the thread ends. */
+ * as the mode says: as made with AMPSHIM_AUDIT=1, lowered with follow. The
+ * private handle is made on the calling thread's current device (a program
+ * using several devices from one thread is not audited correctly) and
+ * destroyed when the thread ends. */
 #include "shim/cuda/cublas_lowered.h"
 
 #include <math.h>
