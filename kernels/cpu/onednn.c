@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "runtime/hook_state.h"
 
@@ -182,13 +183,19 @@ static int impl_is_native(const char *impl, enum amp_lowp_dtype dtype)
 /* oneDNN 2.6 does not survive every allocation failure while it makes a
  * primitive: with the address space nearly spent (RLIMIT_AS) it crashes
  * inside dnnl_primitive_create (its code generator writes where it could
- * not map). A primitive is made once per shape, so the room it may need is
- * probed first: an address range of that size, reserved without access or
- * commit and given back at once. Without it the product runs emulated. */
+ * not map). A primitive is made once per shape, so under an address-space
+ * limit the room it may need is probed first: an address range of that
+ * size, reserved without access or commit and given back at once. Without
+ * it the product runs emulated. Without a limit nothing is probed (such a
+ * reservation cannot fail for want of memory, and a sanitizer's mmap makes
+ * one slow). */
 #define AMP_ONEDNN_MAKE_ROOM ((size_t)64 << 20)
 
 static int room_to_make(void)
 {
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_AS, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY)
+        return 1;
     void *r = mmap(NULL, AMP_ONEDNN_MAKE_ROOM, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == MAP_FAILED)

@@ -9,6 +9,14 @@
  * the hot-loop cost); lowering and fp32 regions run in an out-of-line slow
  * function, so the fast path carries no stack frame for them.
  *
+ * The caller's return address is noted in thread-local storage for the
+ * decision (amp_tls_caller), and the value it replaced is put back when the
+ * hook is done with it: a signal handler's BLAS call that lands while an
+ * interrupted call is still deciding then leaves that call its own caller
+ * (seen with Debian's reference CBLAS, whose cblas_sgemm calls the hooked
+ * sgemm_: the interrupted call took the handler's library site for its own
+ * and ran as a library's internal call).
+ *
  * Integers: a CBLAS hook takes each integer as int64_t. On x86-64 and AArch64
  * an int argument arrives in the low half of a register or stack slot, so an
  * LP64 library's int is that low half, and forwarding the same 64-bit value
@@ -98,13 +106,16 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
         sym##_fn real = (sym##_fn)atomic_load_explicit(&amp_slot_##sym.real, memory_order_acquire); \
         struct amp_thread *t = amp_tls_thread;                                                     \
         int mode = amp_mode();                                                                     \
+        void *outer = amp_tls_caller;                                                              \
         AMP_NOTE_CALLER();                                                                         \
         if (amp_likely(real && (mode == AMP_MODE_INERT ||                                          \
                                 (t && amp_blas_passes_through(t, AMP_HOOK_##sym, ACC))))) {        \
+            amp_tls_caller = outer;                                                                \
             real ARGS;                                                                             \
             return;                                                                                \
         }                                                                                          \
         sym##_slow ARGS;                                                                           \
+        amp_tls_caller = outer;                                                                    \
     }                                                                                              \
     AMP_STUB(sym)
 
@@ -138,11 +149,16 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
         sym##_fn real = (sym##_fn)atomic_load_explicit(&amp_slot_##sym.real, memory_order_acquire); \
         struct amp_thread *t = amp_tls_thread;                                                     \
         int mode = amp_mode();                                                                     \
+        void *outer = amp_tls_caller;                                                              \
         AMP_NOTE_CALLER();                                                                         \
         if (amp_likely(real && (mode == AMP_MODE_INERT ||                                          \
-                                (t && amp_blas_passes_through(t, AMP_HOOK_##sym, 0)))))            \
+                                (t && amp_blas_passes_through(t, AMP_HOOK_##sym, 0))))) {          \
+            amp_tls_caller = outer;                                                                \
             return real ARGS;                                                                      \
-        return sym##_slow ARGS;                                                                    \
+        }                                                                                          \
+        float r = sym##_slow ARGS;                                                                 \
+        amp_tls_caller = outer;                                                                    \
+        return r;                                                                                  \
     }                                                                                              \
     AMP_STUB(sym)
 
