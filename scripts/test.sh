@@ -29,8 +29,12 @@ run() {
 run "${AMPSHIM_BUILD_DIR:-build}" "" "" "$@"
 if [ "$sanitizers" -eq 1 ]; then
     quick="-Dexhaustive_tests=false -Dbuildtype=debugoptimized"
+    # Instrumented code runs several times slower (TSan's native products
+    # take 80 s alone on a 2-core Zen 4, two at once past 120 s): the
+    # sanitizer runs give every test three times its limit.
     run build-asan "$quick -Db_sanitize=address,undefined" \
         "ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1" \
+        --timeout-multiplier 3 \
         --suite unit --suite preload --suite control --suite fakes --suite stress
     # OpenBLAS's own worker threads synchronise by spinning, which TSan cannot
     # see; with one OpenBLAS thread only the shim's threads remain (the
@@ -41,7 +45,7 @@ if [ "$sanitizers" -eq 1 ]; then
     # which TSan does see, is what the tests exercise).
     run build-tsan "$quick -Db_sanitize=thread" \
         "OPENBLAS_NUM_THREADS=1 DNNL_PRIMITIVE_CACHE_CAPACITY=0 TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
-        --suite unit --suite preload \
+        --timeout-multiplier 3 --suite unit --suite preload \
         --suite control --suite fakes --suite stress
     [ -d build-fuzz ] || CC=clang meson setup build-fuzz $quick -Dfuzzing=true \
         -Db_sanitize=address,undefined -Db_lundef=false
