@@ -29,9 +29,9 @@ run() {
 run "${AMPSHIM_BUILD_DIR:-build}" "" "" "$@"
 if [ "$sanitizers" -eq 1 ]; then
     quick="-Dexhaustive_tests=false -Dbuildtype=debugoptimized"
-    # Instrumented code runs several times slower (TSan's native products
-    # take 80 s alone on a 2-core Zen 4, two at once past 120 s): the
-    # sanitizer runs give every test three times its limit.
+    # Instrumented code runs several times slower (TSan's native product
+    # tests run for minutes on two cores): the sanitizer runs give every test
+    # three times its limit.
     run build-asan "$quick -Db_sanitize=address,undefined" \
         "ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1" \
         --timeout-multiplier 3 \
