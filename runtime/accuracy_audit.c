@@ -220,8 +220,7 @@ void amp_audit_forget_unloaded(void)
         amp_lock_quietly(&audit_lock, &quiet);
         void *address = site_map[i].site ? site_map[i].address : NULL;
         amp_unlock_quietly(&audit_lock, &quiet);
-        Dl_info info;
-        if (address && !dladdr(address, &info))
+        if (address && !amp_address_loaded(address))
             gone[n_gone++] = address;
     }
     if (n_gone) {
@@ -306,11 +305,8 @@ void amp_audit_fold(void)
 
 void amp_audit_atfork(enum amp_fork_phase phase)
 {
-    if (phase == AMP_FORK_PREPARE)
-        amp_lock_atfork(&forget_lock, phase);
+    amp_lock_atfork(&forget_lock, phase);
     amp_lock_atfork(&audit_lock, phase);
-    if (phase != AMP_FORK_PREPARE)
-        amp_lock_atfork(&forget_lock, phase);
     /* A child makes its own block: its sites start empty, and the map
      * (indices into the parent's block) with them. */
     if (phase == AMP_FORK_CHILD)

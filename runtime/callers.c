@@ -211,39 +211,24 @@ int amp_caller_is_library(void *return_address)
 
 /* ---- forgetting what the loader unloaded ---- */
 
-static int read_subs(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    *(unsigned long long *)data = info->dlpi_subs;
-    return 1;
-}
-
-/* Whether code at addr still belongs to a loaded object (asks the loader:
- * never under a lock of ours). */
-static int still_loaded(uint64_t addr)
+int amp_address_loaded(const void *p)
 {
     Dl_info info;
-    return dladdr((void *)(uintptr_t)addr, &info) != 0;
+    return dladdr(p, &info) != 0;
 }
 
 static void forget_answers(struct answer_cache *c)
 {
     for (size_t i = 0; i < CACHE_SIZE; i++) {
         uint64_t entry = atomic_load_explicit(&c->entry[i], memory_order_relaxed);
-        if (entry && !still_loaded(entry >> 1))
+        if (entry && !amp_address_loaded((void *)(uintptr_t)(entry >> 1)))
             atomic_compare_exchange_strong_explicit(&c->entry[i], &entry, 0, memory_order_relaxed,
                                                     memory_order_relaxed);
     }
 }
 
-static _Atomic unsigned long long seen_subs;
-
-int amp_callers_forget_unloaded(void)
+void amp_callers_forget_unloaded(void)
 {
-    unsigned long long subs = 0;
-    dl_iterate_phdr(read_subs, &subs);
-    if (subs == atomic_exchange_explicit(&seen_subs, subs, memory_order_relaxed))
-        return 0;
     forget_answers(&selected_cache);
     forget_answers(&library_cache);
     /* Site records stay in the pool (a reader may hold one); the cache
@@ -251,7 +236,7 @@ int amp_callers_forget_unloaded(void)
      * anew. */
     for (size_t i = 0; i < SITE_CACHE; i++) {
         struct site_answer *a = atomic_load_explicit(&site_cache[i], memory_order_acquire);
-        if (a && !still_loaded((uint64_t)(uintptr_t)a->site))
+        if (a && !amp_address_loaded(a->site))
             atomic_compare_exchange_strong_explicit(&site_cache[i], &a, NULL,
                                                     memory_order_relaxed, memory_order_relaxed);
     }
@@ -279,5 +264,4 @@ int amp_callers_forget_unloaded(void)
     /* Every thread's own last-site answer (amp_call_from_library) is
      * dropped when it applies this generation. */
     amp_ctl_bump();
-    return 1;
 }

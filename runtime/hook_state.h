@@ -121,11 +121,14 @@ struct amp_caller {
 };
 void amp_caller_name(void *return_address, struct amp_caller *c);
 
-/* After dlclose: forgets every answer cached for an address no loaded
- * object holds any more (and makes every thread drop its last-site answer),
- * when the loader has unloaded something since the last call. Returns
- * whether it had. Never under a lock of ours (it asks the loader). */
-int amp_callers_forget_unloaded(void);
+/* Whether p lies in a loaded object (asks the loader: never under a lock of
+ * ours). */
+int amp_address_loaded(const void *p);
+
+/* After a dlclose that unloaded something: forgets every answer cached for
+ * an address no loaded object holds any more, and makes every thread drop
+ * its last-site answer. Never under a lock of ours (it asks the loader). */
+void amp_callers_forget_unloaded(void);
 /* The same for the audit's map from return addresses to call sites. */
 void amp_audit_forget_unloaded(void);
 

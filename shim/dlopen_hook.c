@@ -64,12 +64,13 @@ AMP_LOADER_EARLY AMP_EXPORT int dlclose(void *handle)
         return -1;
     int status = real_dlclose(handle);
     if (atomic_load_explicit(&loader_ready, memory_order_acquire)) {
-        amp_resolve_notice_unloads();
         /* Answers kept by return address (AMPSHIM_CALLERS, call-site
          * policy, "a library calling itself", the audit's sites) must not
          * pass to a library loaded later at the same address. */
-        if (amp_callers_forget_unloaded())
+        if (amp_resolve_notice_unloads()) {
+            amp_callers_forget_unloaded();
             amp_audit_forget_unloaded();
+        }
     }
     return status;
 }

@@ -574,18 +574,17 @@ static int count_subs(struct dl_phdr_info *info, size_t size, void *data)
 
 static int loaded(void *p)
 {
-    Dl_info info;
-    return p && dladdr(p, &info) != 0;
+    return p && amp_address_loaded(p);
 }
 
-void amp_resolve_notice_unloads(void)
+int amp_resolve_notice_unloads(void)
 {
     if (shim_loader_call)
-        return;
+        return 0;
     unsigned long long subs = 0;
     amp_walk_objects(count_subs, &subs);
     if (subs == atomic_load_explicit(&seen_subs, memory_order_relaxed))
-        return;
+        return 0;
     /* A hook whose function was in the unloaded object resolves again at
      * its next call (to a library loaded since, or not at all). The checks
      * ask the loader, so no lock is held; a slot is cleared only if it
@@ -617,6 +616,7 @@ void amp_resolve_notice_unloads(void)
         free(all);
     }
     atomic_store_explicit(&seen_subs, subs, memory_order_relaxed);
+    return 1;
 }
 
 /* Whether p is one of this library's hook entry points whose name no

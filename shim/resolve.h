@@ -21,8 +21,9 @@ void *amp_resolve(enum amp_hook_id hook);
 void *amp_real_optional(enum amp_hook_id hook);
 
 /* After a dlclose: hooks resolved into an object no longer loaded resolve
- * again at their next call. Cheap when nothing was unloaded. */
-void amp_resolve_notice_unloads(void);
+ * again at their next call. Cheap when nothing was unloaded; returns
+ * whether something was. */
+int amp_resolve_notice_unloads(void);
 
 /* dlopen calls so far (counted by shim/dlopen_hook.c's stub). */
 extern _Atomic uint64_t amp_dlopen_calls;

@@ -262,7 +262,7 @@ static enum amp_onednn_status make(struct amp_onednn_prim *p, const struct amp_o
         else
             memset(&p->scratch_md, 0, sizeof p->scratch_md);
         p->scratch_bytes = s ? dn.dnnl_memory_desc_get_size(s) : 0;
-        if (!room_to_make() || dn.dnnl_primitive_create(&p->prim, pd))
+        if (dn.dnnl_primitive_create(&p->prim, pd))
             st = AMP_ONEDNN_FAILED, p->prim = NULL;
     }
     dn.dnnl_primitive_desc_destroy(pd);
