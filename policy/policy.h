@@ -47,6 +47,8 @@ enum amp_hook_id {
 extern const char *const amp_op_names[AMP_OP_COUNT];
 extern const char *const amp_hook_names[AMP_HOOK_COUNT];
 extern const char *const amp_hook_routines[AMP_HOOK_COUNT];
+/* The file that defines each hook (policy/data/kinds.txt). */
+extern const char *const amp_hook_file[AMP_HOOK_COUNT];
 extern const uint8_t amp_hook_op[AMP_HOOK_COUNT][2]; /* [hook][accumulates] */
 extern const char *const amp_category_names[AMP_CAT_COUNT];
 extern const char *const amp_device_names[AMP_DEVICE_COUNT];

@@ -84,4 +84,12 @@ int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tole
  * and the policy file (AMPSHIM_AUDIT_POLICY), when the audit saw a call. */
 void amp_audit_print(void);
 
+/* After a dlclose that unloaded something: forgets the sites of every
+ * return address no loaded object holds any more. Never under a lock of
+ * ours (it asks the loader). */
+void amp_audit_forget_unloaded(void);
+
+/* fork's share: the site table's locks. */
+void amp_audit_atfork(enum amp_fork_phase phase);
+
 #endif

@@ -15,8 +15,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "runtime/callers.h"
+
+#include "loader/loader.h"
 #include "runtime/hook_state.h"
-#include "shim/resolve.h"
 
 __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
 __thread void *amp_tls_library_site __attribute__((tls_model("initial-exec")));
@@ -210,12 +212,6 @@ int amp_caller_is_library(void *return_address)
 }
 
 /* ---- forgetting what the loader unloaded ---- */
-
-int amp_address_loaded(const void *p)
-{
-    Dl_info info;
-    return dladdr(p, &info) != 0;
-}
 
 static void forget_answers(struct answer_cache *c)
 {

@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "kernels/cpu/convert.h"
+#include "policy/dtype.h"
 #include "policy/policy.h"
 #include "runtime/log.h"
 

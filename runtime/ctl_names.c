@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "kernels/cpu/convert.h"
+#include "policy/dtype.h"
 #include "policy/policy.h"
 #include "runtime/config.h"
 

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loader/loader.h"
+#include "runtime/callers.h"
 #include "runtime/config.h"
 #include "runtime/control.h"
 
@@ -51,11 +53,6 @@ static inline int amp_hook_ilp64(int hook)
     return amp_slot_of[hook]->several ? amp_tls_real_ilp64 : amp_slot_of[hook]->ilp64;
 }
 
-/* After a dlopen (its hook bumps the generation): whether an object loaded
- * since the last look defines a name a hook resolved to one library, which
- * then becomes a per-caller ("several") hook. Cheap when nothing was loaded. */
-void amp_resolve_notice_new_objects(void);
-
 struct amp_runtime {
     _Atomic int mode;
     struct amp_config cfg;
@@ -88,58 +85,6 @@ extern __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
  * front of it jumps, so it is the program's call site). */
 #define AMP_NOTE_CALLER() (amp_tls_caller = __builtin_return_address(0))
 
-/* Is the code at this return address a numerical library calling itself
- * (an object that defines hooked entry points, or a CUDA library of a hooked
- * family)? Cached. */
-int amp_caller_is_library(void *return_address);
-
-/* The same, with the thread's last call site remembered in front of the
- * shared cache: a hot loop calls from one site. */
-extern __thread void *amp_tls_library_site __attribute__((tls_model("initial-exec")));
-extern __thread uint8_t amp_tls_library_answer __attribute__((tls_model("initial-exec")));
-
-static inline int amp_call_from_library(void *return_address)
-{
-    if (__builtin_expect(return_address == amp_tls_library_site, 1))
-        return amp_tls_library_answer;
-    int answer = amp_caller_is_library(return_address);
-    amp_tls_library_site = return_address;
-    amp_tls_library_answer = (uint8_t)answer;
-    return answer;
-}
-
-/* The names a caller goes by in AMPSHIM_CALLERS, call-site policy entries
- * and the audit: its object's path (matched by basename) and its function,
- * as dladdr(3) names them. Code in no loaded object (JIT code, an anonymous
- * executable mapping) is the object "?" with no function: `?`, `?:*` and
- * `*` select it. */
-#define AMP_CALLER_UNNAMED "?"
-struct amp_caller {
-    const char *object;   /* a path, or AMP_CALLER_UNNAMED */
-    const char *function; /* NULL when dladdr names none */
-    uintptr_t base;       /* the object's load address; 0 when unnamed */
-};
-void amp_caller_name(void *return_address, struct amp_caller *c);
-
-/* Whether p lies in a loaded object (asks the loader: never under a lock of
- * ours). */
-int amp_address_loaded(const void *p);
-
-/* After a dlclose that unloaded something: forgets every answer cached for
- * an address no loaded object holds any more, and makes every thread drop
- * its last-site answer. Never under a lock of ours (it asks the loader). */
-void amp_callers_forget_unloaded(void);
-/* The same for the audit's map from return addresses to call sites. */
-void amp_audit_forget_unloaded(void);
-
-/* Does AMPSHIM_CALLERS select the code at this return address? Cached. */
-int amp_caller_selected(void *return_address);
-
-/* The category the policy's call-site entries (NAME@CALLER=CATEGORY) give a
- * call of hook from this return address, or AMP_CAT_UNSET. Cached. */
-int amp_caller_site_category(void *return_address, enum amp_device dev, enum amp_hook_id hook,
-                             int accumulates);
-
 /* Marks a change made in this process (region push/pop, ampshim_ctl, a
  * rename) so every thread re-reads at its next call. */
 void amp_ctl_bump(void);
@@ -147,6 +92,12 @@ void amp_ctl_bump(void);
 extern __thread struct amp_thread *amp_tls_thread __attribute__((tls_model("initial-exec")));
 
 void amp_runtime_init(void);
+/* Has fn run at every thread's refresh after a generation change (the
+ * hooks' layer notices new objects there; see shim/load.c). */
+void amp_runtime_on_refresh(void (*fn)(void));
+/* fork's share: the thread registry's lock; the child drops its parent's
+ * block and thread list. */
+void amp_runtime_atfork(enum amp_fork_phase phase);
 /* Before amp_runtime_init: another copy of the library (first) came first in
  * the process; this one (self) will stay inert, with one warning. */
 void amp_runtime_other_copy(const char *first, const char *self);
@@ -187,36 +138,6 @@ static inline void amp_unlock_quietly(pthread_mutex_t *lock, const struct amp_qu
 {
     pthread_mutex_unlock(lock);
     amp_signals_restore(old);
-}
-
-/* fork while another thread holds one of the shim's locks (a first call
- * resolving, a caller being classified) would leave it held forever in the
- * child: each file's lock is taken before fork and released after it, in
- * the parent and in the child (the forking thread holds them in both;
- * runtime/threads.c runs them in the order the locks nest: callers,
- * resolve, registry, log). */
-enum amp_fork_phase { AMP_FORK_PREPARE, AMP_FORK_PARENT, AMP_FORK_CHILD };
-void amp_callers_atfork(enum amp_fork_phase phase);
-void amp_resolve_atfork(enum amp_fork_phase phase);
-void amp_log_atfork(enum amp_fork_phase phase);
-/* The accuracy audit's site table (runtime/accuracy_audit.c). */
-void amp_audit_atfork(enum amp_fork_phase phase);
-/* The native executor's primitive cache (kernels/cpu/onednn.c). */
-void amp_onednn_atfork(enum amp_fork_phase phase);
-/* The native executor's worker queue (shim/cpu/native_pool.c); a child
- * starts with no workers. */
-void amp_native_pool_atfork(enum amp_fork_phase phase);
-
-/* dl_iterate_phdr, made so that fork waits for it (shim/resolve.c). */
-struct dl_phdr_info;
-int amp_walk_objects(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data);
-
-static inline void amp_lock_atfork(pthread_mutex_t *lock, enum amp_fork_phase phase)
-{
-    if (phase == AMP_FORK_PREPARE)
-        pthread_mutex_lock(lock);
-    else
-        pthread_mutex_unlock(lock);
 }
 
 static inline int amp_mode(void)

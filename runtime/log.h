@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include "loader/loader.h"
+
 enum amp_log_level { AMP_LOG_OFF, AMP_LOG_ERROR, AMP_LOG_WARN, AMP_LOG_INFO, AMP_LOG_DEBUG };
 
 void amp_log_set_level(enum amp_log_level level);
@@ -33,5 +35,8 @@ void amp_log_release_held(void);
 FILE *amp_open_output(const char *path, char *why, size_t whylen);
 enum amp_log_level amp_log_level_get(void);
 void amp_log(enum amp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* fork's share: the log's lock. */
+void amp_log_atfork(enum amp_fork_phase phase);
 
 #endif

@@ -170,6 +170,16 @@ static void read_own_name(struct amp_thread *t)
 
 static void amp_ctl_refresh_quietly(struct amp_thread *t);
 
+/* What the hooks' layer runs at each refresh (shim/load.c sets it before
+ * its dlopen hook can bump the generation): noticing objects a dlopen
+ * brought. */
+static void (*on_refresh)(void);
+
+void amp_runtime_on_refresh(void (*fn)(void))
+{
+    on_refresh = fn;
+}
+
 /* Runs with signals blocked: a signal handler's BLAS call must not re-enter
  * it (it allocates and walks the loaded objects). */
 void amp_ctl_refresh(struct amp_thread *t)
@@ -183,7 +193,8 @@ void amp_ctl_refresh(struct amp_thread *t)
 static void amp_ctl_refresh_quietly(struct amp_thread *t)
 {
     uint64_t gen = atomic_load_explicit(amp_ctl_generation, memory_order_acquire);
-    amp_resolve_notice_new_objects();
+    if (on_refresh)
+        on_refresh();
     apply_process_settings(gen);
     /* ampctl audit asks for the audit's device results: read back here,
      * outside the registry's lock (it waits for the device). */
@@ -345,39 +356,14 @@ void amp_counters_total(enum amp_hook_id hook, uint64_t out[AMP_CTL_COUNTERS])
     amp_unlock_quietly(&registry_lock, &quiet);
 }
 
-static void fork_prepare(void)
+void amp_runtime_atfork(enum amp_fork_phase phase)
 {
-    amp_audit_atfork(AMP_FORK_PREPARE);
-    amp_callers_atfork(AMP_FORK_PREPARE);
-    amp_resolve_atfork(AMP_FORK_PREPARE);
-    pthread_mutex_lock(&registry_lock);
-    amp_log_atfork(AMP_FORK_PREPARE);
-    amp_onednn_atfork(AMP_FORK_PREPARE);
-    amp_native_pool_atfork(AMP_FORK_PREPARE);
-}
-
-static void fork_parent(void)
-{
-    amp_native_pool_atfork(AMP_FORK_PARENT);
-    amp_onednn_atfork(AMP_FORK_PARENT);
-    amp_log_atfork(AMP_FORK_PARENT);
-    pthread_mutex_unlock(&registry_lock);
-    amp_resolve_atfork(AMP_FORK_PARENT);
-    amp_callers_atfork(AMP_FORK_PARENT);
-    amp_audit_atfork(AMP_FORK_PARENT);
-}
-
-/* The child drops its parent's block (runtime/control.c) and its thread
- * list; it makes its own block at its next hooked call, with fresh counters. */
-static void fork_child(void)
-{
-    amp_native_pool_atfork(AMP_FORK_CHILD);
-    amp_onednn_atfork(AMP_FORK_CHILD);
-    amp_log_atfork(AMP_FORK_CHILD);
-    pthread_mutex_unlock(&registry_lock);
-    amp_resolve_atfork(AMP_FORK_CHILD);
-    amp_callers_atfork(AMP_FORK_CHILD);
-    amp_audit_atfork(AMP_FORK_CHILD);
+    amp_lock_atfork(&registry_lock, phase);
+    if (phase != AMP_FORK_CHILD)
+        return;
+    /* The child drops its parent's block (runtime/control.c) and its thread
+     * list; it makes its own block at its next hooked call, with fresh
+     * counters. */
     amp_ctl_drop_after_fork();
     overflow_threads = NULL;
     amp_tls_thread = NULL;
@@ -419,8 +405,7 @@ static void init_runtime(void)
         return;
     }
     amp_runtime_apply_policy();
-    if (pthread_key_create(&thread_key, thread_exit) != 0 ||
-        pthread_atfork(fork_prepare, fork_parent, fork_child) != 0) {
+    if (pthread_key_create(&thread_key, thread_exit) != 0) {
         amp_log(AMP_LOG_ERROR, "cannot set up thread state; autocast is off in this process");
         atomic_store_explicit(&amp_rt.mode, AMP_MODE_INERT, memory_order_release);
         return;

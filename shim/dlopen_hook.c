@@ -29,6 +29,7 @@
 
 #include "shim/resolve.h"
 
+#include "runtime/accuracy_audit.h"
 #include "runtime/control.h"
 #include "runtime/export.h"
 #include "runtime/hook_state.h"

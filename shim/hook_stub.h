@@ -10,10 +10,12 @@
 
 #if defined(__x86_64__) && defined(__ELF__)
 #include "shim/hook_stub_x86_64.h"
-#define AMP_C_ENTRY(sym) __attribute__((used, visibility("hidden"))) sym##_c
+#define AMP_C_ENTRY(sym) __attribute__((used, visibility("hidden"))) AMP_C_NAME(sym)
+#define AMP_C_NAME(sym) sym##_c
 #define AMP_STUB(sym) AMP_ENTRY_STUB(sym);
 #else
 #define AMP_C_ENTRY(sym) AMP_EXPORT sym
+#define AMP_C_NAME(sym) sym
 #define AMP_STUB(sym)
 #endif
 

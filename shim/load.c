@@ -8,6 +8,9 @@
 #include "runtime/accuracy_audit.h"
 #include "runtime/report.h"
 #include "runtime/hook_state.h"
+#include "runtime/log.h"
+#include "shim/fork.h"
+#include "shim/resolve.h"
 
 void amp_dlopen_hook_init(void);
 void amp_longjmp_hook_init(void);
@@ -29,10 +32,17 @@ static void notice_other_copy(void)
 
 __attribute__((constructor)) static void ampshim_load(void)
 {
+    /* Each thread's refresh after a dlopen (whose hook bumps the
+     * generation) looks for objects that define a hooked name again. */
+    amp_runtime_on_refresh(amp_resolve_notice_new_objects);
     amp_dlopen_hook_init();
     amp_longjmp_hook_init();
     notice_other_copy();
     amp_runtime_init();
+    if (!amp_fork_install() && amp_mode() == AMP_MODE_ACTIVE) {
+        amp_log(AMP_LOG_ERROR, "cannot set up fork handlers; autocast is off in this process");
+        atomic_store_explicit(&amp_rt.mode, AMP_MODE_INERT, memory_order_release);
+    }
 }
 
 __attribute__((destructor)) static void ampshim_unload(void)

@@ -12,13 +12,13 @@
 #include "shim/resolve.h"
 
 #include <dlfcn.h>
-#include <sched.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "loader/loader.h"
 #include "runtime/control.h"
 #include "runtime/log.h"
 
@@ -52,61 +52,9 @@ static void unlock_resolve(const struct amp_quiet *quiet)
     amp_unlock_quietly(&resolve_lock, quiet);
 }
 
-/* Set while this thread opens and closes a loaded object itself
- * (RTLD_NOLOAD: nothing is unloaded): the dlclose hook, reached directly or
- * through a sanitizer's interceptor, has nothing to look at then. */
-static __thread uint8_t shim_loader_call __attribute__((tls_model("initial-exec")));
-
-/* fork waits until none of the shim's threads walks the loader's object
- * list: glibc's fork does not take the list's lock, so a child forked while
- * one of them walked it would find the lock held for ever. Counters rather
- * than a lock, so the child starts with nothing to undo. */
-static _Atomic int walkers, forking;
-
-int amp_walk_objects(int (*callback)(struct dl_phdr_info *, size_t, void *), void *data)
-{
-    for (;;) {
-        while (atomic_load_explicit(&forking, memory_order_acquire))
-            sched_yield();
-        atomic_fetch_add_explicit(&walkers, 1, memory_order_acq_rel);
-        if (!atomic_load_explicit(&forking, memory_order_acquire))
-            break;
-        atomic_fetch_sub_explicit(&walkers, 1, memory_order_acq_rel);
-    }
-    int r = dl_iterate_phdr(callback, data);
-    atomic_fetch_sub_explicit(&walkers, 1, memory_order_acq_rel);
-    return r;
-}
-
 void amp_resolve_atfork(enum amp_fork_phase phase)
 {
     amp_lock_atfork(&resolve_lock, phase);
-    if (phase == AMP_FORK_PREPARE) {
-        atomic_store_explicit(&forking, 1, memory_order_seq_cst);
-        while (atomic_load_explicit(&walkers, memory_order_seq_cst))
-            sched_yield();
-    } else {
-        if (phase == AMP_FORK_CHILD)
-            atomic_store_explicit(&walkers, 0, memory_order_relaxed);
-        atomic_store_explicit(&forking, 0, memory_order_release);
-    }
-}
-
-static void *self_base(void)
-{
-    static void *base;
-    if (!base) {
-        Dl_info info;
-        if (dladdr((void *)self_base, &info))
-            base = info.dli_fbase;
-    }
-    return base;
-}
-
-static int in_self(void *p)
-{
-    Dl_info info;
-    return dladdr(p, &info) && info.dli_fbase == self_base();
 }
 
 enum { MAX_OBJECTS = 1024 };
@@ -134,48 +82,6 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-/* Whether p lies in a copy of this library (another build or path of
- * libampshim.so loaded beside this one): such a copy's hooks are never the
- * real function, or two copies would forward to each other for ever. */
-static int is_shim(void *p)
-{
-    Dl_info info;
-    if (!dladdr(p, &info) || !info.dli_fname)
-        return 0;
-    shim_loader_call++;
-    void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    void *version = h ? dlsym(h, "ampshim_version") : NULL;
-    Dl_info vinfo;
-    int shim = version && dladdr(version, &vinfo) && vinfo.dli_fbase == info.dli_fbase;
-    if (h)
-        dlclose(h);
-    shim_loader_call--;
-    return shim;
-}
-
-void *amp_own_symbol(void *handle, const char *name)
-{
-    struct link_map *object = NULL, *owner = NULL;
-    Dl_info where;
-    void *p = dlsym(handle, name);
-    if (p && (dlinfo(handle, RTLD_DI_LINKMAP, &object) != 0 ||
-              !dladdr1(p, &where, (void **)&owner, RTLD_DL_LINKMAP) || owner != object))
-        return NULL;
-    return p && !in_self(p) && !is_shim(p) ? p : NULL;
-}
-
-/* The loaded object path's own definition of name. */
-static void *own_definition(const char *path, const char *name)
-{
-    shim_loader_call++;
-    void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-    void *p = h ? amp_own_symbol(h, name) : NULL;
-    if (h)
-        dlclose(h);
-    shim_loader_call--;
-    return p;
-}
-
 /* Every loaded object's own definition of name, in load order (at most
  * max); returns how many there are. Names are collected first: calling
  * dlopen inside dl_iterate_phdr's callback could deadlock against another
@@ -188,7 +94,7 @@ static int definitions(const char *name, void **found, int max)
     amp_walk_objects(collect_object, list);
     int n = 0;
     for (int i = 0; i < list->count; i++) {
-        void *p = n < max ? own_definition(list->names[i], name) : NULL;
+        void *p = n < max ? amp_own_definition(list->names[i], name) : NULL;
         int again = 0;
         for (int j = 0; j < n && p; j++)
             again |= found[j] == p; /* one object under two names */
@@ -204,7 +110,7 @@ static int definitions(const char *name, void **found, int max)
 static void *find_real(const char *name)
 {
     void *p = dlsym(RTLD_NEXT, name);
-    if (p && !in_self(p) && !is_shim(p))
+    if (p && !amp_in_self(p) && !amp_in_other_copy(p))
         return p;
     void *found[1];
     return definitions(name, found, 1) ? found[0] : NULL;
@@ -412,18 +318,18 @@ static void *bind_for_caller(enum amp_hook_id hook, void *caller)
     if (caller && dladdr1(caller, &info, (void **)&object, RTLD_DL_LINKMAP) && object)
         version = required_version(object, name);
     void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
-    if (p && !in_self(p) && !is_shim(p))
+    if (p && !amp_in_self(p) && !amp_in_other_copy(p))
         return p;
     if (object && info.dli_fname) {
-        shim_loader_call++;
+        amp_loader_own_call++;
         void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
         if (h) {
             p = version ? dlvsym(h, name, version) : dlsym(h, name);
             dlclose(h);
         }
-        shim_loader_call--;
+        amp_loader_own_call--;
         if (h) {
-            if (p && !in_self(p) && !is_shim(p))
+            if (p && !amp_in_self(p) && !amp_in_other_copy(p))
                 return p;
         }
     }
@@ -546,7 +452,7 @@ void amp_resolve_notice_new_objects(void)
             void *real = atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed);
             if (!real || amp_slot_of[h]->several)
                 continue;
-            void *p = own_definition(fresh->name[i], amp_hook_names[h]);
+            void *p = amp_own_definition(fresh->name[i], amp_hook_names[h]);
             if (p && p != real) {
                 const char *library = file_of(real);
                 lock_resolve(&quiet);
@@ -579,7 +485,7 @@ static int loaded(void *p)
 
 int amp_resolve_notice_unloads(void)
 {
-    if (shim_loader_call)
+    if (amp_loader_own_call)
         return 0;
     unsigned long long subs = 0;
     amp_walk_objects(count_subs, &subs);
@@ -626,7 +532,7 @@ int amp_resolve_notice_unloads(void)
 int amp_resolve_hides(void *p, const char *name, void *caller)
 {
     /* The shim's own lookups (shim/resolve.c) see everything. */
-    if (!p || !name || !in_self(p) || in_self(caller))
+    if (!p || !name || !amp_in_self(p) || amp_in_self(caller))
         return 0;
     int hook = amp_hook_from_name(name);
     return hook >= 0 && amp_real_optional((enum amp_hook_id)hook) == NULL;

@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "loader/loader.h"
 #include "policy/policy.h"
 #include "runtime/hook_state.h"
 
@@ -33,10 +34,6 @@ extern _Atomic uint64_t amp_dlopen_calls;
  * made by the code at return address caller. */
 int amp_resolve_hides(void *p, const char *name, void *caller);
 
-/* The definition of name inside the object behind handle itself (dlsym on
- * a handle searches its dependencies too), never ampshim's; NULL if none. */
-void *amp_own_symbol(void *handle, const char *name);
-
 /* A function of the real libraries that is not hooked (cublasGetMathMode),
  * found the same way; NULL if none defines it. */
 void *amp_resolve_name(const char *name);
@@ -59,5 +56,14 @@ static inline void *amp_real(enum amp_hook_id hook)
  * Returns 1 for ILP64, 0 for LP64, -1 when the answer is neither. */
 int amp_probe_ilp64_fortran(void *isamax_fortran);
 int amp_probe_ilp64_cblas(void *cblas_isamax);
+
+/* After a dlopen (its hook bumps the generation; shim/load.c has each
+ * thread's refresh call this): whether an object loaded since the last look
+ * defines a name a hook resolved to one library, which then becomes a
+ * per-caller ("several") hook. Cheap when nothing was loaded. */
+void amp_resolve_notice_new_objects(void);
+
+/* fork's share: the resolution lock. */
+void amp_resolve_atfork(enum amp_fork_phase phase);
 
 #endif

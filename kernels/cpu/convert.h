@@ -8,9 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum amp_lowp_dtype { AMP_DTYPE_BF16, AMP_DTYPE_FP16, AMP_DTYPE_TF32, AMP_DTYPE_COUNT };
+#include "policy/dtype.h"
 
-extern const char *const amp_dtype_names[AMP_DTYPE_COUNT];
 
 /* Scalar reference: the definition every kernel is tested against. */
 uint16_t amp_f32_to_bf16_rne(float x);

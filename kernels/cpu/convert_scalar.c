@@ -8,7 +8,6 @@
 #include <cpuid.h>
 #endif
 
-const char *const amp_dtype_names[AMP_DTYPE_COUNT] = {"bf16", "fp16", "tf32"};
 
 static inline uint32_t bits_of(float x)
 {

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "kernels/cpu/convert.h"
+#include "loader/loader.h"
 
 enum amp_onednn_status {
     AMP_ONEDNN_OK,
@@ -76,5 +77,8 @@ void amp_onednn_put(struct amp_onednn_prim *p);
 /* For a thread of the shim's own that runs primitives: its OpenMP team size
  * set to 1 once and for all. */
 void amp_onednn_thread_init(void);
+
+/* fork's share: the primitive cache's lock. */
+void amp_onednn_atfork(enum amp_fork_phase phase);
 
 #endif

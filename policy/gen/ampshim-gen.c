@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 enum { MAX_OPS = 512, MAX_ROUTINES = 256, NAME_MAX_LEN = 64, MAX_LISTS = 32, MAX_FAMILIES = 16,
        MAX_COUNTERS = 8 /* the control block's layout */ };
@@ -50,30 +51,14 @@ static struct counter {
 } counters[MAX_COUNTERS];
 static int n_counters;
 
-/* The argument shapes the hooks parse, each in its family; the code that
- * parses a kind lives in shim/<device>/ and expands AMPSHIM_HOOKS_<FAMILY>_<KIND>,
- * KIND being the kind's name less its family prefix (REGION where nothing is
- * left: an opaque routine run inside an fp32 region). */
-static const struct kind {
-    const char *name, *family;
-} kinds[] = {
-    {"gemm", "BLAS"}, {"gemv", "BLAS"}, {"ger", "BLAS"}, {"dot", "BLAS"}, {"nrm2", "BLAS"},
-    {"asum", "BLAS"}, {"symm", "BLAS"}, {"syrk", "BLAS"}, {"syr2k", "BLAS"}, {"trmm", "BLAS"},
-    {"trsm", "BLAS"}, {"lapack", "LAPACK"},
-    {"cublas_sgemm", "CUBLAS"}, {"cublas_gemmex", "CUBLAS"}, {"cublas_sgemm_strided", "CUBLAS"},
-    {"cublas_gemmex_strided", "CUBLAS"}, {"cublas_sgemmex", "CUBLAS"}, {"cublas_sgemv", "CUBLAS"},
-    {"cublas_sger", "CUBLAS"}, {"cublas_sgemm_batched", "CUBLAS"},
-    {"cublas_gemmex_batched", "CUBLAS"}, {"cublas_sgemv_batched", "CUBLAS"},
-    {"cublas_sgemv_strided", "CUBLAS"}, {"cublas_leaf", "CUBLAS"}, {"cublas_syrk", "CUBLAS"},
-    {"cublas_symm", "CUBLAS"}, {"cublas_trmm", "CUBLAS"}, {"cublas_trsm", "CUBLAS"},
-    {"cusolver", "CUSOLVER"}, {"cublaslt_matmul", "CUBLASLT"},
-    {"cudnn_conv_fwd", "CUDNN"}, {"cudnn_conv_bwd_data", "CUDNN"},
-    {"cudnn_conv_bwd_filter", "CUDNN"}, {"cudnn_conv_bias_act", "CUDNN"},
-    {"cudnn_rnn_fwd", "CUDNN"}, {"cudnn_softmax_fwd", "CUDNN"}, {"cudnn_softmax_bwd", "CUDNN"},
-    {"cudnn_reduce", "CUDNN"}, {"cudnn_norm_fwd_inference", "CUDNN"},
-    {"cudnn_norm_fwd_training", "CUDNN"}, {"cudnn_region", "CUDNN"},
-};
-#define N_KINDS (int)(sizeof kinds / sizeof *kinds)
+/* kinds.txt: the argument shapes the hooks parse, each in its family, and
+ * the file (under the source tree) that defines its hooks. */
+enum { MAX_KINDS = 64 };
+static struct kind {
+    char name[NAME_MAX_LEN], family[NAME_MAX_LEN], file[NAME_MAX_LEN];
+} kinds[MAX_KINDS];
+static int n_kinds;
+#define N_KINDS n_kinds
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];
@@ -226,6 +211,40 @@ static void read_families(const char *dir)
         fam->device = word_index(field[1], device_names, 2);
         if (fam->device < 0)
             die("%s:%d: device is cpu or cuda, not '%s'", path, lineno, field[1]);
+    }
+    fclose(f);
+}
+
+/* kinds.txt: kind family file. The file must exist under the source tree
+ * (root: the man page template's grandparent), so the table cannot go
+ * stale. */
+static void read_kinds(const char *dir, const char *root)
+{
+    char path[4096], line[512];
+    FILE *f = open_data(dir, "kinds.txt", path, sizeof path);
+    for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
+        char *field[3];
+        int n = split_fields(line, field, 3);
+        if (n == 0)
+            continue;
+        if (n != 3 || !is_identifier(field[0]))
+            die("%s:%d: expected: kind family file", path, lineno);
+        for (int k = 0; k < n_kinds; k++)
+            if (strcmp(kinds[k].name, field[0]) == 0)
+                die("%s:%d: kind '%s' twice", path, lineno, field[0]);
+        if (n_kinds == MAX_KINDS)
+            die("%s:%d: too many kinds", path, lineno);
+        if (find_family(field[1]) < 0)
+            die("%s:%d: kind '%s' belongs to family %s, which families.txt does not name", path,
+                lineno, field[0], field[1]);
+        char source[4096 + NAME_MAX_LEN];
+        snprintf(source, sizeof source, "%s/%s", root, field[2]);
+        if (access(source, R_OK) != 0)
+            die("%s:%d: %s: %s", path, lineno, source, strerror(errno));
+        struct kind *k = &kinds[n_kinds++];
+        copy_field(k->name, field[0], path, lineno);
+        copy_field(k->family, field[1], path, lineno);
+        copy_field(k->file, field[2], path, lineno);
     }
     fclose(f);
 }
@@ -592,6 +611,18 @@ static void write_tables(const char *path)
                 }
             }
     }
+    /* And the file that defines its hook (kinds.txt). */
+    fprintf(f, "};\n\nconst char *const amp_hook_file[AMP_HOOK_COUNT] = {\n");
+    for (int fam = 0; fam < n_families; fam++)
+        for (int r = 0; r < n_routines; r++) {
+            if (routines[r].family != fam)
+                continue;
+            int entries = routines[r].cuda_ints ? 1 : 0;
+            for (int i = 0; i < n_manglings && !routines[r].cuda_ints; i++)
+                entries += strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack;
+            for (int i = 0; i < entries; i++)
+                fprintf(f, "    \"%s\",\n", kinds[routines[r].kind].file);
+        }
     fprintf(f, "};\n\nconst uint8_t amp_hook_form_is_cblas[AMP_HOOK_COUNT] = {\n");
     for (int fam = 0; fam < n_families; fam++)
         for (int r = 0; r < n_routines; r++) {
@@ -650,6 +681,11 @@ static void write_man_table(FILE *f)
                                                   : category_names[op_category[rt->op][1]];
         fprintf(f, "%s\t%s\t%s\t%s\n", rt->name, op, cpu, cuda);
     }
+    fprintf(f, ".TE\n.PP\nWhere the hooks of each kind of entry point are defined (their\n"
+               "doors; policy/data/kinds.txt):\n.TS\ntab(\t) box;\nlb lb lb\nl l l.\n"
+               "kind\tfamily\tfile\n_\n");
+    for (int k = 0; k < n_kinds; k++)
+        fprintf(f, "%s\t%s\t%s\n", kinds[k].name, kinds[k].family, kinds[k].file);
     fprintf(f, ".TE\n.PP\nEach op's category comes from the op list that names it, in\n"
                ".IR policy/data :\n.TS\ntab(\t) box;\nlb lb lb\nl l l.\nop list\tdevice\tcategory\n_\n");
     for (int i = 0; i < n_list_files; i++)
@@ -694,6 +730,15 @@ int main(int argc, char **argv)
         die("usage: ampshim-gen DATA_DIR OUT_HEADER OUT_TABLES_C MAN_TEMPLATE OUT_MAN DEPFILE");
     read_lists(argv[1]);
     read_families(argv[1]);
+    /* The source tree: the folder above the template's (man/). */
+    char root[4096];
+    snprintf(root, sizeof root, "%s", argv[4]);
+    char *slash = strrchr(root, '/');
+    if (slash)
+        snprintf(slash, sizeof root - (size_t)(slash - root), "/..");
+    else
+        snprintf(root, sizeof root, "..");
+    read_kinds(argv[1], root);
     read_counters(argv[1]);
     read_manglings(argv[1]);
     for (int i = 0; i < n_list_files; i++)

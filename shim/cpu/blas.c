@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shim/cpu/blas_audit.h"
+#include "shim/cpu/blas_execute.h"
 #include "shim/cpu/blas_plan.h"
 #include "shim/resolve.h"
 

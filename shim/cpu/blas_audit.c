@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shim/cpu/blas_plan.h"
+#include "shim/cpu/blas_audit.h"
 
 /* Elements of an operand the routine references. */
 static size_t referenced(const struct amp_operand *o)

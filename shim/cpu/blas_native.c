@@ -16,7 +16,7 @@
 
 #include "kernels/cpu/onednn.h"
 #include "runtime/log.h"
-#include "shim/cpu/blas_plan.h"
+#include "shim/cpu/blas_native.h"
 #include "shim/cpu/native_pool.h"
 #include "shim/resolve.h"
 

@@ -1,7 +1,7 @@
-/* Operand planning and rounding for the CPU BLAS hooks. A lowered call
- * rounds its multiplicands (round-to-nearest-even) into per-thread scratch
- * with the caller's own leading dimensions, then the real fp32 routine runs on
- * them: bit for bit the real routine on rounded operands. */
+/* Operand planning for the CPU BLAS hooks: what each call reads and writes,
+ * and rounding an operand. It only plans: shim/cpu/blas_execute.c runs a
+ * planned call (audit, native or emulated) and calls nothing back here but
+ * the rounding. */
 #include "shim/cpu/blas_plan.h"
 
 #include <string.h>
@@ -244,14 +244,12 @@ int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, ch
     return ok && m && n && alpha != 0.0f;
 }
 
-/* Elements an operand spans in memory, padding included. */
-static size_t span_of(const struct amp_operand *o)
+size_t amp_operand_span(const struct amp_operand *o)
 {
     return (size_t)((o->outer - 1) * o->ld + o->inner);
 }
 
-/* Rounds the referenced elements of src into dst (same shape, same ld). */
-static uint64_t round_operand(const struct amp_operand *o, float *dst, enum amp_lowp_dtype dtype)
+uint64_t amp_operand_round(const struct amp_operand *o, float *dst, enum amp_lowp_dtype dtype)
 {
     void (*round)(const float *, float *, size_t) = amp_convert()->round[dtype];
     uint64_t count = 0;
@@ -266,51 +264,13 @@ static uint64_t round_operand(const struct amp_operand *o, float *dst, enum amp_
     return count;
 }
 
-void amp_blas_lower(struct amp_blas_call *c, int valid)
-{
-    if (!valid) {
-        c->outcome = AMP_OUTCOME_PASSTHROUGH;
-        return;
-    }
-    if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {
-        c->outcome = AMP_OUTCOME_PASSTHROUGH;
-        return;
-    }
-    if (c->native_kind && amp_blas_native(c))
-        return;
-    enum amp_lowp_dtype dtype = c->dtype;
-    size_t offsets[2], total = 0;
-    for (int i = 0; i < c->n_in; i++) {
-        if (c->in_place[i])
-            continue;
-        offsets[i] = total;
-        total += (span_of(&c->in[i]) * sizeof(float) + 63) & ~(size_t)63;
-    }
-    char *scratch = total ? amp_scratch(c->t, total) : NULL;
-    c->holds_scratch = scratch != NULL;
-    if (total && !scratch) {
-        /* No memory for the rounded copies: run the call in fp32. */
-        amp_blas_audit_cancel(c);
-        c->outcome = AMP_OUTCOME_FP32;
-        c->t->fp32_depth++;
-        return;
-    }
-    for (int i = 0; i < c->n_in; i++) {
-        float *dst = c->in_place[i] ? c->in[i].p : (float *)(scratch + offsets[i]);
-        c->converted += round_operand(&c->in[i], dst, dtype);
-        if (!c->in_place[i])
-            *c->arg[i] = dst;
-    }
-    amp_blas_round_accumulator(c);
-}
-
 void amp_blas_round_accumulator(struct amp_blas_call *c)
 {
     if (c->has_acc && c->acc_read && amp_live_load(&amp_rt.cfg.output_round))
-        c->converted += round_operand(&c->acc, c->acc.p, c->dtype);
+        c->converted += amp_operand_round(&c->acc, c->acc.p, c->dtype);
 }
 
 void amp_blas_round_output(struct amp_blas_call *c)
 {
-    c->converted += round_operand(&c->acc, c->acc.p, c->dtype);
+    c->converted += amp_operand_round(&c->acc, c->acc.p, c->dtype);
 }

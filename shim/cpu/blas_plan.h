@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "runtime/accuracy_audit.h"
+#include "kernels/cpu/convert.h"
 #include "runtime/decide.h"
 #include "runtime/hook_state.h"
 
@@ -76,22 +77,6 @@ static inline int amp_operand_line(const struct amp_operand *o, int64_t line, in
     return *lo < *hi;
 }
 
-/* ---- the accuracy audit of a lowered call (shim/cpu/blas_audit.c) ----
- * amp_blas_audit_begin, inside amp_blas_lower before anything is rounded:
- * counts the call at its site and, when it is one to audit, keeps the
- * caller's multiplicands and a copy of the accumulator; a call the sampling
- * skips runs as made with AMPSHIM_AUDIT=1 (the audit never changes the
- * program's results) and lowered with follow. After the lowered
- * call ran, amp_blas_audit_swap keeps its output and puts back the
- * accumulator and the arguments, so the hook runs the real routine again as
- * the program made it; amp_blas_audit_finish compares the two and leaves the
- * fp32 output (or the lowered one, AMPSHIM_AUDIT=follow). Scalar results
- * (dot, nrm2, asum) go through amp_blas_audit_scalar. */
-int amp_blas_audit_begin(struct amp_blas_call *c); /* 0: run the call as made */
-void amp_blas_audit_cancel(struct amp_blas_call *c);
-void amp_blas_audit_swap(struct amp_blas_call *c);
-void amp_blas_audit_finish(struct amp_blas_call *c);
-float amp_blas_audit_scalar(struct amp_blas_call *c, float lowered, float fp32);
 
 /* The fast path: when the call runs as the program made it (not lowered, no
  * fp32 region to open), count it and return 1 so the hook can tail-call the
@@ -131,22 +116,17 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     return c->outcome == AMP_OUTCOME_LOWERED;
 }
 
-/* Rounds the planned operands; on bad arguments, a trivial call or no scratch
- * memory it leaves them alone and the call runs as the program made it. A
- * gemm the native executor takes is run there and marked done. */
-void amp_blas_lower(struct amp_blas_call *c, int valid);
-
-/* The native executor (shim/cpu/blas_native.c): runs a planned, valid,
- * lowered gemm or syrk as oneDNN low-precision matmuls when AMPSHIM_CPU_KERNEL and
- * the size allow and oneDNN has a native kernel; returns 1 when it did (the
- * call is then done), 0 to let the emulated path run it. */
-int amp_blas_native(struct amp_blas_call *c);
-
 /* Rounds a read accumulator in place (AMPSHIM_OUTPUT=round), before the
  * product runs. */
 void amp_blas_round_accumulator(struct amp_blas_call *c);
 
 void amp_blas_round_output(struct amp_blas_call *c);
+
+/* Elements an operand spans in memory, padding included. */
+size_t amp_operand_span(const struct amp_operand *o);
+/* Rounds the referenced elements of o into dst (same shape, same ld);
+ * returns how many. */
+uint64_t amp_operand_round(const struct amp_operand *o, float *dst, enum amp_lowp_dtype dtype);
 
 /* Rounds the output (AMPSHIM_OUTPUT=round), closes the fp32 region, counts. */
 static inline void amp_blas_end(struct amp_blas_call *c)

@@ -9,6 +9,7 @@
 #define AMPSHIM_NATIVE_POOL_H
 
 #include "runtime/hook_state.h"
+#include "loader/loader.h"
 
 #define AMP_NATIVE_POOL_MAX 64 /* chunks of one call, the caller's included */
 
@@ -26,5 +27,8 @@ void amp_native_parallel(int n, int threads, void (*fn)(void *arg, int i), void 
  * did not come with it). */
 int amp_native_enter(void);
 void amp_native_leave(void);
+
+/* fork's share: the worker queue; a child starts with no workers. */
+void amp_native_pool_atfork(enum amp_fork_phase phase);
 
 #endif

@@ -33,6 +33,7 @@
 #include "runtime/decide.h"
 #include "runtime/log.h"
 #include "shim/cuda/cublas_abi.h"
+#include "shim/cuda/cublas_gemm.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/resolve.h"
 
@@ -173,15 +174,16 @@ static int not_audited(struct amp_thread *t, enum amp_hook_id hook, void *gemmex
     return OK;
 }
 
-int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, void *gemmex,
-                       int is64, const struct amp_gemmex_args *a, amp_cublas_as_made_fn as_made,
-                       int *run_as_made)
+int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, void *gemmex,
+                       const struct amp_gemmex_args *a, int *run_as_made)
 {
     *run_as_made = 0;
+    enum amp_hook_id hook = c->hook;
+    int is64 = c->is64;
     int64_t shape[3] = {a->m, a->n, a->k};
     int audit_this;
     struct amp_audit_site *site = amp_audit_enter(
-        amp_tls_caller, hook, (enum amp_lowp_dtype)dtype,
+        amp_tls_caller, hook, (enum amp_lowp_dtype)amp_cublas_compute_dtype(a->compute),
         2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
     if (!site || !audit_this)
         return not_audited(t, hook, gemmex, is64, a, run_as_made);
@@ -198,7 +200,7 @@ int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, v
     size_t pitch = (size_t)a->ldc * sizeof(float), width = (size_t)m * sizeof(float);
     /* S = C as it is, then the call as the program made it into S. */
     if (!S || !D || !amp_cuda_copy_2d(S, width, a->C, pitch, width, (size_t)n, stream) ||
-        as_made(a, S, m) != OK) {
+        c->as_made(c, S, m) != OK) {
         amp_cuda_scratch_end(&scratch);
         return not_audited(t, hook, gemmex, is64, a, run_as_made);
     }

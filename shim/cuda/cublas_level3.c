@@ -24,7 +24,9 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "runtime/decide.h"
 #include "shim/cuda/cublas_abi.h"
+#include "shim/cuda/cublas_gemm.h"
 #include "shim/cuda/cublas_lowered.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/resolve.h"
@@ -213,5 +215,41 @@ int amp_cublas_level3_lowp(enum amp_level3 kind, int is64, const uintptr_t *w, i
                  : kind == AMP_LEVEL3_TRMM ? trmm(h, &s, ex, compute, w, is64)
                                            : -1;
     amp_cuda_scratch_end(&s);
+    return status;
+}
+
+int amp_cublas_level3(enum amp_hook_id hook, enum amp_level3 kind, int is64, const uintptr_t *w)
+{
+    amp_cublas_words_fn real = (amp_cublas_words_fn)amp_real(hook);
+    struct amp_thread *t = amp_thread_enter();
+    void *h = (void *)w[0];
+#define AMP_CALL_WORDS(i) , w[i]
+#define AMP_REAL_CALL() real(AMP_EXPAND(AMP_WORDS(AMP_CALL_WORDS)))
+    if (!t)
+        return AMP_REAL_CALL();
+    /* beta is argument 8 of Ssyrk (handle, uplo, trans, n, k, alpha, A, lda,
+     * beta, ...) and 10 of Ssymm (handle, side, uplo, m, n, alpha, A, lda, B,
+     * ldb, beta, ...); trmm and trsm have none. */
+    const float *beta = kind == AMP_LEVEL3_SYRK   ? (const float *)w[8]
+                        : kind == AMP_LEVEL3_SYMM ? (const float *)w[10]
+                                                  : NULL;
+    enum amp_ctl_counter outcome;
+    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook,
+                                                 amp_cublas_accumulates(hook, h, beta), &outcome);
+    int math = -1, status = -1, done = 0;
+    if (dtype >= 0 && (!amp_cublas_math_mode(h, &math) || amp_cublas_mode_keeps_calls(math)))
+        dtype = -1;
+    if (dtype >= 0 && kind != AMP_LEVEL3_TRSM && amp_cublas_host_pointers(h)) {
+        status = amp_cublas_level3_lowp(kind, is64, w, amp_cublas_fast_compute(dtype),
+                                        amp_real_optional(AMP_HOOK_cublasGemmEx));
+        done = status == AMP_CUBLAS_STATUS_SUCCESS;
+    }
+    if (!done) {
+        outcome = amp_not_lowered_after_all(outcome);
+        status = AMP_REAL_CALL();
+    }
+#undef AMP_REAL_CALL
+#undef AMP_CALL_WORDS
+    amp_count(t, hook, outcome, 1);
     return status;
 }

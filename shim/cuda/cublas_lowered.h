@@ -46,23 +46,25 @@ static inline int amp_cublas_run_gemmex(void *gemmex, int is64, const struct amp
                                     a->C, a->ct, (int)a->ldc, a->compute, a->algo);
 }
 
-/* Re-issues the program's own call (its entry point, its compute type) with
- * the output C replaced by `out` (column major, leading dimension ld). */
-typedef int (*amp_cublas_as_made_fn)(const struct amp_gemmex_args *a, void *out, int64_t ld);
+/* Re-issues the program's own call c (its entry point, its compute type)
+ * with the output C replaced by `out` (column major, leading dimension ld;
+ * out = c->g.C and ld = c->g.ldc make it exactly as made). */
+struct amp_cublas_call;
+typedef int (*amp_cublas_as_made_fn)(const struct amp_cublas_call *c, void *out, int64_t ld);
 
-/* Runs a lowered call under the audit. `gemmex` is cublasGemmEx (is64: its
- * _64 form), through which the lowered call runs with a->compute; `as_made`
- * runs the call as the program made it. Returns the status the program
- * gets, or sets *run_as_made when the hook is to make the program's own
- * call instead (the sampling skipped this call and AMPSHIM_AUDIT=1). */
 /* AMPSHIM_CUDA_FP16=explicit (shim/cuda/cublas_fp16.c): runs the call with
  * A and B converted to fp16 (cudnnTransformTensor) and CUDA_R_16F inputs to
  * `gemmex` with CUBLAS_COMPUTE_32F; returns its status, or -1 when that
  * could not be done (the hook then makes the program's own call). */
 int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_args *a);
 
-int amp_cublas_audited(struct amp_thread *t, enum amp_hook_id hook, int dtype, void *gemmex,
-                       int is64, const struct amp_gemmex_args *a, amp_cublas_as_made_fn as_made,
-                       int *run_as_made);
+/* Runs the program's call c, lowered to `lowered`, under the audit (shim/
+ * cuda/cublas_audit.c). `gemmex` is cublasGemmEx (c->is64: its _64 form),
+ * through which `lowered` runs; c->as_made runs the call as the program made
+ * it. Returns the status the program gets, or sets *run_as_made when the
+ * hook is to make the program's own call instead (the sampling skipped this
+ * call and AMPSHIM_AUDIT=1). */
+int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, void *gemmex,
+                       const struct amp_gemmex_args *lowered, int *run_as_made);
 
 #endif

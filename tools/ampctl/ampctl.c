@@ -464,6 +464,7 @@ static int verb_policy(int argc, char **argv)
                amp_hook_op[h][1] != amp_hook_op[h][0] ? " (" : "",
                amp_hook_op[h][1] != amp_hook_op[h][0] ? amp_op_names[amp_hook_op[h][1]] : "",
                amp_hook_op[h][1] != amp_hook_op[h][0] ? " when beta != 0)" : "");
+        printf("  hooked in %s\n", amp_hook_file[h]);
         for (int dev = 0; dev < 2; dev++)
             if (device < 0 || device == dev)
                 explain_device(h, (enum amp_device)dev);

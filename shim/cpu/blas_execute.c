@@ -1,0 +1,51 @@
+/* The CPU executor: runs a planned, lowered BLAS call one of three ways,
+ * chosen here. Under the audit (shim/cpu/blas_audit.c) it is first counted
+ * at its site, which may keep it as made; a gemm or syrk the native
+ * executor (shim/cpu/blas_native.c) takes runs as oneDNN low-precision
+ * matmuls and is done; anything else is emulated: its multiplicands are
+ * rounded (round-to-nearest-even) into per-thread scratch with the caller's
+ * own leading dimensions, and the hook then runs the real fp32 routine on
+ * them, bit for bit the real routine on rounded operands. */
+#include "shim/cpu/blas_execute.h"
+
+#include "shim/cpu/blas_audit.h"
+#include "shim/cpu/blas_native.h"
+
+void amp_blas_lower(struct amp_blas_call *c, int valid)
+{
+    if (!valid) {
+        c->outcome = AMP_OUTCOME_PASSTHROUGH;
+        return;
+    }
+    if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {
+        c->outcome = AMP_OUTCOME_PASSTHROUGH;
+        return;
+    }
+    if (c->native_kind && amp_blas_native(c))
+        return;
+    enum amp_lowp_dtype dtype = c->dtype;
+    size_t offsets[2], total = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        if (c->in_place[i])
+            continue;
+        offsets[i] = total;
+        total += (amp_operand_span(&c->in[i]) * sizeof(float) + 63) & ~(size_t)63;
+    }
+    char *scratch = total ? amp_scratch(c->t, total) : NULL;
+    c->holds_scratch = scratch != NULL;
+    if (total && !scratch) {
+        /* No memory for the rounded copies: run the call in fp32. */
+        amp_blas_audit_cancel(c);
+        c->outcome = AMP_OUTCOME_FP32;
+        c->t->fp32_depth++;
+        return;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        float *dst = c->in_place[i] ? c->in[i].p : (float *)(scratch + offsets[i]);
+        c->converted += amp_operand_round(&c->in[i], dst, dtype);
+        if (!c->in_place[i])
+            *c->arg[i] = dst;
+    }
+    amp_blas_round_accumulator(c);
+}
+

@@ -1,0 +1,201 @@
+/* Every GEMM-shaped cuBLAS call, whichever door it came in by
+ * (shim/cuda/cublas.c), is decided and run here. A lowered fp32 GEMM is
+ * handed to cuBLAS itself with a fast compute type
+ * (CUBLAS_COMPUTE_32F_FAST_16F / _FAST_16BF / _FAST_TF32) on the program's
+ * own fp32 buffers: no copies, no kernels of ours, no synchronisation; cuBLAS
+ * down-converts the inputs (to fp16 or TF32 for FAST_16F, as it decides:
+ * tests/gpu/compute_types_gpu says which). The caller's stated intent wins:
+ * explicit non-fp32 data or compute types, CUBLAS_COMPUTE_32F_PEDANTIC, a
+ * handle in CUBLAS_PEDANTIC_MATH or with
+ * CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, and NVIDIA_TF32_OVERRIDE=0
+ * (never tf32) leave the call unchanged. */
+#include "shim/cuda/cublas_gemm.h"
+
+#include <stdatomic.h>
+
+#include "runtime/decide.h"
+#include "shim/cuda/cublas_abi.h"
+#include "shim/resolve.h"
+
+typedef int (*amp_handle_query)(void *handle, int *value);
+
+/* A cublasGet*Mode of the library the hooks forward to (not hooked
+ * themselves), resolved at its first use. */
+static int handle_value(const char *name, amp_handle_query _Atomic *cache, void *handle, int *value)
+{
+    amp_handle_query q = atomic_load_explicit(cache, memory_order_relaxed);
+    if (!q) {
+        q = (amp_handle_query)amp_resolve_name(name);
+        atomic_store_explicit(cache, q, memory_order_relaxed);
+    }
+    return q && q(handle, value) == AMP_CUBLAS_STATUS_SUCCESS;
+}
+
+int amp_cublas_math_mode(void *handle, int *mode)
+{
+    static amp_handle_query _Atomic cache;
+    return handle_value("cublasGetMathMode", &cache, handle, mode);
+}
+
+int amp_cublas_host_pointers(void *handle)
+{
+    static amp_handle_query _Atomic cache;
+    int mode;
+    return handle_value("cublasGetPointerMode_v2", &cache, handle, &mode) &&
+           mode == AMP_CUBLAS_POINTER_MODE_HOST;
+}
+
+int amp_cublas_mode_keeps_calls(int mode)
+{
+    return (mode & 0xf) == AMP_CUBLAS_PEDANTIC_MATH ||
+           (mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
+}
+
+int amp_cublas_accumulates(enum amp_hook_id hook, void *handle, const float *beta)
+{
+    const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
+    if (amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
+        return 0;
+    return beta && amp_cublas_host_pointers(handle) ? *beta != 0.0f : 1;
+}
+
+/* The entry point a call of c's width is re-issued through to lower it. */
+static enum amp_hook_id target_hook(const struct amp_cublas_call *c)
+{
+    if (c->is_ex)
+        return c->hook;
+    switch (c->target) {
+    case AMP_CUBLAS_TO_STRIDED:
+        return c->is64 ? AMP_HOOK_cublasGemmStridedBatchedEx_64 : AMP_HOOK_cublasGemmStridedBatchedEx;
+    case AMP_CUBLAS_TO_BATCHED:
+        return c->is64 ? AMP_HOOK_cublasGemmBatchedEx_64 : AMP_HOOK_cublasGemmBatchedEx;
+    case AMP_CUBLAS_TO_GEMMEX:
+        break;
+    }
+    return c->is64 ? AMP_HOOK_cublasGemmEx_64 : AMP_HOOK_cublasGemmEx;
+}
+
+/* Decides an eligible call and counts it: returns the fast compute type to
+ * run it with, or 0 to run it as the program made it. Only a call lowered
+ * through a GemmEx form can be audited (shim/cuda/cublas_audit.c); the
+ * others run as made under AMPSHIM_AUDIT=1. */
+static int decide(struct amp_thread *t, const struct amp_cublas_call *c)
+{
+    enum amp_ctl_counter outcome;
+    int acc = amp_cublas_accumulates(c->hook, c->g.h, (const float *)c->g.beta);
+    int dtype = c->target == AMP_CUBLAS_TO_GEMMEX
+                    ? amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, c->hook, acc, &outcome)
+                    : amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, acc, &outcome);
+    int compute = amp_cublas_fast_compute(dtype);
+    int mode;
+    if (compute && amp_cublas_math_mode(c->g.h, &mode) && amp_cublas_mode_keeps_calls(mode)) {
+        compute = 0;
+        outcome = AMP_CTL_PASSTHROUGH;
+    }
+    amp_count(t, c->hook, outcome, 1);
+    return compute;
+}
+
+static int as_made(const struct amp_cublas_call *c)
+{
+    return c->as_made(c, c->g.C, c->g.ldc);
+}
+
+typedef int (*stridedex_I32)(void *, int, int, int, int, int, const void *, const void *, int, int,
+                             long long, const void *, int, int, long long, const void *, void *,
+                             int, int, long long, int, int, int);
+typedef int (*stridedex_I64)(void *, int, int, int64_t, int64_t, int64_t, const void *,
+                             const void *, int, int64_t, long long, const void *, int, int64_t,
+                             long long, const void *, void *, int, int64_t, long long, int64_t,
+                             int, int);
+typedef int (*batchedex_I32)(void *, int, int, int, int, int, const void *, const void *const *,
+                             int, int, const void *const *, int, int, const void *,
+                             void *const *, int, int, int, int, int);
+typedef int (*batchedex_I64)(void *, int, int, int64_t, int64_t, int64_t, const void *,
+                             const void *const *, int, int64_t, const void *const *, int, int64_t,
+                             const void *, void *const *, int, int64_t, int64_t, int, int);
+
+/* The lowered call `a` (c's strides and batch) through a strided Ex form. */
+static int run_strided(void *ex, const struct amp_cublas_call *c, const struct amp_gemmex_args *a)
+{
+    if (c->is64)
+        return ((stridedex_I64)ex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A, a->at,
+                                   a->lda, c->sa, a->B, a->bt, a->ldb, c->sb, a->beta, a->C, a->ct,
+                                   a->ldc, c->sc, c->batch, a->compute, a->algo);
+    return ((stridedex_I32)ex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha, a->A,
+                               a->at, (int)a->lda, c->sa, a->B, a->bt, (int)a->ldb, c->sb,
+                               a->beta, a->C, a->ct, (int)a->ldc, c->sc, (int)c->batch,
+                               a->compute, a->algo);
+}
+
+/* The same through a pointer-array Ex form (A, B and C are the arrays). */
+static int run_batched(void *ex, const struct amp_cublas_call *c, const struct amp_gemmex_args *a)
+{
+    if (c->is64)
+        return ((batchedex_I64)ex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha,
+                                   (const void *const *)a->A, a->at, a->lda,
+                                   (const void *const *)a->B, a->bt, a->ldb, a->beta,
+                                   (void *const *)a->C, a->ct, a->ldc, c->batch, a->compute,
+                                   a->algo);
+    return ((batchedex_I32)ex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha,
+                               (const void *const *)a->A, a->at, (int)a->lda,
+                               (const void *const *)a->B, a->bt, (int)a->ldb, a->beta,
+                               (void *const *)a->C, a->ct, (int)a->ldc, (int)c->batch,
+                               a->compute, a->algo);
+}
+
+/* The lowered call `a` through cublasGemmEx: plainly; in fp16 with
+ * AMPSHIM_CUDA_FP16=explicit (as made when that cannot be done), unless
+ * AMPSHIM_AUDIT=1 promises the program its results as made; under the audit
+ * run both ways, or as made when the audit says so. */
+static int run_gemmex(struct amp_thread *t, void *ex, const struct amp_cublas_call *c,
+                      const struct amp_gemmex_args *a)
+{
+    if (amp_unlikely(amp_rt.cfg.cuda_fp16_explicit) &&
+        a->compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F &&
+        amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_ON) {
+        int status = amp_cublas_fp16_explicit(ex, c->is64, a);
+        if (status >= 0)
+            return status;
+        amp_count_not_lowered_after_all(t, c->hook);
+        return as_made(c);
+    }
+    if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit))) {
+        int run_as_made;
+        int status = amp_cublas_audited(t, c, ex, a, &run_as_made);
+        return run_as_made ? as_made(c) : status;
+    }
+    return amp_cublas_run_gemmex(ex, c->is64, a);
+}
+
+int amp_cublas_gemm(const struct amp_cublas_call *c)
+{
+    struct amp_thread *t = amp_thread_enter();
+    if (!t)
+        return as_made(c);
+    /* An Ex call is lowered only when every data type is fp32 and its
+     * compute type is plain CUBLAS_COMPUTE_32F; whatever else it chose stays. */
+    int eligible = c->eligible && (!c->is_ex || (c->g.at == AMP_CUDA_R_32F &&
+                                                 c->g.bt == AMP_CUDA_R_32F &&
+                                                 c->g.ct == AMP_CUDA_R_32F &&
+                                                 c->g.compute == AMP_CUBLAS_COMPUTE_32F));
+    void *ex = eligible ? amp_real_optional(target_hook(c)) : NULL;
+    if (!ex) {
+        amp_count(t, c->hook, AMP_CTL_PASSTHROUGH, 1);
+        return as_made(c);
+    }
+    int compute = decide(t, c);
+    if (!compute)
+        return as_made(c);
+    struct amp_gemmex_args lowered = c->g;
+    lowered.compute = compute;
+    switch (c->target) {
+    case AMP_CUBLAS_TO_STRIDED:
+        return run_strided(ex, c, &lowered);
+    case AMP_CUBLAS_TO_BATCHED:
+        return run_batched(ex, c, &lowered);
+    case AMP_CUBLAS_TO_GEMMEX:
+        break;
+    }
+    return run_gemmex(t, ex, c, &lowered);
+}
