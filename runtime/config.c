@@ -3,6 +3,8 @@
  * AMPSHIM_STRICT=1 asks the caller to stop. */
 #include "runtime/config.h"
 
+#include <stdatomic.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +15,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "runtime/settings.h"
 
 /* The index of s in the NULL-terminated words (any case), or -1. */
 static int match_word(const char *s, const char *const *words)
@@ -95,32 +99,25 @@ static int parse_control(struct amp_config *cfg, const char *v, char *err, size_
     return parse_bool_into(&cfg->control, v, err, errlen);
 }
 
-static int dtype_for(struct amp_config *cfg, const char *v, char *err, size_t errlen, int first,
-                     int last)
+/* A dtype as a setting's value (enum amp_lowp_dtype), or -1. */
+static int64_t dtype_value(const char *v, char *err, size_t errlen)
 {
     enum amp_lowp_dtype d;
-    if (amp_parse_dtype(v, &d) < 0) {
-        snprintf(err, errlen, "unknown dtype '%s' (bf16, fp16, tf32)", v);
-        return -1;
-    }
-    for (int dev = first; dev <= last; dev++)
-        cfg->dtype[dev] = d;
-    return 0;
+    if (amp_parse_dtype(v, &d) == 0)
+        return d;
+    snprintf(err, errlen, "unknown dtype '%s' (bf16, fp16, tf32)", v);
+    return -1;
 }
 
+/* AMPSHIM_DTYPE: both devices. */
 static int parse_dtype(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    return dtype_for(cfg, v, err, errlen, AMP_DEVICE_CPU, AMP_DEVICE_CUDA);
-}
-
-static int parse_cpu_dtype(struct amp_config *cfg, const char *v, char *err, size_t errlen)
-{
-    return dtype_for(cfg, v, err, errlen, AMP_DEVICE_CPU, AMP_DEVICE_CPU);
-}
-
-static int parse_cuda_dtype(struct amp_config *cfg, const char *v, char *err, size_t errlen)
-{
-    return dtype_for(cfg, v, err, errlen, AMP_DEVICE_CUDA, AMP_DEVICE_CUDA);
+    int64_t d = dtype_value(v, err, errlen);
+    if (d < 0)
+        return -1;
+    for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
+        cfg->dtype[dev] = (enum amp_lowp_dtype)d;
+    return 0;
 }
 
 /* One warning per bad policy entry, naming the variable; the good entries
@@ -194,10 +191,11 @@ static int choice(const char *v, const char *const *words, const char *expected,
     return i;
 }
 
+const char *const amp_output_names[3] = {"keep", "round", NULL};
+
 int amp_parse_output(const char *s, char *err, size_t errlen)
 {
-    static const char *const modes[] = {"keep", "round", NULL};
-    return choice(s, modes, "keep or round", err, errlen);
+    return choice(s, amp_output_names, "keep or round", err, errlen);
 }
 
 const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1] = {"auto", "native", "emulate",
@@ -242,17 +240,40 @@ double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen)
     return x;
 }
 
-/* The variables' parsers over those. */
-static int parse_output(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+/* The settings' values over those (runtime/settings.h): -1 when bad. */
+static int64_t output_value(const char *v, char *err, size_t errlen)
 {
-    int i = amp_parse_output(v, err, errlen);
-    return i < 0 ? -1 : (cfg->output_round = i, 0);
+    return amp_parse_output(v, err, errlen);
 }
 
-static int parse_cpu_kernel(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+static int64_t cpu_kernel_value(const char *v, char *err, size_t errlen)
 {
-    int i = amp_parse_cpu_kernel(v, err, errlen);
-    return i < 0 ? -1 : (cfg->cpu_kernel = i, 0);
+    return amp_parse_cpu_kernel(v, err, errlen);
+}
+
+static int64_t audit_value(const char *v, char *err, size_t errlen)
+{
+    return amp_parse_audit_mode(v, err, errlen);
+}
+
+static int64_t audit_sample_value(const char *v, char *err, size_t errlen)
+{
+    uint32_t n = amp_parse_audit_sample(v, err, errlen);
+    return n ? (int64_t)n : -1;
+}
+
+/* ampctl's opt.enabled: 1, 0 or default (enum amp_ctl_want). */
+static const char *const want_names[] = {"default", "1", "0", NULL};
+
+static int64_t want_value(const char *v, char *err, size_t errlen)
+{
+    int on;
+    if (strcasecmp(v, "default") == 0)
+        return AMP_CTL_FOLLOW;
+    if (amp_parse_bool(v, &on) == 0)
+        return on ? AMP_CTL_ON : AMP_CTL_OFF;
+    snprintf(err, errlen, "'%s' is not 1, 0 or default", v);
+    return -1;
 }
 
 static int parse_cuda_fp16(struct amp_config *cfg, const char *v, char *err, size_t errlen)
@@ -260,18 +281,6 @@ static int parse_cuda_fp16(struct amp_config *cfg, const char *v, char *err, siz
     static const char *const modes[] = {"fast", "explicit", NULL};
     int i = choice(v, modes, "fast or explicit", err, errlen);
     return i < 0 ? -1 : (cfg->cuda_fp16_explicit = i, 0);
-}
-
-static int parse_audit(struct amp_config *cfg, const char *v, char *err, size_t errlen)
-{
-    int i = amp_parse_audit_mode(v, err, errlen);
-    return i < 0 ? -1 : (cfg->audit = i, 0);
-}
-
-static int parse_audit_sample(struct amp_config *cfg, const char *v, char *err, size_t errlen)
-{
-    uint32_t n = amp_parse_audit_sample(v, err, errlen);
-    return !n ? -1 : (cfg->audit_sample = n, 0);
 }
 
 static int parse_audit_tolerance(struct amp_config *cfg, const char *v, char *err, size_t errlen)
@@ -436,42 +445,93 @@ static int parse_log_file(struct amp_config *cfg, const char *v, char *err, size
     return 0;
 }
 
-/* Order matters: the log settings come first so later warnings go where the
+static void publish_tolerance(struct amp_ctl_block *b, const struct amp_config *cfg)
+{
+    atomic_store(&b->audit_tolerance, cfg->audit_tolerance);
+}
+
+#define CFG(field) .cfg_field = offsetof(struct amp_config, field)
+#define BLOCK(field) .block_field = offsetof(struct amp_ctl_block, field)
+#define NONE AMP_SETTING_NO_FIELD
+
+/* Every setting (runtime/settings.h). Order matters: the environment is
+ * read in this order, the log settings first so later warnings go where the
  * user asked. */
-static const struct var {
-    const char *name;
-    var_parser parse;
-    const char *default_text;
-} vars[] = {
-    {"AMPSHIM_LOG", parse_log, "warn"},
-    {"AMPSHIM_LOG_FILE", parse_log_file, "stderr"},
-    {"AMPSHIM_STRICT", parse_strict, "0"},
-    {"AMPSHIM_ENABLE", parse_enable, "1"},
-    {"AMPSHIM_DTYPE", parse_dtype, "fp16 on CUDA, bf16 on CPU"},
-    {"AMPSHIM_CPU_DTYPE", parse_cpu_dtype, "AMPSHIM_DTYPE"},
-    {"AMPSHIM_CUDA_DTYPE", parse_cuda_dtype, "AMPSHIM_DTYPE"},
-    {"AMPSHIM_POLICY_FILE", parse_policy_file, "no overrides from a file"},
-    {"AMPSHIM_POLICY", parse_policy, "no overrides from AMPSHIM_POLICY"},
-    {"AMPSHIM_OUTPUT", parse_output, "keep"},
-    {"AMPSHIM_CPU_KERNEL", parse_cpu_kernel, "auto"},
-    {"AMPSHIM_CUDA_FP16", parse_cuda_fp16, "fast"},
-    {"AMPSHIM_THREADS", parse_threads, "all"},
-    {"AMPSHIM_REPORT", parse_report, "0"},
-    {"AMPSHIM_CONTROL", parse_control, "1"},
-    {"AMPSHIM_CALLERS", parse_callers, "all callers"},
-    {"AMPSHIM_AUDIT", parse_audit, "0"},
-    {"AMPSHIM_AUDIT_SAMPLE", parse_audit_sample, "1"},
-    {"AMPSHIM_AUDIT_TOLERANCE", parse_audit_tolerance, "0.01"},
-    {"AMPSHIM_AUDIT_POLICY", parse_audit_policy, "no policy file"},
+const struct amp_setting amp_settings[] = {
+    {.env = "AMPSHIM_LOG", .values = "off, error, warn, info, debug", .default_text = "warn",
+     .parse_env = parse_log, CFG(log_level), .block_field = NONE},
+    {.env = "AMPSHIM_LOG_FILE", .values = "stderr or a path", .default_text = "stderr",
+     .parse_env = parse_log_file, .cfg_field = NONE, .block_field = NONE},
+    {.env = "AMPSHIM_STRICT", .values = "a boolean", .default_text = "0",
+     .parse_env = parse_strict, .cfg_field = NONE, .block_field = NONE},
+    {.env = "AMPSHIM_ENABLE", .values = "a boolean", .default_text = "1",
+     .parse_env = parse_enable, .cfg_field = NONE, .block_field = NONE},
+    {.ctl = "opt.enabled", .values = "1, 0 or default (follow AMPSHIM_THREADS)",
+     .default_text = "default", .live = 1, .cfg_field = NONE, BLOCK(enabled), .limit = 3,
+     .parse = want_value, .names = want_names, .type = AMP_CTL_T_BOOL},
+    {.env = "AMPSHIM_DTYPE", .ctl = "opt.dtype", .values = "bf16, fp16, tf32 (every device)",
+     .default_text = "fp16 on CUDA, bf16 on CPU", .live = 1, .parse_env = parse_dtype,
+     .leaf = amp_setting_dtype_leaf, .cfg_field = NONE, .block_field = NONE},
+    {.env = "AMPSHIM_CPU_DTYPE", .ctl = "opt.cpu_dtype", .values = "bf16, fp16, tf32",
+     .default_text = "AMPSHIM_DTYPE", .live = 1, CFG(dtype[AMP_DEVICE_CPU]),
+     BLOCK(dtype[AMP_DEVICE_CPU]), .limit = AMP_DTYPE_COUNT, .parse = dtype_value,
+     .names = amp_dtype_names},
+    {.env = "AMPSHIM_CUDA_DTYPE", .ctl = "opt.cuda_dtype", .values = "bf16, fp16, tf32",
+     .default_text = "AMPSHIM_DTYPE", .live = 1, CFG(dtype[AMP_DEVICE_CUDA]),
+     BLOCK(dtype[AMP_DEVICE_CUDA]), .limit = AMP_DTYPE_COUNT, .parse = dtype_value,
+     .names = amp_dtype_names},
+    {.env = "AMPSHIM_POLICY_FILE", .values = "a file of policy entries",
+     .default_text = "no overrides from a file", .parse_env = parse_policy_file,
+     .cfg_field = NONE, .block_field = NONE},
+    {.env = "AMPSHIM_POLICY", .values = "policy entries (policy.<device>.<op> live)",
+     .default_text = "no overrides from AMPSHIM_POLICY", .parse_env = parse_policy,
+     .cfg_field = NONE, .block_field = NONE},
+    {.env = "AMPSHIM_OUTPUT", .ctl = "opt.output", .values = "keep, round",
+     .default_text = "keep", .live = 1, CFG(output_round), BLOCK(output_round), .limit = 2,
+     .parse = output_value, .names = amp_output_names},
+    {.env = "AMPSHIM_CPU_KERNEL", .ctl = "opt.cpu_kernel", .values = "auto, native, emulate",
+     .default_text = "auto", .live = 1, CFG(cpu_kernel), BLOCK(cpu_kernel),
+     .limit = AMP_CPU_KERNEL_COUNT, .parse = cpu_kernel_value, .names = amp_cpu_kernel_names},
+    {.env = "AMPSHIM_CUDA_FP16", .values = "fast, explicit", .default_text = "fast",
+     .parse_env = parse_cuda_fp16, .cfg_field = NONE, .block_field = NONE},
+    {.env = "AMPSHIM_THREADS", .values = "all, none, main, or tids and name globs",
+     .default_text = "all", .parse_env = parse_threads, .cfg_field = NONE, .block_field = NONE},
+    {.env = "AMPSHIM_REPORT", .values = "0, 1, stderr or a path", .default_text = "0",
+     .parse_env = parse_report, .cfg_field = NONE, .block_field = NONE},
+    {.env = "AMPSHIM_CONTROL", .values = "a boolean", .default_text = "1",
+     .parse_env = parse_control, .cfg_field = NONE, .block_field = NONE},
+    {.env = "AMPSHIM_CALLERS", .values = "object basename or symbol globs",
+     .default_text = "all callers", .parse_env = parse_callers, .cfg_field = NONE,
+     .block_field = NONE},
+    {.env = "AMPSHIM_AUDIT", .ctl = "opt.audit", .values = "0, 1, follow", .default_text = "0",
+     .live = 1, CFG(audit), BLOCK(audit), .limit = AMP_AUDIT_MODE_COUNT, .parse = audit_value,
+     .names = amp_audit_mode_names},
+    {.env = "AMPSHIM_AUDIT_SAMPLE", .ctl = "opt.audit_sample",
+     .values = "a whole number from 1 to 2147483648", .default_text = "1", .live = 1,
+     CFG(audit_sample), BLOCK(audit_sample), .first = 1, .limit = (1u << 31) + 1,
+     .parse = audit_sample_value, .type = AMP_CTL_T_U64},
+    {.env = "AMPSHIM_AUDIT_TOLERANCE", .values = "a positive number", .default_text = "0.01",
+     .parse_env = parse_audit_tolerance, .publish = publish_tolerance, .cfg_field = NONE,
+     .block_field = NONE},
+    {.env = "AMPSHIM_AUDIT_POLICY", .values = "a path", .default_text = "no policy file",
+     .parse_env = parse_audit_policy, .cfg_field = NONE, .block_field = NONE},
 };
+const size_t amp_setting_count = sizeof amp_settings / sizeof *amp_settings;
+
+#undef NONE
+#undef BLOCK
+#undef CFG
 
 const char *amp_config_variable(size_t i, int *opens_file)
 {
-    if (i >= sizeof vars / sizeof *vars)
-        return NULL;
-    if (opens_file)
-        *opens_file = vars[i].parse == parse_log_file;
-    return vars[i].name;
+    for (size_t k = 0; k < amp_setting_count; k++) {
+        if (!amp_settings[k].env || i--)
+            continue;
+        if (opens_file)
+            *opens_file = amp_settings[k].parse_env == parse_log_file;
+        return amp_settings[k].env;
+    }
+    return NULL;
 }
 
 int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
@@ -490,14 +550,15 @@ int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
         cfg->log_level = AMP_LOG_OFF;
     amp_log_set_level(cfg->log_level);
     int errors = 0;
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
-        const char *value = getenv_fn(vars[i].name);
-        if (!value || !*value || (silent && vars[i].parse == parse_log_file))
+    for (size_t i = 0; i < amp_setting_count; i++) {
+        const struct amp_setting *s = &amp_settings[i];
+        const char *value = s->env ? getenv_fn(s->env) : NULL;
+        if (!value || !*value || (silent && s->parse_env == parse_log_file))
             continue;
         char err[512];
-        int rc = vars[i].parse(cfg, value, err, sizeof err);
+        int rc = amp_setting_parse_env(s, cfg, value, err, sizeof err);
         if (rc < 0) {
-            amp_log(AMP_LOG_WARN, "%s: %s; using %s", vars[i].name, err, vars[i].default_text);
+            amp_log(AMP_LOG_WARN, "%s: %s; using %s", s->env, err, s->default_text);
             errors++;
         } else {
             errors += rc;

@@ -17,7 +17,7 @@ enum amp_report_mode { AMP_REPORT_OFF, AMP_REPORT_STDERR, AMP_REPORT_FILE };
 enum amp_cpu_kernel { AMP_CPU_KERNEL_AUTO, AMP_CPU_KERNEL_NATIVE, AMP_CPU_KERNEL_EMULATE,
                       AMP_CPU_KERNEL_COUNT };
 extern const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1]; /* NULL-ended */
-/* AMPSHIM_AUDIT (runtime/audit.c): off; on (lowered and fp32 both run, the
+/* AMPSHIM_AUDIT (runtime/accuracy_audit.c): off; on (lowered and fp32 both run, the
  * program keeps the fp32 result); follow (the program keeps the lowered one). */
 enum amp_audit_mode { AMP_AUDIT_OFF, AMP_AUDIT_ON, AMP_AUDIT_FOLLOW, AMP_AUDIT_MODE_COUNT };
 extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL-ended */
@@ -71,6 +71,7 @@ int amp_parse_dtype(const char *s, enum amp_lowp_dtype *out);
 /* The settings both the environment and ampctl set: each returns the value,
  * or -1 (0 for the sample) with the reason in err, one line. */
 int amp_parse_output(const char *s, char *err, size_t errlen);      /* 0 keep, 1 round */
+extern const char *const amp_output_names[3];                      /* NULL-ended */
 int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen);  /* enum amp_cpu_kernel */
 int amp_parse_audit_mode(const char *s, char *err, size_t errlen);  /* enum amp_audit_mode */
 uint32_t amp_parse_audit_sample(const char *s, char *err, size_t errlen); /* 1 .. 2^31 */

@@ -16,6 +16,7 @@
 
 #include "policy/policy.h"
 #include "runtime/hook_state.h"
+#include "runtime/settings.h"
 
 const char *const amp_ctl_counter_names[AMP_CTL_COUNTERS] = {
 #define AMP_X_COUNTER(name, NAME, kind, width, description) #name,
@@ -97,14 +98,7 @@ static void fill_header(struct amp_ctl_block *b)
     b->list_hash = amp_ctl_list_hash();
     snprintf(b->exe, sizeof b->exe, "%s", program_invocation_short_name);
     atomic_store(&b->generation, 1);
-    atomic_store(&b->enabled, AMP_CTL_FOLLOW);
-    atomic_store(&b->output_round, (uint32_t)amp_rt.cfg.output_round);
-    atomic_store(&b->cpu_kernel, (uint32_t)amp_rt.cfg.cpu_kernel);
-    atomic_store(&b->audit, (uint32_t)amp_rt.cfg.audit);
-    atomic_store(&b->audit_sample, amp_rt.cfg.audit_sample);
-    atomic_store(&b->audit_tolerance, amp_rt.cfg.audit_tolerance);
-    for (int d = 0; d < AMP_DEVICE_COUNT; d++)
-        atomic_store(&b->dtype[d], (uint32_t)amp_rt.cfg.dtype[d]);
+    amp_settings_publish(b, &amp_rt.cfg);
     memset((void *)b->policy, AMP_CTL_POLICY_NONE, sizeof b->policy);
     /* The magic last, with release: a reader that sees it (with acquire)
      * sees a complete header. */

@@ -65,7 +65,7 @@ static inline int amp_ctl_row_used(const uint64_t row[AMP_CTL_COUNTERS])
     return 0;
 }
 
-/* One call site of the accuracy audit (runtime/audit.c): the lowered calls of
+/* One call site of the accuracy audit (runtime/accuracy_audit.c): the lowered calls of
  * one hooked symbol from one calling function of one object. Written by the
  * audited process under its audit lock; `ready` is set (release) once the
  * names are in, and ampctl reads the rest live, field by field. */

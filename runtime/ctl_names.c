@@ -1,6 +1,8 @@
-/* The control names over a control block: one small handler per node, each
- * returning 0 or an errno value (ENOENT unknown, EPERM read-only, EINVAL bad
- * value), as jemalloc's mallctl does. */
+/* The control names over a control block: a typed node table, one handler
+ * per leaf or family, each answering a read or a write with 0 or an errno
+ * value (ENOENT unknown, EPERM read-only, EINVAL bad value), as jemalloc's
+ * mallctl does. The opt.* leaves are the settings table's
+ * (runtime/settings.h). */
 #include "runtime/ctl_names.h"
 
 #include <errno.h>
@@ -13,24 +15,6 @@
 #include "policy/dtype.h"
 #include "policy/policy.h"
 #include "runtime/config.h"
-
-static int parse_want(const char *v, uint32_t *out)
-{
-    int on;
-    if (strcasecmp(v, "default") == 0) {
-        *out = AMP_CTL_FOLLOW;
-        return 0;
-    }
-    if (amp_parse_bool(v, &on) < 0)
-        return -1;
-    *out = on ? AMP_CTL_ON : AMP_CTL_OFF;
-    return 0;
-}
-
-static const char *want_text(uint32_t w)
-{
-    return w == AMP_CTL_ON ? "1" : w == AMP_CTL_OFF ? "0" : "default";
-}
 
 static const char *dtype_text(uint32_t d)
 {
@@ -84,95 +68,62 @@ static long parse_tid(const char *s)
     return *s && !*end && v > 0 ? v : -1;
 }
 
-int amp_ctl_get(const struct amp_ctl_block *b, const char *name, char *out, size_t outlen,
-                enum amp_ctl_type *type)
+/* The answers every handler shares. */
+static int read_only(struct amp_ctl_req *r)
 {
-    enum amp_ctl_type t = AMP_CTL_T_STRING;
-    char mid[64];
-    const char *last;
-    if (strcmp(name, "opt.enabled") == 0) {
-        snprintf(out, outlen, "%s", want_text(atomic_load(&b->enabled)));
-        t = AMP_CTL_T_BOOL;
-    } else if (strcmp(name, "opt.dtype") == 0 || strcmp(name, "opt.cpu_dtype") == 0) {
-        snprintf(out, outlen, "%s", dtype_text(atomic_load(&b->dtype[AMP_DEVICE_CPU])));
-    } else if (strcmp(name, "opt.cuda_dtype") == 0) {
-        snprintf(out, outlen, "%s", dtype_text(atomic_load(&b->dtype[AMP_DEVICE_CUDA])));
-    } else if (strcmp(name, "opt.output") == 0) {
-        snprintf(out, outlen, "%s", atomic_load(&b->output_round) ? "round" : "keep");
-    } else if (strcmp(name, "opt.cpu_kernel") == 0) {
-        uint32_t k = atomic_load(&b->cpu_kernel);
-        snprintf(out, outlen, "%s", k < AMP_CPU_KERNEL_COUNT ? amp_cpu_kernel_names[k] : "?");
-    } else if (strcmp(name, "opt.audit") == 0) {
-        uint32_t a = atomic_load(&b->audit);
-        snprintf(out, outlen, "%s", a < AMP_AUDIT_MODE_COUNT ? amp_audit_mode_names[a] : "?");
-    } else if (strcmp(name, "opt.audit_sample") == 0) {
-        snprintf(out, outlen, "%u", (unsigned)atomic_load(&b->audit_sample));
-        t = AMP_CTL_T_U64;
-    } else if (strcmp(name, "process.pid") == 0) {
-        snprintf(out, outlen, "%lld", (long long)b->pid);
-        t = AMP_CTL_T_U64;
-    } else if (strcmp(name, "process.exe") == 0) {
-        snprintf(out, outlen, "%.*s", (int)sizeof b->exe, b->exe);
-    } else if (strcmp(name, "process.generation") == 0) {
-        snprintf(out, outlen, "%llu", (unsigned long long)atomic_load(&b->generation));
-        t = AMP_CTL_T_U64;
-    } else if (split_node(name, "policy.", mid, sizeof mid, &last) == 0) {
-        int dev = device_of(mid), op = amp_op_from_name(last);
-        if (dev < 0 || op < 0)
-            return ENOENT;
-        uint8_t c = atomic_load(&b->policy[dev][op]);
-        snprintf(out, outlen, "%s", c < AMP_CAT_COUNT ? amp_category_names[c] : "default");
-    } else if (split_node(name, "thread.", mid, sizeof mid, &last) == 0) {
-        const struct amp_thread *th = amp_ctl_find_thread(b, parse_tid(mid));
-        if (!th)
-            return ENOENT;
-        if (strcmp(last, "enabled") == 0) {
-            snprintf(out, outlen, "%s", want_text(atomic_load(&th->want)));
-            t = AMP_CTL_T_BOOL;
-        } else if (strcmp(last, "active") == 0) {
-            snprintf(out, outlen, "%d", th->selected ? 1 : 0);
-            t = AMP_CTL_T_BOOL;
-        } else if (strcmp(last, "name") == 0) {
-            snprintf(out, outlen, "%.*s", (int)sizeof th->name, th->name);
-        } else if (strcmp(last, "dtype") == 0) {
-            snprintf(out, outlen, "%s", dtype_text(atomic_load(&th->dtype)));
-        } else if (strcmp(last, amp_ctl_counter_names[AMP_CTL_LOWERED]) == 0) {
-            unsigned long long n = 0;
-            for (int h = 0; h < AMP_HOOK_COUNT; h++)
-                n += atomic_load_explicit(&th->counters[h][AMP_CTL_LOWERED], memory_order_relaxed);
-            snprintf(out, outlen, "%llu", n);
-            t = AMP_CTL_T_U64;
-        } else {
-            return ENOENT;
-        }
-    } else if (split_node(name, "stats.", mid, sizeof mid, &last) == 0) {
-        int hook = amp_hook_from_name(mid), which = -1;
-        for (int i = 0; i < AMP_CTL_COUNTERS; i++)
-            if (strcmp(last, amp_ctl_counter_names[i]) == 0)
-                which = i;
-        if (hook < 0 || (which < 0 && strcmp(last, "calls") != 0))
-            return ENOENT;
-        unsigned long long n = 0;
-        if (which >= 0)
-            n = amp_ctl_counter(b, hook, which);
-        else
-            for (int i = 0; i < AMP_CTL_COUNTERS; i++)
-                n += amp_ctl_counter_is_outcome[i] ? amp_ctl_counter(b, hook, i) : 0;
-        snprintf(out, outlen, "%llu", n);
-        t = AMP_CTL_T_U64;
-    } else {
-        return ENOENT;
-    }
-    if (type)
-        *type = t;
+    snprintf(r->why, r->whylen, "'%s' is read-only", r->name);
+    return EPERM;
+}
+
+static int bad_value(struct amp_ctl_req *r, const char *expected)
+{
+    snprintf(r->why, r->whylen, "'%s' is not %s", r->value, expected);
+    return EINVAL;
+}
+
+static int unknown(struct amp_ctl_req *r)
+{
+    snprintf(r->why, r->whylen, "unknown name '%s'", r->name);
+    return ENOENT;
+}
+
+#define READ_ONLY(r)                                                                               \
+    do {                                                                                           \
+        if ((r)->value)                                                                            \
+            return read_only(r);                                                                   \
+    } while (0)
+
+static int u64_out(struct amp_ctl_req *r, unsigned long long v)
+{
+    snprintf(r->out, r->outlen, "%llu", v);
+    r->type = AMP_CTL_T_U64;
     return 0;
 }
 
-static int bad(char *why, size_t whylen, const char *fmt, const char *value)
+/* ---- process.* ---- */
+
+static int ctl_pid(struct amp_ctl_req *r)
 {
-    snprintf(why, whylen, fmt, value);
-    return EINVAL;
+    READ_ONLY(r);
+    snprintf(r->out, r->outlen, "%lld", (long long)r->b->pid);
+    r->type = AMP_CTL_T_U64;
+    return 0;
 }
+
+static int ctl_exe(struct amp_ctl_req *r)
+{
+    READ_ONLY(r);
+    snprintf(r->out, r->outlen, "%.*s", (int)sizeof r->b->exe, r->b->exe);
+    return 0;
+}
+
+static int ctl_generation(struct amp_ctl_req *r)
+{
+    READ_ONLY(r);
+    return u64_out(r, (unsigned long long)atomic_load(&r->b->generation));
+}
+
+/* ---- policy.<device>.<op> ---- */
 
 static int policy_value(const char *value)
 {
@@ -180,100 +131,170 @@ static int policy_value(const char *value)
                                              : amp_category_from_name(value);
 }
 
-/* policy.<device>.<pattern>: every op the pattern matches. */
-static int set_policy_pattern(struct amp_ctl_block *b, int dev, const char *pattern,
-                              const char *value, char *why, size_t whylen)
+static const char *const policy_expected = "lower, fp32, promote, passthrough or default";
+
+static int ctl_policy(struct amp_ctl_req *r, const char *device, const char *op_name)
 {
-    int cat = policy_value(value);
-    if (cat < 0)
-        return bad(why, whylen, "'%s' is not lower, fp32, promote, passthrough or default", value);
-    int matched = 0;
-    for (int op = 0; op < AMP_OP_COUNT; op++)
-        if (fnmatch(pattern, amp_op_names[op], 0) == 0) {
-            atomic_store(&b->policy[dev][op], (uint8_t)cat);
-            matched++;
+    int dev = device_of(device), op = amp_op_from_name(op_name);
+    if (dev >= 0 && r->value && op < 0 && amp_policy_is_pattern(op_name)) {
+        /* A pattern: every op it matches. */
+        int cat = policy_value(r->value);
+        if (cat < 0)
+            return bad_value(r, policy_expected);
+        int matched = 0;
+        for (int o = 0; o < AMP_OP_COUNT; o++)
+            if (fnmatch(op_name, amp_op_names[o], 0) == 0) {
+                atomic_store(&r->b->policy[dev][o], (uint8_t)cat);
+                matched++;
+            }
+        if (!matched) {
+            snprintf(r->why, r->whylen, "'%s' matches no op", op_name);
+            return ENOENT;
         }
-    if (!matched) {
-        snprintf(why, whylen, "'%s' matches no op", pattern);
-        return ENOENT;
+        return 0;
     }
-    atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);
+    if (dev < 0 || op < 0)
+        return unknown(r);
+    if (!r->value) {
+        uint8_t c = atomic_load(&r->b->policy[dev][op]);
+        snprintf(r->out, r->outlen, "%s", c < AMP_CAT_COUNT ? amp_category_names[c] : "default");
+        return 0;
+    }
+    int cat = policy_value(r->value);
+    if (cat < 0)
+        return bad_value(r, policy_expected);
+    atomic_store(&r->b->policy[dev][op], (uint8_t)cat);
     return 0;
+}
+
+/* ---- thread.<tid>.<leaf> ---- */
+
+static int ctl_thread(struct amp_ctl_req *r, const char *tid_text, const char *leaf)
+{
+    long tid = parse_tid(tid_text);
+    struct amp_thread *th = amp_ctl_find_thread(r->b, tid);
+    if (!th)
+        return unknown(r);
+    if (strcmp(leaf, "enabled") == 0) {
+        const struct amp_setting *want = amp_setting_by_ctl("opt.enabled");
+        if (!r->value) {
+            uint32_t w = atomic_load(&th->want);
+            snprintf(r->out, r->outlen, "%s", w < want->limit ? want->names[w] : "?");
+            r->type = AMP_CTL_T_BOOL;
+            return 0;
+        }
+        int64_t w = want->parse(r->value, r->why, r->whylen);
+        if (w < 0)
+            return EINVAL;
+        /* The thread may have ended since the name was looked up, and its
+         * slot may be taken by another thread right after the store. */
+        atomic_store(&th->want, (uint32_t)w);
+        if (atomic_load(&th->tid) != tid) {
+            atomic_store(&th->want, AMP_CTL_FOLLOW);
+            snprintf(r->why, r->whylen, "thread %ld has ended", tid);
+            return ENOENT;
+        }
+        return 0;
+    }
+    if (strcmp(leaf, "active") == 0) {
+        READ_ONLY(r);
+        snprintf(r->out, r->outlen, "%d", th->selected ? 1 : 0);
+        r->type = AMP_CTL_T_BOOL;
+    } else if (strcmp(leaf, "name") == 0) {
+        READ_ONLY(r);
+        snprintf(r->out, r->outlen, "%.*s", (int)sizeof th->name, th->name);
+    } else if (strcmp(leaf, "dtype") == 0) {
+        READ_ONLY(r);
+        snprintf(r->out, r->outlen, "%s", dtype_text(atomic_load(&th->dtype)));
+    } else if (strcmp(leaf, amp_ctl_counter_names[AMP_CTL_LOWERED]) == 0) {
+        READ_ONLY(r);
+        unsigned long long n = 0;
+        for (int h = 0; h < AMP_HOOK_COUNT; h++)
+            n += atomic_load_explicit(&th->counters[h][AMP_CTL_LOWERED], memory_order_relaxed);
+        return u64_out(r, n);
+    } else {
+        return unknown(r);
+    }
+    return 0;
+}
+
+/* ---- stats.<symbol>.<counter> ---- */
+
+static int ctl_stats(struct amp_ctl_req *r, const char *symbol, const char *counter)
+{
+    int hook = amp_hook_from_name(symbol), which = -1;
+    for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+        if (strcmp(counter, amp_ctl_counter_names[i]) == 0)
+            which = i;
+    if (hook < 0 || (which < 0 && strcmp(counter, "calls") != 0))
+        return unknown(r);
+    READ_ONLY(r);
+    unsigned long long n = 0;
+    if (which >= 0)
+        n = amp_ctl_counter(r->b, hook, which);
+    else
+        for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+            n += amp_ctl_counter_is_outcome[i] ? amp_ctl_counter(r->b, hook, i) : 0;
+    return u64_out(r, n);
+}
+
+/* The node table: leaves by full name, families by prefix (their handlers
+ * get the two parts after it). The opt.* leaves come from the settings. */
+static const struct {
+    const char *name;
+    amp_ctl_leaf leaf;
+} leaves[] = {
+    {"process.pid", ctl_pid},
+    {"process.exe", ctl_exe},
+    {"process.generation", ctl_generation},
+};
+
+static const struct {
+    const char *prefix;
+    int (*family)(struct amp_ctl_req *r, const char *middle, const char *last);
+} families[] = {
+    {"policy.", ctl_policy},
+    {"thread.", ctl_thread},
+    {"stats.", ctl_stats},
+};
+
+static int request(struct amp_ctl_req *r)
+{
+    const struct amp_setting *s = amp_setting_by_ctl(r->name);
+    if (s)
+        return amp_setting_ctl(s, r);
+    for (size_t i = 0; i < sizeof leaves / sizeof *leaves; i++)
+        if (strcmp(r->name, leaves[i].name) == 0)
+            return leaves[i].leaf(r);
+    char middle[64];
+    const char *last;
+    for (size_t i = 0; i < sizeof families / sizeof *families; i++)
+        if (split_node(r->name, families[i].prefix, middle, sizeof middle, &last) == 0)
+            return families[i].family(r, middle, last);
+    return unknown(r);
+}
+
+int amp_ctl_get(const struct amp_ctl_block *b, const char *name, char *out, size_t outlen,
+                enum amp_ctl_type *type)
+{
+    char why[16];
+    struct amp_ctl_req r = {.b = (struct amp_ctl_block *)b, .name = name, .out = out,
+                            .outlen = outlen, .type = AMP_CTL_T_STRING, .why = why,
+                            .whylen = sizeof why};
+    int rc = request(&r);
+    if (rc == 0 && type)
+        *type = r.type;
+    return rc;
 }
 
 int amp_ctl_set(struct amp_ctl_block *b, const char *name, const char *value, char *why,
                 size_t whylen)
 {
-    char probe[64], mid[64];
-    const char *last;
-    if (split_node(name, "policy.", mid, sizeof mid, &last) == 0 && device_of(mid) >= 0 &&
-        amp_policy_is_pattern(last))
-        return set_policy_pattern(b, device_of(mid), last, value, why, whylen);
-    if (amp_ctl_get(b, name, probe, sizeof probe, NULL) != 0) {
-        snprintf(why, whylen, "unknown name '%s'", name);
-        return ENOENT;
-    }
-    if (strcmp(name, "opt.enabled") == 0) {
-        uint32_t w;
-        if (parse_want(value, &w) < 0)
-            return bad(why, whylen, "'%s' is not 1, 0 or default", value);
-        atomic_store(&b->enabled, w);
-    } else if (strcmp(name, "opt.dtype") == 0 || strcmp(name, "opt.cpu_dtype") == 0 ||
-               strcmp(name, "opt.cuda_dtype") == 0) {
-        enum amp_lowp_dtype d;
-        if (amp_parse_dtype(value, &d) < 0)
-            return bad(why, whylen, "unknown dtype '%s' (bf16, fp16, tf32)", value);
-        if (strcmp(name, "opt.cuda_dtype") != 0)
-            atomic_store(&b->dtype[AMP_DEVICE_CPU], (uint32_t)d);
-        if (strcmp(name, "opt.cpu_dtype") != 0)
-            atomic_store(&b->dtype[AMP_DEVICE_CUDA], (uint32_t)d);
-    } else if (strcmp(name, "opt.output") == 0) {
-        int round = amp_parse_output(value, why, whylen);
-        if (round < 0)
-            return EINVAL;
-        atomic_store(&b->output_round, (uint32_t)round);
-    } else if (strcmp(name, "opt.cpu_kernel") == 0) {
-        int k = amp_parse_cpu_kernel(value, why, whylen);
-        if (k < 0)
-            return EINVAL;
-        atomic_store(&b->cpu_kernel, (uint32_t)k);
-    } else if (strcmp(name, "opt.audit") == 0) {
-        int a = amp_parse_audit_mode(value, why, whylen);
-        if (a < 0)
-            return EINVAL;
-        atomic_store(&b->audit, (uint32_t)a);
-    } else if (strcmp(name, "opt.audit_sample") == 0) {
-        uint32_t n = amp_parse_audit_sample(value, why, whylen);
-        if (!n)
-            return EINVAL;
-        atomic_store(&b->audit_sample, n);
-    } else if (split_node(name, "policy.", mid, sizeof mid, &last) == 0) {
-        int cat = policy_value(value);
-        if (cat < 0)
-            return bad(why, whylen,
-                       "'%s' is not lower, fp32, promote, passthrough or default", value);
-        atomic_store(&b->policy[device_of(mid)][amp_op_from_name(last)], (uint8_t)cat);
-    } else if (split_node(name, "thread.", mid, sizeof mid, &last) == 0 &&
-               strcmp(last, "enabled") == 0) {
-        uint32_t w;
-        if (parse_want(value, &w) < 0)
-            return bad(why, whylen, "'%s' is not 1, 0 or default", value);
-        /* The thread may have ended since the name was checked, and its
-         * slot may be taken by another thread right after the store. */
-        long tid = parse_tid(mid);
-        struct amp_thread *th = amp_ctl_find_thread(b, tid);
-        if (th)
-            atomic_store(&th->want, w);
-        if (!th || atomic_load(&th->tid) != tid) {
-            if (th)
-                atomic_store(&th->want, AMP_CTL_FOLLOW);
-            snprintf(why, whylen, "thread %ld has ended", tid);
-            return ENOENT;
-        }
-    } else {
-        snprintf(why, whylen, "'%s' is read-only", name);
-        return EPERM;
-    }
-    atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);
-    return 0;
+    char out[64];
+    struct amp_ctl_req r = {.b = b, .name = name, .value = value, .out = out,
+                            .outlen = sizeof out, .why = why, .whylen = whylen};
+    int rc = request(&r);
+    if (rc == 0)
+        atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);
+    return rc;
 }

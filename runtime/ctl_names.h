@@ -2,17 +2,16 @@
  * by ampctl (on another process's block) and ampshim_ctl (on the process's
  * own). Values travel as text here; ampshim_ctl types them.
  *
- *   opt.enabled                rw  1, 0 or default (follow AMPSHIM_THREADS)
- *   opt.dtype                  rw  bf16, fp16, tf32 (writes both devices; reads the CPU's)
- *   opt.cpu_dtype, opt.cuda_dtype  rw
- *   opt.output                 rw  keep, round
+ *   opt.*                      the settings with a control name
+ *                              (runtime/settings.h; `ampctl settings` lists them)
  *   policy.<cpu|cuda>.<op>     rw  lower, fp32, promote, passthrough, or default
+ *                                  (<op> may be a pattern, for a write)
  *   thread.<tid>.enabled       rw  1, 0 or default (follow the process)
  *   thread.<tid>.active        r   1 when autocast is on for the thread now
  *   thread.<tid>.name          r
  *   thread.<tid>.dtype         r
  *   thread.<tid>.lowered       r   calls the thread lowered
- *   stats.<symbol>.<counter>   r   calls, lowered, fp32, passthrough, converted
+ *   stats.<symbol>.<counter>   r   calls, or a counter of counters.txt
  *   process.pid, process.exe, process.generation   r */
 #ifndef AMPSHIM_CTL_NAMES_H
 #define AMPSHIM_CTL_NAMES_H
@@ -20,8 +19,7 @@
 #include <stddef.h>
 
 #include "runtime/control.h"
-
-enum amp_ctl_type { AMP_CTL_T_STRING, AMP_CTL_T_BOOL, AMP_CTL_T_U64 };
+#include "runtime/settings.h"
 
 /* Reads NAME as text. Returns 0 or ENOENT. */
 int amp_ctl_get(const struct amp_ctl_block *b, const char *name, char *out, size_t outlen,

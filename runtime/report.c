@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "runtime/hook_state.h"
+#include "runtime/settings.h"
 
 /* One row: symbol, op, policy, calls, then every counter. */
 static void write_row(FILE *out, int width, const char *symbol, const char *op,
@@ -40,13 +41,21 @@ int amp_report_write(FILE *out)
     }
     if (!rows)
         return 0;
-    const struct amp_config *cfg = &amp_rt.cfg;
-    fprintf(out, "ampshim report, pid %ld (%s): cpu dtype %s%s%s, output %s, cpu kernel %s\n",
-            (long)getpid(), program_invocation_short_name,
-            amp_dtype_names[cfg->dtype[AMP_DEVICE_CPU]], cuda ? ", cuda dtype " : "",
-            cuda ? amp_dtype_names[cfg->dtype[AMP_DEVICE_CUDA]] : "",
-            cfg->output_round ? "round" : "keep",
-            amp_cpu_kernel_names[amp_live_load(&cfg->cpu_kernel)]); /* stored only when valid */
+    /* The live settings as they are now (runtime/settings.h), the CUDA
+     * dtype only when CUDA calls are reported. */
+    fprintf(out, "ampshim report, pid %ld (%s):", (long)getpid(), program_invocation_short_name);
+    const char *sep = " ";
+    for (size_t i = 0; i < amp_setting_count; i++) {
+        const struct amp_setting *s = &amp_settings[i];
+        if (!s->live || s->cfg_field == AMP_SETTING_NO_FIELD ||
+            (!cuda && s->cfg_field == offsetof(struct amp_config, dtype[AMP_DEVICE_CUDA])))
+            continue;
+        char value[64];
+        amp_setting_text(s, &amp_rt.cfg, value, sizeof value);
+        fprintf(out, "%s%s %s", sep, s->ctl + strlen("opt."), value);
+        sep = ", ";
+    }
+    fputc('\n', out);
     fprintf(out, "%-*s %-18s %-11s %10s", width, "symbol", "op", "policy", "calls");
     for (int i = 0; i < AMP_CTL_COUNTERS; i++)
         fprintf(out, " %*s", (int)amp_ctl_counter_width[i],

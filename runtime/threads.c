@@ -4,6 +4,7 @@
 #include "runtime/accuracy_audit.h"
 #include "runtime/hook_state.h"
 #include "runtime/decide.h"
+#include "runtime/settings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,20 +92,7 @@ static void apply_process_settings(uint64_t gen)
     struct amp_quiet quiet;
     amp_lock_quietly(&registry_lock, &quiet);
     if (amp_ctl && gen != applied_generation) {
-        amp_live_store(&amp_rt.cfg.output_round, (int)atomic_load(&amp_ctl->output_round));
-        uint32_t kernel = atomic_load(&amp_ctl->cpu_kernel);
-        if (kernel < AMP_CPU_KERNEL_COUNT)
-            amp_live_store(&amp_rt.cfg.cpu_kernel, (int)kernel);
-        uint32_t audit = atomic_load(&amp_ctl->audit), sample = atomic_load(&amp_ctl->audit_sample);
-        if (audit < AMP_AUDIT_MODE_COUNT)
-            amp_live_store(&amp_rt.cfg.audit, (int)audit);
-        if (sample >= 1)
-            amp_live_store(&amp_rt.cfg.audit_sample, sample);
-        for (int d = 0; d < AMP_DEVICE_COUNT; d++) {
-            uint32_t dt = atomic_load(&amp_ctl->dtype[d]);
-            if (dt < AMP_DTYPE_COUNT)
-                amp_live_store(&amp_rt.cfg.dtype[d], (enum amp_lowp_dtype)dt);
-        }
+        amp_settings_apply(amp_ctl, &amp_rt.cfg);
         amp_runtime_apply_policy();
         applied_generation = gen;
     }

@@ -1,4 +1,5 @@
-/* x86-64 entry stubs for the BLAS hooks. A C function cannot forward its own
+/* x86-64 entry stubs for the hooks (BLAS, cuBLAS, cuBLASLt, cuDNN): assembly
+ * for a measured reason. A C function cannot forward its own
  * stack-passed arguments without copying them (GCC and clang both reload and
  * re-store every one before a tail call), which costs more than the rest of
  * the fast path together. The stub below never touches an argument register

@@ -7,7 +7,13 @@
  * Every hook is two functions: the exported one decides inline and, when
  * the call passes through, tail-calls the real routine (a few instructions:
  * the hot-loop cost); lowering and fp32 regions run in an out-of-line slow
- * function, so the fast path carries no stack frame for them.
+ * function, so the fast path carries no stack frame for them. These two
+ * are macros (AMP_DEFINE_*) for a measured reason: the exported function's
+ * fast path must inline the decision and tail-call with the caller's own
+ * argument registers, which a door calling a shared C body cannot do
+ * without a frame; bench/blas_bench measures what each call costs. (The
+ * cuBLAS hooks, whose calls cost microseconds, are doors in front of plain
+ * C bodies: shim/cuda/cublas.c.)
  *
  * The caller's return address is noted in thread-local storage for the
  * decision (amp_tls_caller), and the value it replaced is put back when the

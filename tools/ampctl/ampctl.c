@@ -39,6 +39,7 @@ static const char usage_text[] =
     "  stats PID\n"
     "  audit PID [--policy] [--tolerance X]\n"
     "  policy [--device cpu|cuda] [--explain SYMBOL]\n"
+    "  settings [--man]\n"
     "  gc\n";
 
 static int usage(const char *why)
@@ -561,6 +562,45 @@ static int preloadable_path(const char *shim, char *out, size_t outlen)
     return 0;
 }
 
+/* Every setting (runtime/settings.h): its variable, its control name,
+ * whether ampctl changes it live, its default and its values. --man writes
+ * the table ampshim(7) shows (the build fills the page with it). */
+static int verb_settings(int argc, char **argv)
+{
+    int man = argc == 1 && strcmp(argv[0], "--man") == 0;
+    if (argc && !man)
+        return usage("settings takes [--man]");
+    if (man)
+        printf(".TS\ntab(\t) box;\nlb lb lb lb lb\nl l l l lw(20).\n"
+               "variable\tcontrol name\tlive\tdefault\tvalues\n_\n");
+    else if (json)
+        printf("[");
+    else
+        printf("%-24s %-16s %-4s %-26s %s\n", "variable", "control name", "live", "default",
+               "values");
+    for (size_t i = 0; i < amp_setting_count; i++) {
+        const struct amp_setting *s = &amp_settings[i];
+        const char *env = s->env ? s->env : "-", *ctl = s->ctl ? s->ctl : "-";
+        const char *live = s->live ? "yes" : "no";
+        if (man)
+            printf("%s\t%s\t%s\tT{\n%s\nT}\tT{\n%s\nT}\n", env, ctl, live, s->default_text,
+                   s->values);
+        else if (json)
+            printf("%s{\"variable\":%s%s%s,\"control\":%s%s%s,\"live\":%s,"
+                   "\"default\":\"%s\",\"values\":\"%s\"}",
+                   i ? "," : "", s->env ? "\"" : "", s->env ? s->env : "null", s->env ? "\"" : "",
+                   s->ctl ? "\"" : "", s->ctl ? s->ctl : "null", s->ctl ? "\"" : "",
+                   s->live ? "true" : "false", s->default_text, s->values);
+        else
+            printf("%-24s %-16s %-4s %-26s %s\n", env, ctl, live, s->default_text, s->values);
+    }
+    if (man)
+        printf(".TE\n");
+    else if (json)
+        printf("]\n");
+    return 0;
+}
+
 static int verb_run(int argc, char **argv)
 {
     int i = 0;
@@ -641,6 +681,8 @@ int main(int argc, char **argv)
         return verb_switch(vargc, vargv, 0);
     if (strcmp(verb, "policy") == 0)
         return verb_policy(vargc, vargv);
+    if (strcmp(verb, "settings") == 0)
+        return verb_settings(vargc, vargv);
     if (strcmp(verb, "--help") == 0 || strcmp(verb, "help") == 0) {
         fputs(usage_text, stdout);
         return 0;

@@ -1,0 +1,93 @@
+/* Every setting in one table, in the manner of mimalloc's options: its
+ * environment variable, its control name, what values it takes, its
+ * default, where it lives in struct amp_config and in the control block,
+ * and whether it is live (ampctl and ampshim_ctl change it in a running
+ * process). The environment parser (runtime/config.c), the control names'
+ * opt.* leaves (runtime/ctl_names.c), applying a changed block
+ * (runtime/threads.c), publishing a new one (runtime/control.c), the exit
+ * report, `ampctl settings` and ampshim(7)'s list all read this table
+ * (runtime/settings.c). Adding a setting is one row there plus its
+ * handler. */
+#ifndef AMPSHIM_SETTINGS_H
+#define AMPSHIM_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/config.h"
+#include "runtime/control.h"
+
+/* A control name's value type, for ampshim_ctl. */
+enum amp_ctl_type { AMP_CTL_T_STRING, AMP_CTL_T_BOOL, AMP_CTL_T_U64 };
+
+/* One request on a control name (runtime/ctl_names.c): a read fills out,
+ * a write (value != NULL) parses value. Every handler answers 0, ENOENT
+ * (no such name), EPERM (read-only) or EINVAL (bad value), with a reason in
+ * why. */
+struct amp_ctl_req {
+    struct amp_ctl_block *b;
+    const char *name;
+    const char *value; /* NULL: a read */
+    char *out;
+    size_t outlen;
+    enum amp_ctl_type type;
+    char *why;
+    size_t whylen;
+};
+typedef int (*amp_ctl_leaf)(struct amp_ctl_req *r);
+
+#define AMP_SETTING_NO_FIELD ((size_t)-1)
+
+struct amp_setting {
+    const char *env;     /* AMPSHIM_*, or NULL for a control-only name */
+    const char *ctl;     /* its control name, or NULL for an environment-only one */
+    const char *values;  /* what it takes, in words */
+    const char *default_text;
+    uint8_t live;        /* a write to ctl changes the running process */
+    /* Where it lives: a 32-bit field of struct amp_config and an _Atomic
+     * uint32_t of struct amp_ctl_block (AMP_SETTING_NO_FIELD where none),
+     * valid from `first` and below `limit`; `parse` turns text into such a
+     * value (-1: bad, with the reason in err) and `names` a value into text
+     * (NULL: decimal). A setting with these fields needs no handler of its
+     * own. */
+    size_t cfg_field, block_field;
+    uint32_t first, limit;
+    int64_t (*parse)(const char *text, char *err, size_t errlen);
+    const char *const *names;
+    enum amp_ctl_type type;
+    /* Its own handlers, where the fields above do not say it all: the
+     * environment (0, -1 with err, or N > 0 problems it reported itself),
+     * the control leaf, and publishing into a new block. */
+    int (*parse_env)(struct amp_config *cfg, const char *value, char *err, size_t errlen);
+    amp_ctl_leaf leaf;
+    void (*publish)(struct amp_ctl_block *b, const struct amp_config *cfg);
+};
+
+extern const struct amp_setting amp_settings[];
+extern const size_t amp_setting_count;
+
+/* opt.dtype's leaf: reads the CPU's dtype, writes both devices'. */
+int amp_setting_dtype_leaf(struct amp_ctl_req *r);
+
+/* The setting whose control name is ctl, or NULL. */
+const struct amp_setting *amp_setting_by_ctl(const char *ctl);
+
+/* Runs a control request on setting s (its leaf handler, or the generic one
+ * over its fields). */
+int amp_setting_ctl(const struct amp_setting *s, struct amp_ctl_req *r);
+
+/* Parses one environment value into cfg: 0, -1 with the reason in err, or
+ * the number of problems the parser reported itself. */
+int amp_setting_parse_env(const struct amp_setting *s, struct amp_config *cfg, const char *value,
+                          char *err, size_t errlen);
+
+/* The block's live values into cfg (a refresh after ampctl wrote), and
+ * cfg's values into a new block. */
+void amp_settings_apply(const struct amp_ctl_block *b, struct amp_config *cfg);
+void amp_settings_publish(struct amp_ctl_block *b, const struct amp_config *cfg);
+
+/* The value of a live setting in cfg, as text. */
+void amp_setting_text(const struct amp_setting *s, const struct amp_config *cfg, char *out,
+                      size_t outlen);
+
+#endif
