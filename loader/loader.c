@@ -101,3 +101,23 @@ void *amp_own_definition(const char *path, const char *name)
     amp_loader_own_call--;
     return p;
 }
+
+void *amp_sibling_symbol(const void *anchor, const char *name)
+{
+    Dl_info info;
+    if (!dladdr(anchor, &info) || !info.dli_fname)
+        return NULL;
+    amp_loader_own_call++;
+    void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    void *p = h ? dlsym(h, name) : NULL;
+    if (h)
+        dlclose(h);
+    amp_loader_own_call--;
+    if (!h)
+        return NULL;
+    Dl_info where;
+    if (!p || !dladdr(p, &where) || where.dli_fbase != info.dli_fbase)
+        return NULL;
+    return p;
+}
+

@@ -54,6 +54,10 @@ int amp_in_other_copy(const void *p);
  * a handle searches its dependencies too), never ampshim's; NULL if none. */
 void *amp_own_symbol(void *handle, const char *name);
 
+/* The symbol name as defined by the same object as anchor (an address in
+ * it), or NULL. */
+void *amp_sibling_symbol(const void *anchor, const char *name);
+
 /* The same for the loaded object at path (opened with RTLD_NOLOAD). */
 void *amp_own_definition(const char *path, const char *name);
 

@@ -116,23 +116,6 @@ static void *find_real(const char *name)
     return definitions(name, found, 1) ? found[0] : NULL;
 }
 
-/* The symbol `name` as defined by the same object as `anchor`, or NULL. */
-static void *sibling_symbol(void *anchor, const char *name)
-{
-    Dl_info info;
-    if (!dladdr(anchor, &info) || !info.dli_fname)
-        return NULL;
-    void *h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return NULL;
-    void *p = dlsym(h, name);
-    dlclose(h);
-    Dl_info where;
-    if (!p || !dladdr(p, &where) || where.dli_fbase != info.dli_fbase)
-        return NULL;
-    return p;
-}
-
 #define PROBE_N ((int64_t)0xffffffff00000003ull)
 
 int amp_probe_ilp64_fortran(void *isamax_fortran)
@@ -178,12 +161,12 @@ static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libn
     unlock_resolve(&quiet);
     if (ilp64 >= 0)
         return ilp64;
-    void *probe = amp_hook_width_probe[hook] ? sibling_symbol(real, amp_hook_width_probe[hook]) : NULL;
+    void *probe = amp_hook_width_probe[hook] ? amp_sibling_symbol(real, amp_hook_width_probe[hook]) : NULL;
     if (probe)
         ilp64 = amp_hook_form_is_cblas[hook] ? amp_probe_ilp64_cblas(probe) : amp_probe_ilp64_fortran(probe);
-    else if ((probe = sibling_symbol(real, "isamax_")))
+    else if ((probe = amp_sibling_symbol(real, "isamax_")))
         ilp64 = amp_probe_ilp64_fortran(probe);
-    else if ((probe = sibling_symbol(real, "cblas_isamax")))
+    else if ((probe = amp_sibling_symbol(real, "cblas_isamax")))
         ilp64 = amp_probe_ilp64_cblas(probe);
     if (ilp64 < 0) {
         amp_log(AMP_LOG_INFO, "%s: cannot tell its integer width (no isamax); assuming LP64",
@@ -217,17 +200,6 @@ static int known_absent(enum amp_hook_id hook)
 {
     uint64_t at = atomic_load_explicit(&absent_at[hook], memory_order_relaxed);
     return at && at == atomic_load_explicit(amp_ctl_generation, memory_order_acquire) + 1;
-}
-
-void *amp_resolve_needed(const char *name, const char *library, int *complete)
-{
-    void *p = amp_resolve_name(name);
-    if (!p && *complete) {
-        amp_log(AMP_LOG_INFO, "the loaded %s has no %s; the calls that need it run as made",
-                library, name);
-        *complete = 0;
-    }
-    return p;
 }
 
 /* ---- the version a caller's object asks for ---- */

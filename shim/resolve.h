@@ -38,12 +38,6 @@ int amp_resolve_hides(void *p, const char *name, void *caller);
  * found the same way; NULL if none defines it. */
 void *amp_resolve_name(const char *name);
 
-/* amp_resolve_name for one of the functions a family of hooks needs on its
- * own account: when it is missing, clears *complete and, the first time for
- * that family, says so in one info line naming it ("the loaded LIBRARY has
- * no NAME"); the family's hooks then run their calls as made. */
-void *amp_resolve_needed(const char *name, const char *library, int *complete);
-
 static inline void *amp_real(enum amp_hook_id hook)
 {
     void *p = atomic_load_explicit(&amp_slot_of[hook]->real, memory_order_acquire);

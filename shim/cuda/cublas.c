@@ -351,7 +351,7 @@ static int sger(enum amp_hook_id hook, int is64, void *h, int64_t m, int64_t n,
     static const float one = 1.0f;
     struct amp_cublas_call c = call_of(hook, is64, sger_as_made, AMP_CUBLAS_TO_GEMMEX);
     c.eligible = incx == 1 && incy == 1 && m >= 0 && n >= 0 && lda >= (m > 1 ? m : 1) &&
-                 amp_cublas_host_pointers(h);
+                 amp_cublas_host_pointers(c.real, h);
     c.g = (struct amp_gemmex_args){h,    0, 1,   m,   n,           1,   alpha, x, F32,
                                    m > 1 ? m : 1, y, F32, n > 1 ? n : 1, &one, A, F32,
                                    lda,  COMPUTE_32F, ALGO};

@@ -27,6 +27,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "runtime/accuracy_audit.h"
@@ -34,6 +35,7 @@
 #include "runtime/log.h"
 #include "shim/cuda/cublas_abi.h"
 #include "shim/cuda/cublas_gemm.h"
+#include "shim/cuda/cuda_helpers.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/resolve.h"
 
@@ -81,24 +83,31 @@ static int device_pointers(void *h)
     return f.set_pointer_mode(h, POINTER_DEVICE);
 }
 
+/* The helpers, from the cuBLAS of the first audited call's real function
+ * (the audit keeps one private handle per thread: a process with two
+ * cuBLAS majors has the second one's calls audited with the first's) and
+ * the CUDA runtime (shim/cuda/cuda_helpers.h). */
+static const void *_Atomic first_real;
+
 static void resolve_helpers(void)
 {
-    f.complete = 1;
-#define AMP_NEEDED(name) amp_resolve_needed(name, amp_family_display[AMP_FAMILY_CUBLAS], &f.complete)
-    *(void **)&f.get_stream = AMP_NEEDED("cublasGetStream_v2");
-    *(void **)&f.get_pointer_mode = AMP_NEEDED("cublasGetPointerMode_v2");
-    *(void **)&f.create = AMP_NEEDED("cublasCreate_v2");
-    *(void **)&f.destroy = AMP_NEEDED("cublasDestroy_v2");
-    *(void **)&f.set_stream = AMP_NEEDED("cublasSetStream_v2");
-    *(void **)&f.set_pointer_mode = AMP_NEEDED("cublasSetPointerMode_v2");
-    *(void **)&f.geam = AMP_NEEDED("cublasSgeam");
-#undef AMP_NEEDED
+    const struct amp_cublas_helpers *b = amp_cublas_helpers(atomic_load(&first_real));
+    const struct amp_cudart_helpers *rt = amp_cudart_helpers();
+    f.get_stream = b->get_stream;
+    f.get_pointer_mode = b->get_pointer_mode;
+    f.create = b->create;
+    f.destroy = b->destroy;
+    f.set_stream = b->set_stream;
+    f.set_pointer_mode = b->set_pointer_mode;
+    f.geam = b->geam;
     /* Hooked names: the real library's own. */
     *(void **)&f.nrm2 = amp_real_optional(AMP_HOOK_cublasSnrm2_v2);
-    *(void **)&f.device_malloc = amp_cuda_runtime("cudaMalloc");
-    *(void **)&f.copy = amp_cuda_runtime("cudaMemcpy");
-    *(void **)&f.synchronize = amp_cuda_runtime("cudaDeviceSynchronize");
-    f.complete &= f.nrm2 && f.device_malloc && f.copy && f.synchronize;
+    f.device_malloc = rt->device_malloc;
+    f.copy = rt->copy;
+    f.synchronize = rt->synchronize;
+    f.complete = f.get_stream && f.get_pointer_mode && f.create && f.destroy && f.set_stream &&
+                 f.set_pointer_mode && f.geam && f.nrm2 && f.device_malloc && f.copy &&
+                 f.synchronize;
     if (!f.complete)
         amp_log(AMP_LOG_INFO, "audit: the CUDA libraries lack a function the audit of cuBLAS "
                               "calls needs; those calls run lowered, not audited");
@@ -111,9 +120,11 @@ static void resolve_helpers(void)
     }
 }
 
-static int helpers(void)
+static int helpers(const void *real)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
+    const void *none = NULL;
+    atomic_compare_exchange_strong(&first_real, &none, real);
     pthread_once(&once, resolve_helpers);
     return f.complete;
 }
@@ -191,7 +202,7 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
     void *stream = NULL;
     int64_t m = a->m, n = a->n;
     size_t bytes = (size_t)(m > 0 ? m : 0) * (size_t)(n > 0 ? n : 0) * sizeof(float);
-    if (!helpers() || m <= 0 || n <= 0 || a->k <= 0 || m * n > 0x7fffffff || a->ldc < m ||
+    if (!helpers(c->real) || m <= 0 || n <= 0 || a->k <= 0 || m * n > 0x7fffffff || a->ldc < m ||
         f.get_pointer_mode(a->h, &mode) != OK || mode != AMP_CUBLAS_POINTER_MODE_HOST ||
         f.get_stream(a->h, &stream) != OK)
         return not_audited(t, hook, gemmex, is64, a, run_as_made);

@@ -13,50 +13,32 @@
  * not loaded it. Without it, without scratch (or under stream capture), or
  * with sizes beyond int, the call runs as the program made it (fp32), never
  * with the fast compute type: explicit means fp16 or nothing. */
-#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 
 #include "runtime/log.h"
 #include "shim/cuda/cublas_abi.h"
 #include "shim/cuda/cublas_lowered.h"
+#include "shim/cuda/cuda_helpers.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/cuda/cudnn_abi.h"
 #include "shim/resolve.h"
 
-static struct {
-    int (*create)(void **);
-    int (*destroy)(void *);
-    int (*set_stream)(void *, void *);
-    int (*create_tensor)(void **);
-    int (*set_tensor)(void *, int, int, const int *, const int *);
-    int (*transform)(void *, const void *, void *, const void *, const void *, void *, void *);
-    int (*destroy_tensor)(void *);
-    int (*get_stream)(void *, void **);
-    int complete;
-} f;
+/* cuDNN's transform (shim/cuda/cuda_helpers.h: the program's cuDNN, else
+ * AMP_CUDNN_SONAME opened) and a cuDNN handle of the shim's own per thread. */
+static struct amp_cudnn_transform_helpers f;
+static int complete;
 static struct amp_cuda_own_handle own;
 
 static void resolve(void)
 {
-    void *lib = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
-    const char *names[] = {"cudnnCreate",         "cudnnDestroy",
-                           "cudnnSetStream",      "cudnnCreateTensorDescriptor",
-                           "cudnnSetTensorNdDescriptor", "cudnnTransformTensor",
-                           "cudnnDestroyTensorDescriptor"};
-    void **slots[] = {(void **)&f.create,        (void **)&f.destroy,
-                      (void **)&f.set_stream,    (void **)&f.create_tensor,
-                      (void **)&f.set_tensor,    (void **)&f.transform,
-                      (void **)&f.destroy_tensor};
-    f.complete = lib != NULL;
-    for (size_t i = 0; lib && i < sizeof names / sizeof *names; i++)
-        f.complete &= (*slots[i] = dlsym(lib, names[i])) != NULL;
-    *(void **)&f.get_stream = amp_resolve_name("cublasGetStream_v2");
+    amp_helpers_resolve(&amp_cudnn_transform_helper_list, &f, NULL);
     own = (struct amp_cuda_own_handle){.create = f.create, .destroy = f.destroy,
                                        .set_stream = f.set_stream};
-    f.complete &= f.get_stream != NULL && amp_cuda_own_handle_init(&own);
-    if (!f.complete)
-        amp_log(AMP_LOG_INFO, "AMPSHIM_CUDA_FP16=explicit: no usable libcudnn.so.9 (its "
+    complete = f.create && f.destroy && f.set_stream && f.create_tensor && f.set_tensor &&
+               f.transform && f.destroy_tensor && amp_cuda_own_handle_init(&own);
+    if (!complete)
+        amp_log(AMP_LOG_INFO, "AMPSHIM_CUDA_FP16=explicit: no usable " AMP_CUDNN_SONAME " (its "
                               "cudnnTransformTensor converts the inputs); fp16 GEMMs run as made");
 }
 
@@ -64,7 +46,7 @@ static int ready(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, resolve);
-    return f.complete;
+    return complete;
 }
 
 /* A stored column-major matrix (rows x cols, leading dimension ld) of fp32
@@ -94,8 +76,9 @@ static int to_half(void *h, const float *src, int64_t rows, int64_t cols, int64_
 int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_args *a)
 {
     void *stream = NULL;
-    if (!ready() || a->m <= 0 || a->n <= 0 || a->k <= 0 ||
-        f.get_stream(a->h, &stream) != AMP_CUBLAS_STATUS_SUCCESS)
+    const struct amp_cublas_helpers *blas = amp_cublas_helpers(gemmex);
+    if (!ready() || a->m <= 0 || a->n <= 0 || a->k <= 0 || !blas->get_stream ||
+        blas->get_stream(a->h, &stream) != AMP_CUBLAS_STATUS_SUCCESS)
         return -1;
     int64_t a_rows = a->ta == 0 ? a->m : a->k, a_cols = a->ta == 0 ? a->k : a->m;
     int64_t b_rows = a->tb == 0 ? a->k : a->n, b_cols = a->tb == 0 ? a->n : a->k;

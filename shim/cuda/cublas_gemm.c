@@ -11,37 +11,24 @@
  * (never tf32) leave the call unchanged. */
 #include "shim/cuda/cublas_gemm.h"
 
-#include <stdatomic.h>
-
 #include "runtime/decide.h"
 #include "shim/cuda/cublas_abi.h"
+#include "shim/cuda/cuda_helpers.h"
 #include "shim/resolve.h"
 
-typedef int (*amp_handle_query)(void *handle, int *value);
-
-/* A cublasGet*Mode of the library the hooks forward to (not hooked
- * themselves), resolved at its first use. */
-static int handle_value(const char *name, amp_handle_query _Atomic *cache, void *handle, int *value)
+/* The handle queries are the real function's own library's
+ * (shim/cuda/cuda_helpers.h). */
+int amp_cublas_math_mode(const void *real, void *handle, int *mode)
 {
-    amp_handle_query q = atomic_load_explicit(cache, memory_order_relaxed);
-    if (!q) {
-        q = (amp_handle_query)amp_resolve_name(name);
-        atomic_store_explicit(cache, q, memory_order_relaxed);
-    }
-    return q && q(handle, value) == AMP_CUBLAS_STATUS_SUCCESS;
+    const struct amp_cublas_helpers *f = amp_cublas_helpers(real);
+    return f->get_math_mode && f->get_math_mode(handle, mode) == AMP_CUBLAS_STATUS_SUCCESS;
 }
 
-int amp_cublas_math_mode(void *handle, int *mode)
+int amp_cublas_host_pointers(const void *real, void *handle)
 {
-    static amp_handle_query _Atomic cache;
-    return handle_value("cublasGetMathMode", &cache, handle, mode);
-}
-
-int amp_cublas_host_pointers(void *handle)
-{
-    static amp_handle_query _Atomic cache;
+    const struct amp_cublas_helpers *f = amp_cublas_helpers(real);
     int mode;
-    return handle_value("cublasGetPointerMode_v2", &cache, handle, &mode) &&
+    return f->get_pointer_mode && f->get_pointer_mode(handle, &mode) == AMP_CUBLAS_STATUS_SUCCESS &&
            mode == AMP_CUBLAS_POINTER_MODE_HOST;
 }
 
@@ -51,12 +38,13 @@ int amp_cublas_mode_keeps_calls(int mode)
            (mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
 }
 
-int amp_cublas_accumulates(enum amp_hook_id hook, void *handle, const float *beta)
+int amp_cublas_accumulates(enum amp_hook_id hook, const void *real, void *handle,
+                           const float *beta)
 {
     const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
     if (amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
         return 0;
-    return beta && amp_cublas_host_pointers(handle) ? *beta != 0.0f : 1;
+    return beta && amp_cublas_host_pointers(real, handle) ? *beta != 0.0f : 1;
 }
 
 /* The entry point a call of c's width is re-issued through to lower it. */
@@ -82,13 +70,14 @@ static enum amp_hook_id target_hook(const struct amp_cublas_call *c)
 static int decide(struct amp_thread *t, const struct amp_cublas_call *c)
 {
     enum amp_ctl_counter outcome;
-    int acc = amp_cublas_accumulates(c->hook, c->g.h, (const float *)c->g.beta);
+    int acc = amp_cublas_accumulates(c->hook, c->real, c->g.h, (const float *)c->g.beta);
     int dtype = c->target == AMP_CUBLAS_TO_GEMMEX
                     ? amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, c->hook, acc, &outcome)
                     : amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, acc, &outcome);
     int compute = amp_cublas_fast_compute(dtype);
     int mode;
-    if (compute && amp_cublas_math_mode(c->g.h, &mode) && amp_cublas_mode_keeps_calls(mode)) {
+    if (compute && amp_cublas_math_mode(c->real, c->g.h, &mode) &&
+        amp_cublas_mode_keeps_calls(mode)) {
         compute = 0;
         outcome = AMP_CTL_PASSTHROUGH;
     }

@@ -38,17 +38,18 @@ struct amp_cublas_call {
 int amp_cublas_gemm(const struct amp_cublas_call *c);
 
 /* What the level-3 body (shim/cuda/cublas_level3.c) shares with it. */
-/* A handle's math mode (cublasGetMathMode of the library the hooks forward
- * to); 0 when it cannot be read. */
-int amp_cublas_math_mode(void *handle, int *mode);
+/* A handle's math mode (cublasGetMathMode of real's own library, real being
+ * a hook's real function); 0 when it cannot be read. */
+int amp_cublas_math_mode(const void *real, void *handle, int *mode);
 /* Whether a math mode (pedantic, no reduced-precision reduction) keeps the
  * handle's calls as made. */
 int amp_cublas_mode_keeps_calls(int mode);
-/* Whether a handle's scalars are host pointers. */
-int amp_cublas_host_pointers(void *handle);
+/* Whether a handle's scalars are host pointers (asked of real's library). */
+int amp_cublas_host_pointers(const void *real, void *handle);
 /* Whether a call counts as accumulating (its op_beta): beta is read only
  * when the policy tells the two apart and it is a host pointer; an unknown
  * beta (NULL, or a device pointer) counts as accumulating. */
-int amp_cublas_accumulates(enum amp_hook_id hook, void *handle, const float *beta);
+int amp_cublas_accumulates(enum amp_hook_id hook, const void *real, void *handle,
+                           const float *beta);
 
 #endif

@@ -28,6 +28,7 @@
 #include "shim/cuda/cublas_abi.h"
 #include "shim/cuda/cublas_gemm.h"
 #include "shim/cuda/cublas_lowered.h"
+#include "shim/cuda/cuda_helpers.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/resolve.h"
 
@@ -46,31 +47,13 @@ enum {
 
 typedef amp_gemmex_I32 gemmex_fn;
 
-static struct {
-    int (*get_stream)(void *, void **);
-    int (*trttp)(void *, int, int, const float *, int, float *);
-    int (*tpttr)(void *, int, int, const float *, float *, int);
-    int (*geam)(void *, int, int, int, int, const float *, const float *, int, const float *,
-                const float *, int, float *, int);
-    int (*scal)(void *, int, const float *, float *, int);
-    int (*axpy)(void *, int, const float *, const float *, int, float *, int);
-    int complete;
-} f;
-
-static void resolve_helpers(void)
-{
-    f.complete = 1;
-#define AMP_NEEDED(name) amp_resolve_needed(name, amp_family_display[AMP_FAMILY_CUBLAS], &f.complete)
-    f.get_stream = (int (*)(void *, void **))AMP_NEEDED("cublasGetStream_v2");
-    f.trttp = (int (*)(void *, int, int, const float *, int, float *))AMP_NEEDED("cublasStrttp");
-    f.tpttr = (int (*)(void *, int, int, const float *, float *, int))AMP_NEEDED("cublasStpttr");
-    f.geam = (int (*)(void *, int, int, int, int, const float *, const float *, int, const float *,
-                      const float *, int, float *, int))AMP_NEEDED("cublasSgeam");
-    f.scal = (int (*)(void *, int, const float *, float *, int))AMP_NEEDED("cublasSscal_v2");
-    f.axpy = (int (*)(void *, int, const float *, const float *, int, float *, int))AMP_NEEDED(
-        "cublasSaxpy_v2");
-#undef AMP_NEEDED
-}
+/* The cuBLAS helpers every rebuild needs (shim/cuda/cuda_helpers.h). */
+static const size_t needed[] = {
+    offsetof(struct amp_cublas_helpers, get_stream), offsetof(struct amp_cublas_helpers, trttp),
+    offsetof(struct amp_cublas_helpers, tpttr),      offsetof(struct amp_cublas_helpers, geam),
+    offsetof(struct amp_cublas_helpers, scal),       offsetof(struct amp_cublas_helpers, axpy),
+};
+typedef const struct amp_cublas_helpers helpers;
 
 static const float one = 1.0f, zero = 0.0f, half = 0.5f;
 
@@ -91,16 +74,16 @@ static float *take(struct amp_cuda_scratch *s, size_t elements)
 }
 
 /* T (k x k, ld k) = the `uplo` triangle of A, zeros elsewhere. */
-static int triangle(void *h, struct amp_cuda_scratch *s, int uplo, int k, const float *A, int lda,
+static int triangle(helpers *f, void *h, struct amp_cuda_scratch *s, int uplo, int k, const float *A, int lda,
                     float **T)
 {
     float *t = take(s, (size_t)k * k), *packed = take(s, (size_t)k * (k + 1) / 2);
     *T = t;
     return t && packed && amp_cuda_zero(t, (size_t)k * k * sizeof(float), s->stream) &&
-           f.trttp(h, uplo, k, A, lda, packed) == OK && f.tpttr(h, uplo, k, packed, t, k) == OK;
+           f->trttp(h, uplo, k, A, lda, packed) == OK && f->tpttr(h, uplo, k, packed, t, k) == OK;
 }
 
-static int syrk(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
+static int syrk(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
                 int is64)
 {
     int uplo = (int)w[1], trans = (int)w[2];
@@ -121,19 +104,19 @@ static int syrk(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, 
     if (ex(h, trans, other, (int)n, (int)n, (int)k, alpha, A, AMP_CUDA_R_32F, (int)lda, A,
            AMP_CUDA_R_32F, (int)lda, &zero, W, AMP_CUDA_R_32F, (int)n, compute,
            AMP_CUBLAS_GEMM_DEFAULT) != OK ||
-        f.trttp(h, uplo, (int)n, W, (int)n, Wp) != OK)
+        f->trttp(h, uplo, (int)n, W, (int)n, Wp) != OK)
         return -1;
     if (*beta == 0.0f) /* C is not read */
-        return f.tpttr(h, uplo, (int)n, Wp, C, (int)ldc) == OK ? OK : -1;
-    return f.trttp(h, uplo, (int)n, C, (int)ldc, Cp) == OK &&
-                   f.scal(h, (int)packed_n, beta, Cp, 1) == OK &&
-                   f.axpy(h, (int)packed_n, &one, Wp, 1, Cp, 1) == OK &&
-                   f.tpttr(h, uplo, (int)n, Cp, C, (int)ldc) == OK
+        return f->tpttr(h, uplo, (int)n, Wp, C, (int)ldc) == OK ? OK : -1;
+    return f->trttp(h, uplo, (int)n, C, (int)ldc, Cp) == OK &&
+                   f->scal(h, (int)packed_n, beta, Cp, 1) == OK &&
+                   f->axpy(h, (int)packed_n, &one, Wp, 1, Cp, 1) == OK &&
+                   f->tpttr(h, uplo, (int)n, Cp, C, (int)ldc) == OK
                ? OK
                : -1;
 }
 
-static int symm(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
+static int symm(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
                 int is64)
 {
     int side = (int)w[1], uplo = (int)w[2];
@@ -148,9 +131,9 @@ static int symm(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, 
         ldb < (m > 1 ? m : 1) || ldc < (m > 1 ? m : 1) || m == 0 || n == 0 || *alpha == 0.0f)
         return -1;
     float *T, *S;
-    if (!triangle(h, s, uplo, (int)k, A, (int)lda, &T) || !(S = take(s, (size_t)k * k)) ||
-        f.geam(h, OP_N, OP_T, (int)k, (int)k, &one, T, (int)k, &one, T, (int)k, S, (int)k) != OK ||
-        f.scal(h, (int)k, &half, S, (int)k + 1) != OK)
+    if (!triangle(f, h, s, uplo, (int)k, A, (int)lda, &T) || !(S = take(s, (size_t)k * k)) ||
+        f->geam(h, OP_N, OP_T, (int)k, (int)k, &one, T, (int)k, &one, T, (int)k, S, (int)k) != OK ||
+        f->scal(h, (int)k, &half, S, (int)k + 1) != OK)
         return -1;
     if (side == SIDE_LEFT)
         return ex(h, OP_N, OP_N, (int)m, (int)n, (int)m, alpha, S, AMP_CUDA_R_32F, (int)k, B,
@@ -165,7 +148,7 @@ static int symm(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, 
                : -1;
 }
 
-static int trmm(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
+static int trmm(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
                 int is64)
 {
     int side = (int)w[1], uplo = (int)w[2], trans = (int)w[3], diag = (int)w[4];
@@ -181,7 +164,7 @@ static int trmm(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, 
         (const float *)C == B)
         return -1;
     float *T;
-    if (!triangle(h, s, uplo, (int)k, A, (int)lda, &T) ||
+    if (!triangle(f, h, s, uplo, (int)k, A, (int)lda, &T) ||
         (diag == DIAG_UNIT && !amp_cuda_zero_strided(T, (size_t)(k + 1) * sizeof(float),
                                                      sizeof(float), (size_t)k, s->stream)))
         return -1;
@@ -193,7 +176,7 @@ static int trmm(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, 
                           (int)ldb, T, AMP_CUDA_R_32F, (int)k, &zero, C, AMP_CUDA_R_32F, (int)ldc,
                           compute, AMP_CUBLAS_GEMM_DEFAULT);
     if (status == OK && diag == DIAG_UNIT) /* C = C + alpha B, in place */
-        status = f.geam(h, OP_N, OP_N, (int)m, (int)n, &one, C, (int)ldc, alpha, B, (int)ldb, C,
+        status = f->geam(h, OP_N, OP_N, (int)m, (int)n, &one, C, (int)ldc, alpha, B, (int)ldb, C,
                         (int)ldc);
     /* a failure after C was written is repaired by the caller's plain call:
      * trmm's C is output only */
@@ -201,18 +184,17 @@ static int trmm(void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, 
 }
 
 int amp_cublas_level3_lowp(enum amp_level3 kind, int is64, const uintptr_t *w, int compute,
-                           void *gemmex)
+                           void *gemmex, const struct amp_cublas_helpers *f)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, resolve_helpers);
     struct amp_cuda_scratch s = {0};
-    if (!f.complete || !gemmex || f.get_stream((void *)w[0], &s.stream) != OK)
+    if (!amp_helpers_complete(&amp_cublas_helper_list, f, needed, sizeof needed / sizeof *needed) ||
+        !gemmex || f->get_stream((void *)w[0], &s.stream) != OK)
         return -1;
     gemmex_fn ex = (gemmex_fn)gemmex;
     void *h = (void *)w[0];
-    int status = kind == AMP_LEVEL3_SYRK   ? syrk(h, &s, ex, compute, w, is64)
-                 : kind == AMP_LEVEL3_SYMM ? symm(h, &s, ex, compute, w, is64)
-                 : kind == AMP_LEVEL3_TRMM ? trmm(h, &s, ex, compute, w, is64)
+    int status = kind == AMP_LEVEL3_SYRK   ? syrk(f, h, &s, ex, compute, w, is64)
+                 : kind == AMP_LEVEL3_SYMM ? symm(f, h, &s, ex, compute, w, is64)
+                 : kind == AMP_LEVEL3_TRMM ? trmm(f, h, &s, ex, compute, w, is64)
                                            : -1;
     amp_cuda_scratch_end(&s);
     return status;
@@ -234,14 +216,16 @@ int amp_cublas_level3(enum amp_hook_id hook, enum amp_level3 kind, int is64, con
                         : kind == AMP_LEVEL3_SYMM ? (const float *)w[10]
                                                   : NULL;
     enum amp_ctl_counter outcome;
-    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook,
-                                                 amp_cublas_accumulates(hook, h, beta), &outcome);
+    int dtype = amp_decide_lower_dtype_unaudited(
+        t, AMP_DEVICE_CUDA, hook, amp_cublas_accumulates(hook, real, h, beta), &outcome);
     int math = -1, status = -1, done = 0;
-    if (dtype >= 0 && (!amp_cublas_math_mode(h, &math) || amp_cublas_mode_keeps_calls(math)))
+    if (dtype >= 0 &&
+        (!amp_cublas_math_mode(real, h, &math) || amp_cublas_mode_keeps_calls(math)))
         dtype = -1;
-    if (dtype >= 0 && kind != AMP_LEVEL3_TRSM && amp_cublas_host_pointers(h)) {
+    if (dtype >= 0 && kind != AMP_LEVEL3_TRSM && amp_cublas_host_pointers(real, h)) {
         status = amp_cublas_level3_lowp(kind, is64, w, amp_cublas_fast_compute(dtype),
-                                        amp_real_optional(AMP_HOOK_cublasGemmEx));
+                                        amp_real_optional(AMP_HOOK_cublasGemmEx),
+                                        amp_cublas_helpers(real));
         done = status == AMP_CUBLAS_STATUS_SUCCESS;
     }
     if (!done) {

@@ -26,59 +26,34 @@
 
 #include "shim/cuda/cublas_abi.h"
 #include "runtime/decide.h"
+#include "shim/cuda/cuda_helpers.h"
 #include "shim/hook_stub.h"
 #include "shim/resolve.h"
 
 typedef int (*desc_get_fn)(void *, int, void *, size_t, size_t *);
-typedef int (*desc_set_fn)(void *, int, const void *, size_t);
-typedef desc_get_fn layout_get_fn;
-typedef int (*desc_create_fn)(void **, int, int);
-typedef int (*destroy_fn)(void *);
-typedef int (*pref_create_fn)(void **);
-typedef int (*pref_set_fn)(void *, int, const void *, size_t);
-typedef int (*heuristic_fn)(void *, void *, void *, void *, void *, void *, void *, int,
-                            struct amp_lt_heuristic *, int *);
 
-struct lt_functions {
-    desc_get_fn desc_get;
-    desc_set_fn desc_set;
-    layout_get_fn layout_get;
-    desc_create_fn desc_create;
-    destroy_fn desc_destroy;
-    pref_create_fn pref_create;
-    pref_set_fn pref_set;
-    destroy_fn pref_destroy;
-    heuristic_fn heuristic;
-};
+/* cuBLASLt's helpers (shim/cuda/cuda_helpers.h), from the object of the
+ * first call's real cublasLtMatmul, once per process. */
+static struct amp_cublaslt_helpers lt;
+static int lt_complete;
+static const void *_Atomic lt_anchor;
 
-static struct lt_functions lt;
-static int lt_complete = 1;
-
-/* Once per process (pthread_once): two threads' first calls cannot race. */
 static void lt_resolve(void)
 {
-#define AMP_LT_NEEDED(type, name)                                                                  \
-    (type) amp_resolve_needed(name, amp_family_display[AMP_FAMILY_CUBLASLT], &lt_complete)
-    lt.desc_get = AMP_LT_NEEDED(desc_get_fn, "cublasLtMatmulDescGetAttribute");
-    lt.desc_set = AMP_LT_NEEDED(desc_set_fn, "cublasLtMatmulDescSetAttribute");
-    lt.layout_get = AMP_LT_NEEDED(layout_get_fn, "cublasLtMatrixLayoutGetAttribute");
-    lt.desc_create = AMP_LT_NEEDED(desc_create_fn, "cublasLtMatmulDescCreate");
-    lt.desc_destroy = AMP_LT_NEEDED(destroy_fn, "cublasLtMatmulDescDestroy");
-    lt.pref_create = AMP_LT_NEEDED(pref_create_fn, "cublasLtMatmulPreferenceCreate");
-    lt.pref_set = AMP_LT_NEEDED(pref_set_fn, "cublasLtMatmulPreferenceSetAttribute");
-    lt.pref_destroy = AMP_LT_NEEDED(destroy_fn, "cublasLtMatmulPreferenceDestroy");
-    lt.heuristic = AMP_LT_NEEDED(heuristic_fn, "cublasLtMatmulAlgoGetHeuristic");
-#undef AMP_LT_NEEDED
+    amp_helpers_resolve(&amp_cublaslt_helper_list, &lt, atomic_load(&lt_anchor));
+    lt_complete = amp_helpers_complete(&amp_cublaslt_helper_list, &lt, NULL, 0);
 }
 
-static const struct lt_functions *lt_functions(void)
+static const struct amp_cublaslt_helpers *lt_functions(const void *real)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
+    const void *none = NULL;
+    atomic_compare_exchange_strong(&lt_anchor, &none, real);
     pthread_once(&once, lt_resolve);
     return lt_complete ? &lt : NULL;
 }
 
-static int layout_is_fp32(const struct lt_functions *f, void *layout)
+static int layout_is_fp32(const struct amp_cublaslt_helpers *f, void *layout)
 {
     uint32_t type = 0xffffffffu;
     size_t written = 0;
@@ -89,7 +64,7 @@ static int layout_is_fp32(const struct lt_functions *f, void *layout)
 }
 
 /* Whether the matmul is an all-fp32 one with plain 32F compute and scale. */
-static int plain_fp32(const struct lt_functions *f, void *desc, void *a, void *b, void *c, void *d)
+static int plain_fp32(const struct amp_cublaslt_helpers *f, void *desc, void *a, void *b, void *c, void *d)
 {
     int32_t compute = -1, scale = -1;
     size_t written = 0;
@@ -153,7 +128,7 @@ static const int8_t *sizes_of(struct attr_sizes *t, desc_get_fn get, void *obj, 
 
 /* Copies every attribute of the program's descriptor but the compute and
  * scale types onto priv, and adds them to the key; 0 if one cannot be. */
-static int copy_descriptor(const struct lt_functions *f, void *desc, void *priv, struct lt_key *k)
+static int copy_descriptor(const struct amp_cublaslt_helpers *f, void *desc, void *priv, struct lt_key *k)
 {
     const int8_t *size = sizes_of(&desc_sizes, f->desc_get, desc,
                                   AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES);
@@ -174,7 +149,7 @@ static int copy_descriptor(const struct lt_functions *f, void *desc, void *priv,
     return 1;
 }
 
-static void key_layout(const struct lt_functions *f, void *layout, struct lt_key *k)
+static void key_layout(const struct amp_cublaslt_helpers *f, void *layout, struct lt_key *k)
 {
     const int8_t *size = sizes_of(&layout_sizes, f->layout_get, layout,
                                   AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES);
@@ -226,7 +201,7 @@ static void remember_algo(const struct lt_key *k, const struct amp_lt_algo *algo
 
 /* An algorithm for the private descriptor within the program's workspace:
  * from the cache, or cublasLtMatmulAlgoGetHeuristic. */
-static int choose_algo(const struct lt_functions *f, void *handle, void *priv, void *layouts[4],
+static int choose_algo(const struct amp_cublaslt_helpers *f, void *handle, void *priv, void *layouts[4],
                        size_t workspace_bytes, struct lt_key *k, struct amp_lt_algo *algo)
 {
     for (int i = 0; i < 4; i++)
@@ -261,7 +236,7 @@ static int choose_algo(const struct lt_functions *f, void *handle, void *priv, v
 typedef int (*matmul_fn)(void *, void *, const void *, const void *, void *, const void *, void *,
                          const void *, const void *, void *, void *, void *, const void *, void *,
                          size_t, void *);
-static int run_lowered(const struct lt_functions *f, matmul_fn real, int32_t fast, void *handle,
+static int run_lowered(const struct amp_cublaslt_helpers *f, matmul_fn real, int32_t fast, void *handle,
                        void *desc, const void *alpha, const void *A, void *a_layout,
                        const void *B, void *b_layout, const void *beta, const void *C,
                        void *c_layout, void *D, void *d_layout, const void *algo,
@@ -285,39 +260,71 @@ static int run_lowered(const struct lt_functions *f, matmul_fn real, int32_t fas
     return status;
 }
 
-#define AMP_DEFINE_CUBLASLT(sym)                                                                   \
-    AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *handle, void *desc, const void *alpha, const void *A,               \
-                         void *a_layout, const void *B, void *b_layout, const void *beta,          \
-                         const void *C, void *c_layout, void *D, void *d_layout,                   \
-                         const void *algo, void *workspace, size_t workspace_bytes, void *stream)  \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        matmul_fn real = (matmul_fn)amp_real(AMP_HOOK_##sym);                                      \
-        struct amp_thread *t = amp_thread_enter();                                                 \
-        const struct lt_functions *f = t ? lt_functions() : NULL;                                  \
-        if (!t)                                                                                    \
-            return real(handle, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,       \
-                        d_layout, algo, workspace, workspace_bytes, stream);                       \
-        enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;                                        \
-        int32_t fast = 0;                                                                          \
-        if (f && plain_fp32(f, desc, a_layout, b_layout, c_layout, d_layout))                      \
-            fast = amp_cublas_fast_compute(                                                        \
-                amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, AMP_HOOK_##sym, 1,           \
-                                                 &outcome));                                       \
-        int status = fast ? run_lowered(f, real, fast, handle, desc, alpha, A, a_layout, B,        \
-                                        b_layout, beta, C, c_layout, D, d_layout, algo, workspace, \
-                                        workspace_bytes, stream)                                   \
-                          : -1;                                                                    \
-        if (status != AMP_CUBLAS_STATUS_SUCCESS) {                                                 \
-            outcome = amp_not_lowered_after_all(outcome);                                          \
-            status = real(handle, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,     \
-                          d_layout, algo, workspace, workspace_bytes, stream);                     \
-        }                                                                                          \
-        amp_count(t, AMP_HOOK_##sym, outcome, 1);                                                  \
-        return status;                                                                             \
-    }
+/* One cublasLtMatmul call, as its door packs it. */
+struct lt_call {
+    enum amp_hook_id hook;
+    void *handle, *desc;
+    const void *alpha, *A;
+    void *a_layout;
+    const void *B;
+    void *b_layout;
+    const void *beta, *C;
+    void *c_layout, *D, *d_layout;
+    const void *algo;
+    void *workspace;
+    size_t workspace_bytes;
+    void *stream;
+};
 
-#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_CUBLASLT(sym)
-AMPSHIM_HOOK_LIST_CUBLASLT(AMP_X_HOOK)
+static int as_made(matmul_fn real, const struct lt_call *c)
+{
+    return real(c->handle, c->desc, c->alpha, c->A, c->a_layout, c->B, c->b_layout, c->beta, c->C,
+                c->c_layout, c->D, c->d_layout, c->algo, c->workspace, c->workspace_bytes,
+                c->stream);
+}
+
+/* Lowers an all-fp32 matmul through a private descriptor with the fast
+ * compute type; anything else, or a failure before D is written, runs as
+ * made. */
+static int lt_matmul(const struct lt_call *c)
+{
+    matmul_fn real = (matmul_fn)amp_real(c->hook);
+    struct amp_thread *t = amp_thread_enter();
+    if (!t)
+        return as_made(real, c);
+    const struct amp_cublaslt_helpers *f = lt_functions((const void *)real);
+    enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
+    int32_t fast = 0;
+    if (f && plain_fp32(f, c->desc, c->a_layout, c->b_layout, c->c_layout, c->d_layout))
+        fast = amp_cublas_fast_compute(
+            amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, 1, &outcome));
+    int status = fast ? run_lowered(f, real, fast, c->handle, c->desc, c->alpha, c->A, c->a_layout,
+                                    c->B, c->b_layout, c->beta, c->C, c->c_layout, c->D,
+                                    c->d_layout, c->algo, c->workspace, c->workspace_bytes,
+                                    c->stream)
+                      : -1;
+    if (status != AMP_CUBLAS_STATUS_SUCCESS) {
+        outcome = amp_not_lowered_after_all(outcome);
+        status = as_made(real, c);
+    }
+    amp_count(t, c->hook, outcome, 1);
+    return status;
+}
+
+AMP_STUB(cublasLtMatmul)
+int AMP_C_ENTRY(cublasLtMatmul)(void *handle, void *desc, const void *alpha, const void *A,
+                                void *a_layout, const void *B, void *b_layout, const void *beta,
+                                const void *C, void *c_layout, void *D, void *d_layout,
+                                const void *algo, void *workspace, size_t workspace_bytes,
+                                void *stream)
+{
+    AMP_NOTE_CALLER();
+    struct lt_call c = {AMP_HOOK_cublasLtMatmul, handle, desc, alpha, A, a_layout, B, b_layout,
+                        beta, C, c_layout, D, d_layout, algo, workspace, workspace_bytes, stream};
+    return lt_matmul(&c);
+}
+
+/* The list's only cuBLASLt entry point has its door above. */
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) (void *)AMP_C_NAME(sym),
+__attribute__((used)) static void *const doors[] = {AMPSHIM_HOOK_LIST_CUBLASLT(AMP_X_HOOK)};
 #undef AMP_X_HOOK

@@ -14,67 +14,25 @@
  * static runtime gets libcudart.so.13 opened here. Without either, or
  * when an allocation fails or would pass AMP_CUDA_SCRATCH_MAX, the hook runs
  * the call as the program made it. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "runtime/log.h"
 #include "shim/cuda/cuda_scratch.h"
-#include "shim/resolve.h"
+#include "shim/cuda/cuda_helpers.h"
 
-typedef int (*malloc_async_fn)(void **, size_t, void *);
-typedef int (*free_async_fn)(void *, void *);
-typedef int (*memset_async_fn)(void *, int, size_t, void *);
-typedef int (*memset2d_async_fn)(void *, size_t, int, size_t, size_t, void *);
-
-static malloc_async_fn malloc_async;
-static free_async_fn free_async;
-static memset_async_fn memset_async;
-static memset2d_async_fn memset2d_async;
-typedef int (*memcpy2d_async_fn)(void *, size_t, const void *, size_t, size_t, size_t, int, void *);
-static memcpy2d_async_fn memcpy2d_async;
+/* The runtime's functions (shim/cuda/cuda_helpers.h). */
+static const struct amp_cudart_helpers *rt;
 static int available;
-typedef int (*is_capturing_fn)(void *, int *);
-typedef int (*get_device_fn)(int *);
-typedef int (*pool_create_fn)(void **, const struct amp_cuda_pool_props *);
-typedef int (*pool_set_fn)(void *, int, void *);
-typedef int (*malloc_pool_fn)(void **, size_t, void *, void *);
-static is_capturing_fn is_capturing;
-static get_device_fn get_device;
-static pool_create_fn pool_create;
-static pool_set_fn pool_set;
-static malloc_pool_fn malloc_from_pool;
-
-static void *runtime_symbol(void **lib, const char *name)
-{
-    void *p = amp_resolve_name(name);
-    if (!p) {
-        if (!*lib)
-            *lib = dlopen("libcudart.so.13", RTLD_NOW | RTLD_LOCAL);
-        p = *lib ? dlsym(*lib, name) : NULL;
-    }
-    return p;
-}
-
-static void *runtime_lib;
 
 static void find_runtime(void)
 {
-    void **lib = &runtime_lib;
-    malloc_async = (malloc_async_fn)runtime_symbol(lib, "cudaMallocAsync");
-    free_async = (free_async_fn)runtime_symbol(lib, "cudaFreeAsync");
-    memset_async = (memset_async_fn)runtime_symbol(lib, "cudaMemsetAsync");
-    memset2d_async = (memset2d_async_fn)runtime_symbol(lib, "cudaMemset2DAsync");
-    memcpy2d_async = (memcpy2d_async_fn)runtime_symbol(lib, "cudaMemcpy2DAsync");
-    is_capturing = (is_capturing_fn)runtime_symbol(lib, "cudaStreamIsCapturing");
-    get_device = (get_device_fn)runtime_symbol(lib, "cudaGetDevice");
-    pool_create = (pool_create_fn)runtime_symbol(lib, "cudaMemPoolCreate");
-    pool_set = (pool_set_fn)runtime_symbol(lib, "cudaMemPoolSetAttribute");
-    malloc_from_pool = (malloc_pool_fn)runtime_symbol(lib, "cudaMallocFromPoolAsync");
+    rt = amp_cudart_helpers();
     /* Without cudaStreamIsCapturing there is no telling a captured stream:
      * no scratch at all then. */
-    available = malloc_async && free_async && memset_async && memset2d_async && is_capturing;
+    available = rt->malloc_async && rt->free_async && rt->memset_async && rt->memset2d_async &&
+                rt->is_capturing;
     if (!available)
         amp_log(AMP_LOG_INFO, "no CUDA runtime with cudaMallocAsync found; cuDNN calls that "
                               "need conversion run as made");
@@ -99,7 +57,7 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *own_pool(void)
 {
     int dev = -1;
-    if (!get_device || !pool_create || !pool_set || !malloc_from_pool || get_device(&dev) != 0 ||
+    if (!rt->get_device || !rt->pool_create || !rt->pool_set || !rt->malloc_from_pool || rt->get_device(&dev) != 0 ||
         dev < 0 || dev >= POOL_DEVICES)
         return NULL;
     if (atomic_load_explicit(&pool_tried[dev], memory_order_acquire))
@@ -112,8 +70,8 @@ static void *own_pool(void)
         props.location.id = dev;
         uint64_t keep = AMP_CUDA_POOL_KEEP;
         void *pool = NULL;
-        if (pool_create(&pool, &props) == 0 && pool &&
-            pool_set(pool, AMP_CUDA_POOL_ATTR_RELEASE_THRESHOLD, &keep) == 0)
+        if (rt->pool_create(&pool, &props) == 0 && pool &&
+            rt->pool_set(pool, AMP_CUDA_POOL_ATTR_RELEASE_THRESHOLD, &keep) == 0)
             atomic_store_explicit(&pools[dev], pool, memory_order_relaxed);
         else
             amp_log(AMP_LOG_INFO, "device %d: no memory pool of the shim's own; scratch comes "
@@ -129,7 +87,7 @@ static void *own_pool(void)
 static int captured(void *stream)
 {
     int status = -1;
-    if (is_capturing(stream, &status) == 0 && status == AMP_CUDA_STREAM_CAPTURE_NONE)
+    if (rt->is_capturing(stream, &status) == 0 && status == AMP_CUDA_STREAM_CAPTURE_NONE)
         return 0;
     static _Atomic int said;
     if (!atomic_exchange(&said, 1))
@@ -145,7 +103,7 @@ void *amp_cuda_take(struct amp_cuda_scratch *s, size_t bytes)
         !ready() || captured(s->stream))
         return NULL;
     void *pool = own_pool();
-    if ((pool ? malloc_from_pool(&p, bytes, pool, s->stream) : malloc_async(&p, bytes, s->stream)) !=
+    if ((pool ? rt->malloc_from_pool(&p, bytes, pool, s->stream) : rt->malloc_async(&p, bytes, s->stream)) !=
         0)
         return NULL;
     return s->p[s->n++] = p;
@@ -153,18 +111,18 @@ void *amp_cuda_take(struct amp_cuda_scratch *s, size_t bytes)
 
 int amp_cuda_zero(void *p, size_t bytes, void *stream)
 {
-    return ready() && memset_async(p, 0, bytes, stream) == 0;
+    return ready() && rt->memset_async(p, 0, bytes, stream) == 0;
 }
 
 int amp_cuda_zero_strided(void *p, size_t pitch, size_t width, size_t rows, void *stream)
 {
-    return ready() && memset2d_async(p, pitch, 0, width, rows, stream) == 0;
+    return ready() && rt->memset2d_async(p, pitch, 0, width, rows, stream) == 0;
 }
 
 void amp_cuda_scratch_end(struct amp_cuda_scratch *s)
 {
     for (int i = 0; i < s->n; i++)
-        free_async(s->p[i], s->stream);
+        rt->free_async(s->p[i], s->stream);
     s->n = 0;
 }
 
@@ -172,13 +130,8 @@ int amp_cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, s
                      size_t rows, void *stream)
 {
     enum { DEVICE_TO_DEVICE = 3 }; /* cudaMemcpyDeviceToDevice */
-    return ready() && memcpy2d_async && memcpy2d_async(dst, dpitch, src, spitch, width, rows, DEVICE_TO_DEVICE,
+    return ready() && rt->memcpy2d_async && rt->memcpy2d_async(dst, dpitch, src, spitch, width, rows, DEVICE_TO_DEVICE,
                                      stream) == 0;
-}
-
-void *amp_cuda_runtime(const char *name)
-{
-    return ready() ? runtime_symbol(&runtime_lib, name) : NULL;
 }
 
 /* The value behind a thread's key: its handle and whose it is. */

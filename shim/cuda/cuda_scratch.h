@@ -81,7 +81,5 @@ struct amp_cuda_own_handle {
 int amp_cuda_own_handle_init(struct amp_cuda_own_handle *oh);
 void *amp_cuda_own_handle(struct amp_cuda_own_handle *oh, void *stream);
 
-/* Another function of the CUDA runtime the scratch found (NULL without). */
-void *amp_cuda_runtime(const char *name);
 
 #endif

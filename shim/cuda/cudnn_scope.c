@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "shim/cuda/cuda_helpers.h"
 #include "shim/resolve.h"
 
 static struct amp_dnn functions;
@@ -12,14 +13,19 @@ static int complete;
 
 const struct amp_dnn *_Atomic amp_dnn_table;
 
+/* The cuDNN hooks' functions: the loaded cuDNN's (shim/cuda/cuda_helpers.h's
+ * resolver, AMP_DNN_FUNCTIONS's list). */
+static const char *const names[] = {AMP_DNN_FUNCTIONS(AMP_HELPER_NAME)};
+#define AMP_X_OFFSET(member, ...) offsetof(struct amp_dnn, member),
+static const size_t offsets[] = {AMP_DNN_FUNCTIONS(AMP_X_OFFSET)};
+#undef AMP_X_OFFSET
+static const struct amp_helper_list list = {"cuDNN", NULL, sizeof names / sizeof *names, names,
+                                            offsets};
+
 static void resolve_functions(void)
 {
-    complete = 1;
-#define AMP_X_RESOLVE(member, name, ...)                                                           \
-    functions.member = (int (*)(__VA_ARGS__))amp_resolve_needed(                                   \
-        #name, amp_family_display[AMP_FAMILY_CUDNN], &complete);
-    AMP_DNN_FUNCTIONS(AMP_X_RESOLVE)
-#undef AMP_X_RESOLVE
+    amp_helpers_resolve(&list, &functions, NULL);
+    complete = amp_helpers_complete(&list, &functions, NULL, 0);
     if (complete)
         atomic_store_explicit(&amp_dnn_table, &functions, memory_order_release);
 }

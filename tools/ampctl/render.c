@@ -2,6 +2,7 @@
 #include "render.h"
 
 #include <ctype.h>
+#include <string.h>
 
 #include "kernels/cpu/convert.h"
 #include "policy/policy.h"
@@ -59,14 +60,22 @@ void ampctl_render_status(FILE *out, const struct amp_ctl_block *b, int json)
                 dtype_name(atomic_load(&b->dtype[0])), dtype_name(atomic_load(&b->dtype[1])),
                 atomic_load(&b->output_round) ? "round" : "keep",
                 (unsigned long long)atomic_load(&b->generation));
-    else
-        fprintf(out,
-                "pid %lld (%s): process autocast %s, cpu dtype %s, cuda dtype %s, output %s\n"
-                "%-8s %-16s %-8s %-7s %-6s %12s %12s\n",
-                (long long)b->pid, exe, want_name(atomic_load(&b->enabled)),
-                dtype_name(atomic_load(&b->dtype[0])), dtype_name(atomic_load(&b->dtype[1])),
-                atomic_load(&b->output_round) ? "round" : "keep", "tid", "name", "enabled",
-                "active", "dtype", amp_ctl_counter_names[AMP_CTL_LOWERED], "calls");
+    else {
+        /* The live settings in the block, as the settings table names them. */
+        fprintf(out, "pid %lld (%s):", (long long)b->pid, exe);
+        const char *sep = " ";
+        for (size_t i = 0; i < amp_setting_count; i++) {
+            const struct amp_setting *s = &amp_settings[i];
+            char value[64];
+            if (!s->ctl || s->block_field == AMP_SETTING_NO_FIELD ||
+                amp_ctl_get(b, s->ctl, value, sizeof value, NULL) != 0)
+                continue;
+            fprintf(out, "%s%s %s", sep, s->ctl + strlen("opt."), value);
+            sep = ", ";
+        }
+        fprintf(out, "\n%-8s %-16s %-8s %-7s %-6s %12s %12s\n", "tid", "name", "enabled", "active",
+                "dtype", amp_ctl_counter_names[AMP_CTL_LOWERED], "calls");
+    }
     int first = 1;
     for (int i = 0; i < AMP_CTL_MAX_THREADS; i++) {
         const struct amp_thread *t = &b->threads[i];

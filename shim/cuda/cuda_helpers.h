@@ -1,0 +1,124 @@
+/* The functions of the CUDA libraries the hooks call on their own account
+ * (not hooked themselves): one X-macro list per library, X(member, symbol,
+ * return type, parameter types), and one resolver (shim/cuda/cuda_helpers.c)
+ * that takes each from the object that defines the hook's real function, so
+ * a process with two majors of a library (cuBLAS 12 beside 13) pairs each
+ * call with its own library's helpers. A library's soname appears here
+ * once, for the libraries the shim may open itself. */
+#ifndef AMPSHIM_CUDA_HELPERS_H
+#define AMPSHIM_CUDA_HELPERS_H
+
+#include <stddef.h>
+
+/* cuBLAS: handle queries, the audit's own handle, the level-3 rebuilds. */
+#define AMP_CUBLAS_HELPERS(X)                                                                      \
+    X(get_math_mode, cublasGetMathMode, int, void *, int *)                                        \
+    X(get_pointer_mode, cublasGetPointerMode_v2, int, void *, int *)                               \
+    X(set_pointer_mode, cublasSetPointerMode_v2, int, void *, int)                                 \
+    X(get_stream, cublasGetStream_v2, int, void *, void **)                                        \
+    X(set_stream, cublasSetStream_v2, int, void *, void *)                                         \
+    X(create, cublasCreate_v2, int, void **)                                                       \
+    X(destroy, cublasDestroy_v2, int, void *)                                                      \
+    X(geam, cublasSgeam, int, void *, int, int, int, int, const float *, const float *, int,       \
+      const float *, const float *, int, float *, int)                                             \
+    X(trttp, cublasStrttp, int, void *, int, int, const float *, int, float *)                     \
+    X(tpttr, cublasStpttr, int, void *, int, int, const float *, float *, int)                     \
+    X(scal, cublasSscal_v2, int, void *, int, const float *, float *, int)                         \
+    X(axpy, cublasSaxpy_v2, int, void *, int, const float *, const float *, int, float *, int)
+
+/* cuBLASLt: descriptors and the algorithm heuristic. */
+#define AMP_CUBLASLT_HELPERS(X)                                                                    \
+    X(desc_get, cublasLtMatmulDescGetAttribute, int, void *, int, void *, size_t, size_t *)        \
+    X(desc_set, cublasLtMatmulDescSetAttribute, int, void *, int, const void *, size_t)            \
+    X(layout_get, cublasLtMatrixLayoutGetAttribute, int, void *, int, void *, size_t, size_t *)    \
+    X(desc_create, cublasLtMatmulDescCreate, int, void **, int, int)                               \
+    X(desc_destroy, cublasLtMatmulDescDestroy, int, void *)                                        \
+    X(pref_create, cublasLtMatmulPreferenceCreate, int, void **)                                   \
+    X(pref_set, cublasLtMatmulPreferenceSetAttribute, int, void *, int, const void *, size_t)      \
+    X(pref_destroy, cublasLtMatmulPreferenceDestroy, int, void *)                                  \
+    X(heuristic, cublasLtMatmulAlgoGetHeuristic, int, void *, void *, void *, void *, void *,      \
+      void *, void *, int, void *, int *)
+
+/* The CUDA runtime: stream-ordered scratch and the audit's read-back. */
+#define AMP_CUDART_SONAME "libcudart.so.13"
+#define AMP_CUDART_HELPERS(X)                                                                      \
+    X(malloc_async, cudaMallocAsync, int, void **, size_t, void *)                                 \
+    X(free_async, cudaFreeAsync, int, void *, void *)                                              \
+    X(memset_async, cudaMemsetAsync, int, void *, int, size_t, void *)                             \
+    X(memset2d_async, cudaMemset2DAsync, int, void *, size_t, int, size_t, size_t, void *)         \
+    X(memcpy2d_async, cudaMemcpy2DAsync, int, void *, size_t, const void *, size_t, size_t,        \
+      size_t, int, void *)                                                                         \
+    X(is_capturing, cudaStreamIsCapturing, int, void *, int *)                                     \
+    X(get_device, cudaGetDevice, int, int *)                                                       \
+    X(pool_create, cudaMemPoolCreate, int, void **, const void *)                                  \
+    X(pool_set, cudaMemPoolSetAttribute, int, void *, int, void *)                                 \
+    X(malloc_from_pool, cudaMallocFromPoolAsync, int, void **, size_t, void *, void *)             \
+    X(device_malloc, cudaMalloc, int, void **, size_t)                                             \
+    X(copy, cudaMemcpy, int, void *, const void *, size_t, int)                                    \
+    X(synchronize, cudaDeviceSynchronize, int, void)
+
+/* cuDNN's tensor transform, for AMPSHIM_CUDA_FP16=explicit, which opens
+ * cuDNN itself when the program has not (the cuDNN hooks' own functions:
+ * AMP_DNN_FUNCTIONS in shim/cuda/cudnn_scope.h, the same resolver). */
+#define AMP_CUDNN_SONAME "libcudnn.so.9"
+#define AMP_CUDNN_TRANSFORM_HELPERS(X)                                                             \
+    X(create, cudnnCreate, int, void **)                                                           \
+    X(destroy, cudnnDestroy, int, void *)                                                          \
+    X(set_stream, cudnnSetStream, int, void *, void *)                                             \
+    X(create_tensor, cudnnCreateTensorDescriptor, int, void **)                                    \
+    X(set_tensor, cudnnSetTensorNdDescriptor, int, void *, int, int, const int *, const int *)     \
+    X(transform, cudnnTransformTensor, int, void *, const void *, void *, const void *,            \
+      const void *, void *, void *)                                                                \
+    X(destroy_tensor, cudnnDestroyTensorDescriptor, int, void *)
+
+/* The table of a list: one function pointer per helper. */
+#define AMP_HELPER_MEMBER(member, symbol, ret, ...) ret (*member)(__VA_ARGS__);
+struct amp_cublas_helpers {
+    AMP_CUBLAS_HELPERS(AMP_HELPER_MEMBER)
+};
+struct amp_cublaslt_helpers {
+    AMP_CUBLASLT_HELPERS(AMP_HELPER_MEMBER)
+};
+struct amp_cudart_helpers {
+    AMP_CUDART_HELPERS(AMP_HELPER_MEMBER)
+};
+struct amp_cudnn_transform_helpers {
+    AMP_CUDNN_TRANSFORM_HELPERS(AMP_HELPER_MEMBER)
+};
+
+/* A list's names and where each goes in its table. */
+struct amp_helper_list {
+    const char *library;   /* its name in messages ("cuBLAS") */
+    const char *soname;    /* opened when nothing loaded defines a helper; NULL: never */
+    size_t count;
+    const char *const *names;
+    const size_t *offsets;
+};
+#define AMP_HELPER_NAME(member, symbol, ...) #symbol,
+#define AMP_HELPER_OFFSET(type, member) offsetof(type, member),
+
+/* The one resolver: fills table with every helper of list, each from the
+ * object that defines anchor (a hook's real function; NULL: whichever
+ * loaded object defines it first, then list->soname opened). A missing
+ * helper stays NULL (amp_helpers_complete says so). Returns whether none
+ * is missing. */
+int amp_helpers_resolve(const struct amp_helper_list *list, void *table, const void *anchor);
+
+/* Whether the helpers at the `needed` offsets (NULL: every helper of the
+ * list) are in table; the first missing one is said once per list. */
+int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
+                         const size_t *needed, size_t n_needed);
+
+/* cuBLAS's helpers of the object that defines real (a cuBLAS hook's real
+ * function), resolved at their first use and kept; never NULL, but a
+ * member may be. */
+const struct amp_cublas_helpers *amp_cublas_helpers(const void *real);
+
+/* The CUDA runtime's, resolved once (the program's own, else
+ * AMP_CUDART_SONAME opened); NULL members are missing. */
+const struct amp_cudart_helpers *amp_cudart_helpers(void);
+
+extern const struct amp_helper_list amp_cublas_helper_list, amp_cublaslt_helper_list,
+    amp_cudart_helper_list, amp_cudnn_transform_helper_list;
+
+#endif
