@@ -15,8 +15,8 @@
 
 #include "bench_util.h"
 
-void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
-                 float, float *, int);
+void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                 float *, int);
 void openblas_set_num_threads(int);
 
 typedef int (*ctl_fn)(const char *, void *, size_t *, const void *, size_t);

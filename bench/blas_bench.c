@@ -22,8 +22,8 @@
 
 extern char **environ;
 
-void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
-                 float, float *, int);
+void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                 float *, int);
 void sgemm_(const char *, const char *, const int *, const int *, const int *, const float *,
             const float *, const int *, const float *, const int *, const float *, float *,
             const int *);
@@ -215,7 +215,8 @@ int main(int argc, char **argv)
             continue;
         }
         double n = atof(sizes[s]);
-        printf("%8s %12.3f %12.3f %8.3f %14.1f\n", sizes[s], d, h, h / d, 2 * n * n * n / (d * 1e6));
+        printf("%8s %12.3f %12.3f %8.3f %14.1f\n", sizes[s], d, h, h / d,
+               2 * n * n * n / (d * 1e6));
     }
     return 0;
 }

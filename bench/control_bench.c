@@ -16,8 +16,8 @@
 
 #include "bench_util.h"
 
-void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
-                 float, float *, int);
+void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                 float *, int);
 typedef int (*ctl_fn)(const char *, void *, size_t *, const void *, size_t);
 
 enum { MAX_THREADS = 4, FLIPS = 201 };
@@ -62,7 +62,8 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("a change (opt.enabled flipped %d times) reaching threads busy in 4x4 sgemm loops, "
-           "on %ld cores\n", FLIPS, sysconf(_SC_NPROCESSORS_ONLN));
+           "on %ld cores\n",
+           FLIPS, sysconf(_SC_NPROCESSORS_ONLN));
     printf("%-16s %12s %12s %12s\n", "busy threads", "median", "p90", "max");
     static const int counts[] = {1, 4};
     for (int k = 0; k < 2; k++) {
@@ -90,7 +91,8 @@ int main(int argc, char **argv)
         int on = 1;
         ctl("opt.enabled", NULL, NULL, &on, sizeof on);
         double med = median(us, FLIPS);
-        printf("%-16d %9.1f us %9.1f us %9.1f us\n", threads, med, us[FLIPS * 9 / 10], us[FLIPS - 1]);
+        printf("%-16d %9.1f us %9.1f us %9.1f us\n", threads, med, us[FLIPS * 9 / 10],
+               us[FLIPS - 1]);
     }
     printf("(more busy threads than cores: a thread learns of the change when it is next\n"
            " scheduled; the fast-path cost with the block live is blas_bench's passthrough row)\n");

@@ -36,11 +36,26 @@ static void do_memcpy(const struct amp_convert_kernels *k)
     (void)k;
     memcpy(dst, src, BYTES);
 }
-static void do_bf16(const struct amp_convert_kernels *k) { k->f32_to_bf16(src, half, N); }
-static void do_f16(const struct amp_convert_kernels *k) { k->f32_to_f16(src, half, N); }
-static void do_round_bf16(const struct amp_convert_kernels *k) { k->round[AMP_DTYPE_BF16](src, dst, N); }
-static void do_round_fp16(const struct amp_convert_kernels *k) { k->round[AMP_DTYPE_FP16](src, dst, N); }
-static void do_round_tf32(const struct amp_convert_kernels *k) { k->round[AMP_DTYPE_TF32](src, dst, N); }
+static void do_bf16(const struct amp_convert_kernels *k)
+{
+    k->f32_to_bf16(src, half, N);
+}
+static void do_f16(const struct amp_convert_kernels *k)
+{
+    k->f32_to_f16(src, half, N);
+}
+static void do_round_bf16(const struct amp_convert_kernels *k)
+{
+    k->round[AMP_DTYPE_BF16](src, dst, N);
+}
+static void do_round_fp16(const struct amp_convert_kernels *k)
+{
+    k->round[AMP_DTYPE_FP16](src, dst, N);
+}
+static void do_round_tf32(const struct amp_convert_kernels *k)
+{
+    k->round[AMP_DTYPE_TF32](src, dst, N);
+}
 
 static double gbps(job j, const struct amp_convert_kernels *k)
 {

@@ -15,8 +15,8 @@
 
 #include "bench_util.h"
 
-void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
-                 float, float *, int);
+void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                 float *, int);
 void cblas_ssyrk(int, int, int, int, int, float, const float *, int, float, float *, int);
 void openblas_set_num_threads(int);
 int openblas_get_num_threads(void);
@@ -152,9 +152,8 @@ int main(int argc, char **argv)
     fflush(stderr);
     printf("lowered cblas_sgemm (bf16, row major, NN, alpha 1, beta 0), square n; "
            "median ms per call over rounds alternating the three paths\n");
-    printf("%5s %8s %10s %10s %10s %9s %9s %8s %8s %9s %9s\n", "n", "threads", "fp32 ms",
-           "emul ms", "native ms", "nat/fp32", "nat/emul", "fp32 GF", "nat GF", "#native",
-           "#emulated");
+    printf("%5s %8s %10s %10s %10s %9s %9s %8s %8s %9s %9s\n", "n", "threads", "fp32 ms", "emul ms",
+           "native ms", "nat/fp32", "nat/emul", "fp32 GF", "nat GF", "#native", "#emulated");
     static const int sizes[] = {32, 48, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096};
     for (int pass = 0; pass < 2; pass++) {
         int threads = pass == 0 ? 1 : all;
@@ -178,7 +177,8 @@ int main(int argc, char **argv)
     symbol = "cblas_sgemm";
     openblas_set_num_threads(all);
     printf("\nfour program threads each calling sgemm 1024 in a loop (OpenBLAS threads %d), "
-           "aggregate GFLOP/s over 3 s each:\n", all);
+           "aggregate GFLOP/s over 3 s each:\n",
+           all);
     double g[MODES];
     for (int m = 0; m < MODES; m++)
         g[m] = aggregate((enum mode)m, 3.0);

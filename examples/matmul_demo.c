@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
-                 float, float *, int);
+void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                 float *, int);
 void cblas_dgemm(int, int, int, int, int, int, double, const double *, int, const double *, int,
                  double, double *, int);
 void cblas_ssyrk(int, int, int, int, int, float, const float *, int, float, float *, int);

@@ -22,8 +22,8 @@
 
 #include "amp_scaler.h"
 
-void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int,
-                 float, float *, int);
+void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                 float *, int);
 enum { ROW = 101, N_ = 111, T_ = 112 };
 enum { BATCH = 256, IN = 16, HID = 64, OUT = 4 };
 
@@ -64,8 +64,8 @@ __attribute__((noipa)) void layer(const float *x, const float *w, const float *b
 
 /* Backward: every product a cblas_sgemm. */
 __attribute__((noipa)) void backward(const float *x, const float *h, const float *w2,
-                                        const float *dy, float *dh, float *gw1, float *gb1,
-                                        float *gw2, float *gb2)
+                                     const float *dy, float *dh, float *gw1, float *gb1, float *gw2,
+                                     float *gb2)
 {
     cblas_sgemm(ROW, T_, N_, HID, OUT, BATCH, 1.0f, h, HID, dy, OUT, 0.0f, gw2, OUT);
     cblas_sgemm(ROW, N_, T_, BATCH, HID, OUT, 1.0f, dy, OUT, w2, OUT, 0.0f, dh, HID);
@@ -166,8 +166,8 @@ int main(int argc, char **argv)
             printf("%-8d %14.6e %12g %8d\n", step, loss,
                    scaler ? (double)amp_scaler_get_scale(scaler) : 1.0, skipped);
     }
-    printf("final loss %.6e with%s loss scaling (%d steps skipped)\n", loss,
-           scaler ? "" : "out", skipped);
+    printf("final loss %.6e with%s loss scaling (%d steps skipped)\n", loss, scaler ? "" : "out",
+           skipped);
     amp_scaler_destroy(scaler);
     return 0;
 }

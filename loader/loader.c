@@ -120,4 +120,3 @@ void *amp_sibling_symbol(const void *anchor, const char *name)
         return NULL;
     return p;
 }
-

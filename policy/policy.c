@@ -221,11 +221,10 @@ int amp_policy_site_category(const struct amp_policy_overrides *ov, enum amp_dev
         if (dev < s->first_dev || dev > s->last_dev ||
             !amp_policy_name_matches(s->name, hook, accumulates))
             continue;
-        int hit = s->either_glob
-                      ? (base && fnmatch(s->function, base, 0) == 0) ||
-                            (function && fnmatch(s->function, function, 0) == 0)
-                      : fnmatch(s->object, base ? base : "", 0) == 0 &&
-                            fnmatch(s->function, function ? function : "", 0) == 0;
+        int hit = s->either_glob ? (base && fnmatch(s->function, base, 0) == 0) ||
+                                       (function && fnmatch(s->function, function, 0) == 0)
+                                 : fnmatch(s->object, base ? base : "", 0) == 0 &&
+                                       fnmatch(s->function, function ? function : "", 0) == 0;
         if (hit)
             return s->category;
     }
@@ -299,7 +298,7 @@ static int apply_entry(char *entry, struct amp_policy_overrides *ov, char *err, 
 }
 
 int amp_policy_parse_each(const char *text, int comments, struct amp_policy_overrides *ov,
-                         amp_policy_bad_entry_fn bad, void *ctx)
+                          amp_policy_bad_entry_fn bad, void *ctx)
 {
     char buf[512], err[384], msg[448];
     const char *p = text;

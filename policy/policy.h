@@ -16,7 +16,7 @@ enum amp_family {
 #define AMP_X_FAMILY(family, device, prefix, display) AMP_FAMILY_##family,
     AMPSHIM_FAMILY_LIST(AMP_X_FAMILY)
 #undef AMP_X_FAMILY
-    AMP_FAMILY_COUNT
+        AMP_FAMILY_COUNT
 };
 
 /* From the generator's list: passthrough (unlisted: run in the input type),
@@ -26,7 +26,7 @@ enum amp_category {
 #define AMP_X_CATEGORY(name, NAME) AMP_CAT_##NAME,
     AMPSHIM_CATEGORY_LIST(AMP_X_CATEGORY)
 #undef AMP_X_CATEGORY
-    AMP_CAT_COUNT,
+        AMP_CAT_COUNT,
     AMP_CAT_UNSET = 0xff /* override slot: no override */
 };
 
@@ -34,14 +34,14 @@ enum amp_op {
 #define AMP_X_OP(op) AMP_OP_##op,
     AMPSHIM_OP_LIST(AMP_X_OP)
 #undef AMP_X_OP
-    AMP_OP_COUNT
+        AMP_OP_COUNT
 };
 
 enum amp_hook_id {
 #define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_HOOK_##sym,
     AMPSHIM_HOOK_LIST(AMP_X_HOOK)
 #undef AMP_X_HOOK
-    AMP_HOOK_COUNT
+        AMP_HOOK_COUNT
 };
 
 extern const char *const amp_op_names[AMP_OP_COUNT];
@@ -102,7 +102,7 @@ static inline enum amp_category amp_policy_hook_default(enum amp_device dev, int
  * sets parsed from the same text compare equal with memcmp. */
 struct amp_policy_site {
     char name[64];
-    char object[96];   /* "" with either_glob */
+    char object[96]; /* "" with either_glob */
     char function[128];
     uint8_t first_dev, last_dev;
     uint8_t category;
@@ -112,7 +112,7 @@ struct amp_policy_site {
 struct amp_policy_overrides {
     uint8_t op[AMP_DEVICE_COUNT][AMP_OP_COUNT];
     uint8_t hook[AMP_DEVICE_COUNT][AMP_HOOK_COUNT];
-    uint8_t routine[AMP_DEVICE_COUNT][AMP_HOOK_COUNT]; /* indexed by any hook of the routine */
+    uint8_t routine[AMP_DEVICE_COUNT][AMP_HOOK_COUNT];     /* indexed by any hook of the routine */
     uint8_t wildcard[AMP_DEVICE_COUNT][AMP_HOOK_COUNT][2]; /* [accumulates] */
     /* Call-site entries in the order given: among those that match a call
      * the last wins, and a match beats every entry without a caller. */

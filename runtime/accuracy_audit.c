@@ -319,8 +319,8 @@ void amp_audit_atfork(enum amp_fork_phase phase)
  * another process wrote: names are copied with an end, enums checked). */
 struct site_view {
     const struct amp_audit_site *s; /* for a stable order only */
-    char object[sizeof ((struct amp_audit_site *)0)->object + 1];
-    char function[sizeof ((struct amp_audit_site *)0)->function + 1];
+    char object[sizeof((struct amp_audit_site *)0)->object + 1];
+    char function[sizeof((struct amp_audit_site *)0)->function + 1];
     int hook, device, dtype;
     uint64_t offset;
     uint64_t calls, audited, nonfinite_calls, nonfinite_elems, flops, hist[AMP_AUDIT_BINS];
@@ -408,7 +408,7 @@ static void shapes_text(const struct site_view *x, char *out, size_t outlen)
     for (uint32_t i = 0; i < kept && used < outlen; i++) {
         const int64_t *d = x->shape[i];
         int w = d[2]   ? snprintf(out + used, outlen - used, "%s%" PRId64 "x%" PRId64 "x%" PRId64,
-                                  i ? " " : "", d[0], d[1], d[2])
+                                i ? " " : "", d[0], d[1], d[2])
                 : d[1] ? snprintf(out + used, outlen - used, "%s%" PRId64 "x%" PRId64, i ? " " : "",
                                   d[0], d[1])
                        : snprintf(out + used, outlen - used, "%s%" PRId64, i ? " " : "", d[0]);
@@ -472,8 +472,8 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                 (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed), tolerance,
                 n, n == 1 ? "" : "s", dropped ? " (the table was full: some not kept)" : "");
         fprintf(out, "%-4s %-10s %-10s %-10s %-9s %8s %8s %6s %-5s %-5s %-18s %-34s %s\n", "rank",
-                "err max", "err mean", "elem max", "inf/nan", "calls", "audited", "flops%",
-                "dtype", "fp32?", "symbol", "caller", "shapes");
+                "err max", "err mean", "elem max", "inf/nan", "calls", "audited", "flops%", "dtype",
+                "fp32?", "symbol", "caller", "shapes");
     }
     for (int i = 0; i < n; i++) {
         const struct site_view *x = &v[i];
@@ -487,16 +487,18 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
             amp_json_string(out, x->object);
             fputs(", \"function\": ", out);
             amp_json_string(out, x->function);
-            fprintf(out, ", \"offset\": %" PRIu64 ", \"dtype\": \"%s\", \"calls\": %" PRIu64
-                         ", \"audited\": %" PRIu64 ", \"err_max\": ",
+            fprintf(out,
+                    ", \"offset\": %" PRIu64 ", \"dtype\": \"%s\", \"calls\": %" PRIu64
+                    ", \"audited\": %" PRIu64 ", \"err_max\": ",
                     x->offset, dtype_name((unsigned)x->dtype), x->calls, x->audited);
             json_number(out, x->err_max);
             fputs(", \"err_mean\": ", out);
             json_number(out, x->err_mean);
             fputs(", \"elem_max\": ", out);
             json_number(out, x->device == AMP_DEVICE_CUDA ? NAN : x->elem_max);
-            fprintf(out, ", \"nonfinite_calls\": %" PRIu64 ", \"nonfinite_elems\": %" PRIu64
-                         ", \"flops\": %" PRIu64 ", \"flops_share\": %.4f, \"histogram\": [",
+            fprintf(out,
+                    ", \"nonfinite_calls\": %" PRIu64 ", \"nonfinite_elems\": %" PRIu64
+                    ", \"flops\": %" PRIu64 ", \"flops_share\": %.4f, \"histogram\": [",
                     x->nonfinite_calls, x->nonfinite_elems, x->flops, share / 100.0);
             for (int j = 0; j < AMP_AUDIT_BINS; j++)
                 fprintf(out, "%s%" PRIu64, j ? ", " : "", x->hist[j]);
@@ -509,11 +511,14 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
             snprintf(err_mean, sizeof err_mean, x->audited ? "%.3g" : "-", x->err_mean);
             int elementwise = x->audited && x->device != AMP_DEVICE_CUDA;
             snprintf(elem, sizeof elem, elementwise ? "%.3g" : "-", x->elem_max);
-            fprintf(out, "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
-                         " %6.2f %-5s %-5s %-18s %-34s %s\n",
+            fprintf(out,
+                    "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
+                    " %6.2f %-5s %-5s %-18s %-34s %s\n",
                     i + 1, err_max, err_mean, elem, x->nonfinite_calls, x->calls, x->audited, share,
                     dtype_name((unsigned)x->dtype),
-                    !x->audited ? "?" : keeps_fp32(x, tolerance) ? "yes" : "no",
+                    !x->audited                ? "?"
+                    : keeps_fp32(x, tolerance) ? "yes"
+                                               : "no",
                     amp_hook_names[x->hook], caller, shapes);
         }
     }

@@ -16,11 +16,11 @@
 
 /* The outcome of one audited call, measured by the caller. */
 struct amp_audit_result {
-    double err;            /* ||lowered - fp32||_F / ||fp32||_F (Inf when Inf/NaN appeared) */
-    double elem_max;       /* max |lowered - fp32| / |fp32| where |fp32| is not tiny; < 0:
+    double err;         /* ||lowered - fp32||_F / ||fp32||_F (Inf when Inf/NaN appeared) */
+    double elem_max;    /* max |lowered - fp32| / |fp32| where |fp32| is not tiny; < 0:
                               not measured (a device call) */
-    uint64_t nonfinite;    /* elements Inf or NaN lowered and finite in fp32 */
-    int nonfinite_call;    /* lowering made Inf or NaN (elements may be unknown) */
+    uint64_t nonfinite; /* elements Inf or NaN lowered and finite in fp32 */
+    int nonfinite_call; /* lowering made Inf or NaN (elements may be unknown) */
 };
 
 /* Sums over an output, fed element by element or by whole lines. */

@@ -117,7 +117,7 @@ int amp_caller_site_category(void *return_address, enum amp_device dev, enum amp
     struct site_answer fresh = {return_address, (uint16_t)hook, {0, 0}};
     for (int acc = 0; acc < 2; acc++)
         fresh.category[acc] = (uint8_t)amp_policy_site_category(&amp_rt.cfg.policy, dev, hook, acc,
-                                                               c.object, c.function);
+                                                                c.object, c.function);
     struct amp_quiet quiet;
     amp_lock_quietly(&site_lock, &quiet);
     if (site_pool_used < SITE_POOL) {
@@ -152,7 +152,8 @@ static int object_is_library(const char *path, void *base)
     const char *slash = strrchr(path, '/');
     const char *file = slash ? slash + 1 : path;
     for (int f = 0; f < AMP_FAMILY_COUNT; f++)
-        if (amp_family_prefix[f][0] && strncmp(file, amp_family_prefix[f], strlen(amp_family_prefix[f])) == 0)
+        if (amp_family_prefix[f][0] &&
+            strncmp(file, amp_family_prefix[f], strlen(amp_family_prefix[f])) == 0)
             return 1;
     void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
     if (!h)
@@ -233,8 +234,8 @@ void amp_callers_forget_unloaded(void)
     for (size_t i = 0; i < SITE_CACHE; i++) {
         struct site_answer *a = atomic_load_explicit(&site_cache[i], memory_order_acquire);
         if (a && !amp_address_loaded(a->site))
-            atomic_compare_exchange_strong_explicit(&site_cache[i], &a, NULL,
-                                                    memory_order_relaxed, memory_order_relaxed);
+            atomic_compare_exchange_strong_explicit(&site_cache[i], &a, NULL, memory_order_relaxed,
+                                                    memory_order_relaxed);
     }
     /* An object's verdict goes with it: checked outside the lock, removed
      * under it only if the slot still holds what was checked. */

@@ -14,8 +14,12 @@
 enum amp_threads_mode { AMP_THREADS_ALL, AMP_THREADS_NONE, AMP_THREADS_MAIN, AMP_THREADS_LIST };
 enum amp_report_mode { AMP_REPORT_OFF, AMP_REPORT_STDERR, AMP_REPORT_FILE };
 /* AMPSHIM_CPU_KERNEL: how lowered CPU products run (shim/cpu/blas_native.c). */
-enum amp_cpu_kernel { AMP_CPU_KERNEL_AUTO, AMP_CPU_KERNEL_NATIVE, AMP_CPU_KERNEL_EMULATE,
-                      AMP_CPU_KERNEL_COUNT };
+enum amp_cpu_kernel {
+    AMP_CPU_KERNEL_AUTO,
+    AMP_CPU_KERNEL_NATIVE,
+    AMP_CPU_KERNEL_EMULATE,
+    AMP_CPU_KERNEL_COUNT
+};
 extern const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1]; /* NULL-ended */
 /* AMPSHIM_AUDIT (runtime/accuracy_audit.c): off; on (lowered and fp32 both run, the
  * program keeps the fp32 result); follow (the program keeps the lowered one). */
@@ -28,11 +32,11 @@ struct amp_config {
     enum amp_lowp_dtype dtype[AMP_DEVICE_COUNT];
     struct amp_policy_overrides policy;
     int output_round;
-    int cpu_kernel; /* enum amp_cpu_kernel */
-    int cuda_fp16_explicit; /* AMPSHIM_CUDA_FP16=explicit: fp16 inputs by conversion */
-    int audit;      /* enum amp_audit_mode */
-    uint32_t audit_sample;  /* audit every Nth lowered call of a call site */
-    double audit_tolerance; /* relative Frobenius error above which a site stays fp32 */
+    int cpu_kernel;              /* enum amp_cpu_kernel */
+    int cuda_fp16_explicit;      /* AMPSHIM_CUDA_FP16=explicit: fp16 inputs by conversion */
+    int audit;                   /* enum amp_audit_mode */
+    uint32_t audit_sample;       /* audit every Nth lowered call of a call site */
+    double audit_tolerance;      /* relative Frobenius error above which a site stays fp32 */
     char audit_policy[PATH_MAX]; /* where the generated policy goes at exit ("" none) */
     enum amp_threads_mode threads;
     char threads_list[512]; /* comma-separated tids and name globs */
@@ -70,11 +74,11 @@ int amp_parse_bool(const char *s, int *out);
 int amp_parse_dtype(const char *s, enum amp_lowp_dtype *out);
 /* The settings both the environment and ampctl set: each returns the value,
  * or -1 (0 for the sample) with the reason in err, one line. */
-int amp_parse_output(const char *s, char *err, size_t errlen);      /* 0 keep, 1 round */
-extern const char *const amp_output_names[3];                      /* NULL-ended */
-int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen);  /* enum amp_cpu_kernel */
-int amp_parse_audit_mode(const char *s, char *err, size_t errlen);  /* enum amp_audit_mode */
-uint32_t amp_parse_audit_sample(const char *s, char *err, size_t errlen); /* 1 .. 2^31 */
+int amp_parse_output(const char *s, char *err, size_t errlen);             /* 0 keep, 1 round */
+extern const char *const amp_output_names[3];                              /* NULL-ended */
+int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen);         /* enum amp_cpu_kernel */
+int amp_parse_audit_mode(const char *s, char *err, size_t errlen);         /* enum amp_audit_mode */
+uint32_t amp_parse_audit_sample(const char *s, char *err, size_t errlen);  /* 1 .. 2^31 */
 double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen); /* 0 < x < 1e30 */
 
 #endif

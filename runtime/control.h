@@ -33,7 +33,7 @@ enum amp_ctl_counter {
 #define AMP_X_COUNTER(name, NAME, kind, width, description) AMP_CTL_##NAME,
     AMPSHIM_COUNTER_LIST(AMP_X_COUNTER)
 #undef AMP_X_COUNTER
-    AMP_CTL_COUNTERS
+        AMP_CTL_COUNTERS
 };
 #define AMP_CTL_COUNTER_SLOTS 8 /* per hook in the block's layout */
 _Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 8 counters per hook");
@@ -72,47 +72,47 @@ static inline int amp_ctl_row_used(const uint64_t row[AMP_CTL_COUNTERS])
 #define AMP_CTL_AUDIT_SITES 256
 #define AMP_AUDIT_BINS 8 /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
 struct amp_audit_site {
-    _Atomic uint32_t ready;     /*   0 */
-    uint16_t hook;              /*   4 */
-    uint8_t device;             /*   6: a CUDA site's errors are measured on the device (norms
+    _Atomic uint32_t ready;           /*   0 */
+    uint16_t hook;                    /*   4 */
+    uint8_t device;                   /*   6: a CUDA site's errors are measured on the device (norms
                                            by the library's own routines) and counted when read
                                            back; it has no elementwise error nor a count of Inf/NaN
                                            elements */
-    uint8_t dtype;              /*   7: the dtype its calls were lowered to (the last) */
-    char object[64];            /*   8: the calling object's basename */
-    char function[96];          /*  72: the calling function, "" when dladdr names none */
-    uint64_t offset;            /* 168: the first call's return address in the object */
-    _Atomic uint64_t calls;     /* 176: lowered calls from here */
-    _Atomic uint64_t audited;   /* 184: of those, run both ways and compared */
+    uint8_t dtype;                    /*   7: the dtype its calls were lowered to (the last) */
+    char object[64];                  /*   8: the calling object's basename */
+    char function[96];                /*  72: the calling function, "" when dladdr names none */
+    uint64_t offset;                  /* 168: the first call's return address in the object */
+    _Atomic uint64_t calls;           /* 176: lowered calls from here */
+    _Atomic uint64_t audited;         /* 184: of those, run both ways and compared */
     _Atomic uint64_t nonfinite_calls; /* 192: audited calls whose lowered output had Inf/NaN
                                          where the fp32 one was finite */
     _Atomic uint64_t nonfinite_elems; /* 200 */
-    _Atomic uint64_t flops;     /* 208: of every lowered call from here */
+    _Atomic uint64_t flops;           /* 208: of every lowered call from here */
     _Atomic uint64_t hist[AMP_AUDIT_BINS]; /* 216: audited calls by relative error */
-    _Atomic double err_max;     /* 280: relative Frobenius error, largest */
-    _Atomic double err_sum;     /* 288: ... summed over audited calls (mean = sum / audited) */
-    _Atomic double elem_max;    /* 296: largest elementwise relative error (not tiny values) */
-    _Atomic uint32_t n_shapes;  /* 304: distinct shapes seen; the first four kept */
-    uint32_t pad;               /* 308 */
-    int64_t shape[4][3];        /* 312: m, n, k (0 where the routine has fewer) */
+    _Atomic double err_max;                /* 280: relative Frobenius error, largest */
+    _Atomic double err_sum;    /* 288: ... summed over audited calls (mean = sum / audited) */
+    _Atomic double elem_max;   /* 296: largest elementwise relative error (not tiny values) */
+    _Atomic uint32_t n_shapes; /* 304: distinct shapes seen; the first four kept */
+    uint32_t pad;              /* 308 */
+    int64_t shape[4][3];       /* 312: m, n, k (0 where the routine has fewer) */
 };
 
 /* One thread's state. The first 16 bytes are read by the entry stubs. */
 struct amp_thread {
-    uint32_t fp32_depth;          /*  0: > 0 inside an fp32 region (LAPACK, ampshim_fp32_push) */
-    uint8_t selected;             /*  4: autocast is on for this thread now */
-    uint8_t caller_filter;        /*  5: AMPSHIM_CALLERS: decide in C from the caller */
-    uint8_t rename_pending;       /*  6: re-read the name (AMPSHIM_THREADS) */
-    uint8_t scratch_busy;         /*  7: a call is using the scratch buffer */
+    uint32_t fp32_depth;    /*  0: > 0 inside an fp32 region (LAPACK, ampshim_fp32_push) */
+    uint8_t selected;       /*  4: autocast is on for this thread now */
+    uint8_t caller_filter;  /*  5: AMPSHIM_CALLERS: decide in C from the caller */
+    uint8_t rename_pending; /*  6: re-read the name (AMPSHIM_THREADS) */
+    uint8_t scratch_busy;   /*  7: a call is using the scratch buffer */
     _Atomic uint64_t seen_generation; /*  8: the block generation this thread applied */
-    _Atomic int64_t tid;          /* 16: 0 for a free slot */
-    char name[16];                /* 24: the thread's name when last read */
-    _Atomic uint32_t want;        /* 40: enum amp_ctl_want, written by ampctl */
-    _Atomic uint32_t dtype;       /* 44: the thread's CPU dtype now (enum amp_lowp_dtype) */
-    uint32_t region_depth;        /* 48: ampshim_autocast_push / ampshim_fp32_push entries */
-    _Atomic uint32_t cuda_dtype;  /* 52: the thread's CUDA dtype now */
-    uint64_t owner_private[5];    /* 56: the owner's bookkeeping (scratch, pthread id) */
-    uint8_t regions[32];          /* 96: the region stack (encoding: runtime/decide.h) */
+    _Atomic int64_t tid;              /* 16: 0 for a free slot */
+    char name[16];                    /* 24: the thread's name when last read */
+    _Atomic uint32_t want;            /* 40: enum amp_ctl_want, written by ampctl */
+    _Atomic uint32_t dtype;           /* 44: the thread's CPU dtype now (enum amp_lowp_dtype) */
+    uint32_t region_depth;            /* 48: ampshim_autocast_push / ampshim_fp32_push entries */
+    _Atomic uint32_t cuda_dtype;      /* 52: the thread's CUDA dtype now */
+    uint64_t owner_private[5];        /* 56: the owner's bookkeeping (scratch, pthread id) */
+    uint8_t regions[32];              /* 96: the region stack (encoding: runtime/decide.h) */
     /* 128: counters, one row per hook, written only by this thread. */
     _Atomic uint64_t counters[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS];
 };
@@ -141,11 +141,12 @@ struct amp_ctl_block {
     _Atomic uint32_t audit_served;  /* 164: the last request the process answered */
     uint8_t reserved[24];           /* 168 */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
-    _Atomic uint64_t exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
-    struct amp_thread threads[AMP_CTL_MAX_THREADS]; /* 25280 */
-    _Atomic uint32_t audit_sites;   /* sites in use */
-    _Atomic uint32_t audit_dropped; /* sites not kept: the table was full */
-    _Atomic uint64_t audit_flops;   /* every lowered call's flops while the audit was on */
+    _Atomic uint64_t
+        exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
+    struct amp_thread threads[AMP_CTL_MAX_THREADS];       /* 25280 */
+    _Atomic uint32_t audit_sites;                         /* sites in use */
+    _Atomic uint32_t audit_dropped;                       /* sites not kept: the table was full */
+    _Atomic uint64_t audit_flops; /* every lowered call's flops while the audit was on */
     struct amp_audit_site audit_site[AMP_CTL_AUDIT_SITES];
 };
 
@@ -172,9 +173,11 @@ _Static_assert(offsetof(struct amp_ctl_block, audit) == 140, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_tolerance) == 152, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_request) == 160, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
-                   25280 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread), "layout");
+                   25280 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread),
+               "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
-                   offsetof(struct amp_ctl_block, audit_sites) + 16, "layout");
+                   offsetof(struct amp_ctl_block, audit_sites) + 16,
+               "layout");
 _Static_assert(sizeof(struct amp_audit_site) == 408, "layout");
 _Static_assert(offsetof(struct amp_audit_site, calls) == 176, "layout");
 _Static_assert(offsetof(struct amp_audit_site, err_max) == 280, "layout");

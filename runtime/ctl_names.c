@@ -278,8 +278,12 @@ int amp_ctl_get(const struct amp_ctl_block *b, const char *name, char *out, size
                 enum amp_ctl_type *type)
 {
     char why[16];
-    struct amp_ctl_req r = {.b = (struct amp_ctl_block *)b, .name = name, .out = out,
-                            .outlen = outlen, .type = AMP_CTL_T_STRING, .why = why,
+    struct amp_ctl_req r = {.b = (struct amp_ctl_block *)b,
+                            .name = name,
+                            .out = out,
+                            .outlen = outlen,
+                            .type = AMP_CTL_T_STRING,
+                            .why = why,
                             .whylen = sizeof why};
     int rc = request(&r);
     if (rc == 0 && type)
@@ -291,8 +295,13 @@ int amp_ctl_set(struct amp_ctl_block *b, const char *name, const char *value, ch
                 size_t whylen)
 {
     char out[64];
-    struct amp_ctl_req r = {.b = b, .name = name, .value = value, .out = out,
-                            .outlen = sizeof out, .why = why, .whylen = whylen};
+    struct amp_ctl_req r = {.b = b,
+                            .name = name,
+                            .value = value,
+                            .out = out,
+                            .outlen = sizeof out,
+                            .why = why,
+                            .whylen = whylen};
     int rc = request(&r);
     if (rc == 0)
         atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);

@@ -60,11 +60,11 @@ static inline enum amp_lowp_dtype amp_thread_dtype_on(const struct amp_thread *t
 }
 
 /* The cached result of amp_thread_dtype_on, per device. */
-static inline enum amp_lowp_dtype amp_thread_dtype(const struct amp_thread *t,
-                                                   enum amp_device dev)
+static inline enum amp_lowp_dtype amp_thread_dtype(const struct amp_thread *t, enum amp_device dev)
 {
-    return (enum amp_lowp_dtype)(dev == AMP_DEVICE_CPU ? atomic_load_explicit(&t->dtype, memory_order_relaxed)
-                                                       : atomic_load_explicit(&t->cuda_dtype, memory_order_relaxed));
+    return (enum amp_lowp_dtype)(dev == AMP_DEVICE_CPU
+                                     ? atomic_load_explicit(&t->dtype, memory_order_relaxed)
+                                     : atomic_load_explicit(&t->cuda_dtype, memory_order_relaxed));
 }
 
 /* ---- the decision ---- */
@@ -199,9 +199,9 @@ static inline int amp_decide_lower_dtype(const struct amp_thread *t, enum amp_de
  * under AMPSHIM_AUDIT=1, which promises the program the results it would
  * have without the shim, such a call runs as made (counted passthrough);
  * with the audit off or following, it is lowered as usual. */
-static inline int amp_decide_lower_dtype_unaudited(const struct amp_thread *t,
-                                                   enum amp_device dev, enum amp_hook_id hook,
-                                                   int accumulates, enum amp_ctl_counter *counter)
+static inline int amp_decide_lower_dtype_unaudited(const struct amp_thread *t, enum amp_device dev,
+                                                   enum amp_hook_id hook, int accumulates,
+                                                   enum amp_ctl_counter *counter)
 {
     int dtype = amp_decide_lower_dtype(t, dev, hook, accumulates, counter);
     if (dtype >= 0 && amp_unlikely(amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_ON)) {

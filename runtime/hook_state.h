@@ -38,7 +38,8 @@ struct amp_slot {
 };
 
 
-#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) extern struct amp_slot amp_slot_##sym;
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta)                                    \
+    extern struct amp_slot amp_slot_##sym;
 AMPSHIM_HOOK_LIST(AMP_X_HOOK)
 #undef AMP_X_HOOK
 extern struct amp_slot *const amp_slot_of[AMP_HOOK_COUNT];
@@ -64,7 +65,6 @@ extern struct amp_runtime amp_rt;
 
 _Static_assert(AMP_HOOK_COUNT <= AMP_CTL_MAX_HOOKS, "raise AMP_CTL_MAX_HOOKS");
 _Static_assert(AMP_OP_COUNT <= AMP_CTL_MAX_OPS, "raise AMP_CTL_MAX_OPS");
-
 
 
 /* Re-reads the block after its generation changed: process-wide settings
@@ -183,8 +183,8 @@ static inline void amp_counter_add(_Atomic uint64_t *c, uint64_t n)
 void *amp_scratch(struct amp_thread *t, size_t bytes);
 void amp_scratch_done(struct amp_thread *t);
 
-static inline void amp_count(struct amp_thread *t, enum amp_hook_id hook, enum amp_ctl_counter which,
-                             uint64_t n)
+static inline void amp_count(struct amp_thread *t, enum amp_hook_id hook,
+                             enum amp_ctl_counter which, uint64_t n)
 {
     amp_counter_add(&t->counters[hook][which], n);
 }

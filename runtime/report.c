@@ -12,8 +12,8 @@
 #include "runtime/settings.h"
 
 /* One row: symbol, op, policy, calls, then every counter. */
-static void write_row(FILE *out, int width, const char *symbol, const char *op,
-                      const char *policy, const uint64_t c[AMP_CTL_COUNTERS])
+static void write_row(FILE *out, int width, const char *symbol, const char *op, const char *policy,
+                      const uint64_t c[AMP_CTL_COUNTERS])
 {
     fprintf(out, "%-*s %-18s %-11s %10" PRIu64, width, symbol, op, policy, amp_ctl_calls(c));
     for (int i = 0; i < AMP_CTL_COUNTERS; i++)
@@ -58,8 +58,7 @@ int amp_report_write(FILE *out)
     fputc('\n', out);
     fprintf(out, "%-*s %-18s %-11s %10s", width, "symbol", "op", "policy", "calls");
     for (int i = 0; i < AMP_CTL_COUNTERS; i++)
-        fprintf(out, " %*s", (int)amp_ctl_counter_width[i],
-                amp_ctl_counter_names[i]);
+        fprintf(out, " %*s", (int)amp_ctl_counter_width[i], amp_ctl_counter_names[i]);
     fputc('\n', out);
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
         if (!amp_ctl_row_used(c[h]))

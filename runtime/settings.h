@@ -39,11 +39,11 @@ typedef int (*amp_ctl_leaf)(struct amp_ctl_req *r);
 #define AMP_SETTING_NO_FIELD ((size_t)-1)
 
 struct amp_setting {
-    const char *env;     /* AMPSHIM_*, or NULL for a control-only name */
-    const char *ctl;     /* its control name, or NULL for an environment-only one */
-    const char *values;  /* what it takes, in words */
+    const char *env;    /* AMPSHIM_*, or NULL for a control-only name */
+    const char *ctl;    /* its control name, or NULL for an environment-only one */
+    const char *values; /* what it takes, in words */
     const char *default_text;
-    uint8_t live;        /* a write to ctl changes the running process */
+    uint8_t live; /* a write to ctl changes the running process */
     /* Where it lives: a 32-bit field of struct amp_config and an _Atomic
      * uint32_t of struct amp_ctl_block (AMP_SETTING_NO_FIELD where none),
      * valid from `first` and below `limit`; `parse` turns text into such a

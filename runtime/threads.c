@@ -58,22 +58,20 @@ void amp_runtime_apply_policy(void)
     for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
         for (int h = 0; h < AMP_HOOK_COUNT; h++)
             for (int acc = 0; acc < 2; acc++) {
-                uint8_t ctl = amp_ctl ? atomic_load_explicit(
-                                            &amp_ctl->policy[dev][amp_hook_op[h][acc]],
-                                            memory_order_relaxed)
-                                      : AMP_CTL_POLICY_NONE;
+                uint8_t ctl = amp_ctl
+                                  ? atomic_load_explicit(&amp_ctl->policy[dev][amp_hook_op[h][acc]],
+                                                         memory_order_relaxed)
+                                  : AMP_CTL_POLICY_NONE;
                 amp_live_store(&amp_rt.category[dev][h][acc],
-                               ctl < AMP_CAT_COUNT
-                                   ? ctl
-                                   : (uint8_t)amp_policy_category(&amp_rt.cfg.policy,
-                                                                  (enum amp_device)dev,
-                                                                  (enum amp_hook_id)h, acc));
+                               ctl < AMP_CAT_COUNT ? ctl
+                                                   : (uint8_t)amp_policy_category(
+                                                         &amp_rt.cfg.policy, (enum amp_device)dev,
+                                                         (enum amp_hook_id)h, acc));
             }
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
         const uint8_t *cat = amp_rt.category[amp_hook_device[h]][h];
-        amp_live_store(&amp_slot_of[h]->passes,
-                       (uint8_t)(runs_unchanged(amp_live_load(&cat[0])) &&
-                                 runs_unchanged(amp_live_load(&cat[1]))));
+        amp_live_store(&amp_slot_of[h]->passes, (uint8_t)(runs_unchanged(amp_live_load(&cat[0])) &&
+                                                          runs_unchanged(amp_live_load(&cat[1]))));
         amp_slot_of[h]->passthrough_counter =
             (uint32_t)offsetof(struct amp_thread, counters[h][AMP_CTL_PASSTHROUGH]);
     }

@@ -42,7 +42,8 @@ struct amp_scaler {
     char error[256];
 };
 
-static int fail(const amp_scaler *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(const amp_scaler *s, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int read_device(const amp_scaler *s, float *scale, int64_t *tracker, int *found_inf);
 
 /* Records why a call failed and returns rc. The message buffer is the one
@@ -227,12 +228,15 @@ static int check_buffers(const amp_scaler *s, const amp_buffer *b, size_t n, int
         if (i == 0)
             *on_device = b[0].device == 1;
         else if ((b[i].device == 1) != *on_device || b[i].stream != b[0].stream)
-            return fail(s, -EINVAL, "buffer %zu: one call takes host buffers or device buffers "
-                                    "on one stream, not a mix", i);
+            return fail(s, -EINVAL,
+                        "buffer %zu: one call takes host buffers or device buffers "
+                        "on one stream, not a mix",
+                        i);
     }
     if (n && s->dev && !*on_device)
-        return fail(s, -EINVAL, "this scaler keeps its state on the device since its first "
-                                "device buffer; pass device buffers");
+        return fail(s, -EINVAL,
+                    "this scaler keeps its state on the device since its first "
+                    "device buffer; pass device buffers");
     return 0;
 }
 
@@ -409,20 +413,21 @@ AMP_EXPORT int amp_scaler_update(amp_scaler *s, const float *new_scale)
         if (p)
             return fail(s, -EINVAL, "new_scale: %s (got %g)", p, (double)*new_scale);
         if (s->dev) {
-            int rc = s->cuda->write(s->dev, new_scale, NULL, NULL, s->stream, s->error,
-                                    sizeof s->error);
+            int rc =
+                s->cuda->write(s->dev, new_scale, NULL, NULL, s->stream, s->error, sizeof s->error);
             if (rc)
                 return rc;
         }
         s->scale = *new_scale;
     } else {
         if (!s->unscaled)
-            return fail(s, -EINVAL, "no unscale since the last update: nothing to judge the "
-                                    "scale by (unscale the gradients first)");
+            return fail(s, -EINVAL,
+                        "no unscale since the last update: nothing to judge the "
+                        "scale by (unscale the gradients first)");
         if (s->dev) {
-            int rc = s->cuda->update(s->dev, s->config.growth_factor, s->config.backoff_factor,
-                                     s->config.growth_interval, s->stream, s->error,
-                                     sizeof s->error);
+            int rc =
+                s->cuda->update(s->dev, s->config.growth_factor, s->config.backoff_factor,
+                                s->config.growth_interval, s->stream, s->error, sizeof s->error);
             if (rc)
                 return rc;
             s->unscaled = 0;
@@ -695,8 +700,9 @@ AMP_EXPORT int amp_scaler_load(amp_scaler *s, const char *path)
             return fail(s, -EBADMSG, "%s:%d: an empty line", path, lineno);
         if (lineno == 1) {
             if (strcmp(line, STATE_MAGIC) != 0)
-                return fail(s, -EBADMSG, "%s: not an ampscaler state file (first line is not \"%s\")",
-                            path, STATE_MAGIC);
+                return fail(s, -EBADMSG,
+                            "%s: not an ampscaler state file (first line is not \"%s\")", path,
+                            STATE_MAGIC);
             continue;
         }
         char *value = strchr(line, ' ');
@@ -736,8 +742,8 @@ AMP_EXPORT int amp_scaler_load(amp_scaler *s, const char *path)
         return fail(s, -EBADMSG, "%s: %s", path, p);
     if (s->dev) {
         float fscale = (float)scale;
-        int rc = s->cuda->write(s->dev, &fscale, &tracker, NULL, s->stream, s->error,
-                                sizeof s->error);
+        int rc =
+            s->cuda->write(s->dev, &fscale, &tracker, NULL, s->stream, s->error, sizeof s->error);
         if (rc)
             return rc;
     }

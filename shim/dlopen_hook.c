@@ -129,6 +129,8 @@ void amp_dlopen_hook_init(void)
 #define AMP_DLOPEN_ENDBR ""
 #endif
 
+/* The instructions stay one to a line. */
+/* clang-format off */
 __asm__(".text\n"
         ".globl dlopen\n"
         ".type dlopen, @function\n"
@@ -177,6 +179,7 @@ __asm__(".text\n"
         "  jmp amp_dlsym_c\n"
         "  .cfi_endproc\n"
         ".size dlsym, .-dlsym\n");
+/* clang-format on */
 
 #else
 

@@ -20,6 +20,8 @@
 #define AMP_ENDBR ""
 #endif
 
+/* The instructions stay one to a line, commented in a column. */
+/* clang-format off */
 #define AMP_ENTRY_STUB(sym)                                                                        \
     __asm__(".text\n"                                                                              \
             ".globl " #sym "\n"                                                                    \
@@ -59,5 +61,6 @@
             "  jmp " #sym "_c\n"                                                                   \
             "  .cfi_endproc\n"                                                                     \
             ".size " #sym ", .-" #sym "\n")
+/* clang-format on */
 
 #endif

@@ -36,8 +36,8 @@
 #define AMP_REGION_FRAMES 16
 
 struct amp_region_frame {
-    void *ret;        /* the caller's return address */
-    void **slot;      /* where it was, on the caller's stack */
+    void *ret;   /* the caller's return address */
+    void **slot; /* where it was, on the caller's stack */
     uint16_t hook;
 };
 
@@ -130,8 +130,8 @@ static void prune_while(uintptr_t sp, int by_sp_only)
     uint32_t n = amp_tls_region_frames;
     while (n > 0) {
         struct amp_region_frame *f = &frames[n - 1];
-        int dead = (same_stack && (uintptr_t)f->slot < sp) ||
-                   (!by_sp_only && *f->slot != AMP_LANDING);
+        int dead =
+            (same_stack && (uintptr_t)f->slot < sp) || (!by_sp_only && *f->slot != AMP_LANDING);
         if (!dead)
             break;
         left_frames[left_next++ % AMP_REGION_LEFT] = *f;
@@ -152,9 +152,9 @@ void *amp_region_hook_enter(int hook, int device, void **slot)
         return real;
     if (amp_tls_region_frames)
         prune_while((uintptr_t)(slot + 1), 0);
-    enum amp_outcome o = amp_decide_as(t, (enum amp_device)device, (enum amp_hook_id)hook, 0,
-                                       AMP_DECIDE_REGION)
-                             .outcome;
+    enum amp_outcome o =
+        amp_decide_as(t, (enum amp_device)device, (enum amp_hook_id)hook, 0, AMP_DECIDE_REGION)
+            .outcome;
     uint32_t n = amp_tls_region_frames;
     if (o != AMP_OUTCOME_FP32 || n == AMP_REGION_FRAMES || !return_swap_allowed()) {
         /* No region: counted now (a region routine is never lowered). */
@@ -223,7 +223,7 @@ void amp_region_hook_leave_c(int hook, int opened)
 typedef void (*amp_longjmp_fn)(struct __jmp_buf_tag *, int);
 enum { AMP_LJ_LONGJMP, AMP_LJ__LONGJMP, AMP_LJ_SIGLONGJMP, AMP_LJ_CHK, AMP_LJ_COUNT };
 static const char *const longjmp_names[AMP_LJ_COUNT] = {"longjmp", "_longjmp", "siglongjmp",
-                                                         "__longjmp_chk"};
+                                                        "__longjmp_chk"};
 static amp_longjmp_fn real_longjmp[AMP_LJ_COUNT];
 
 void amp_longjmp_hook_init(void)

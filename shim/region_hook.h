@@ -39,6 +39,7 @@ void *amp_region_hook_enter(int hook, int device, void **return_slot);
 /* Saves the argument registers (the six integer ones and xmm0-7; %al is only
  * meaningful to variadic functions, which these are not), calls the enter
  * function with the address of the return address, restores them, jumps. */
+/* clang-format off */
 #define AMP_DEFINE_FP32_REGION_HOOK(sym, device)                                                   \
     __attribute__((used, visibility("hidden"))) void *sym##_region_enter(void **slot)             \
     {                                                                                              \
@@ -76,6 +77,7 @@ void *amp_region_hook_enter(int hook, int device, void **return_slot);
             "  jmp *%rax\n"                                                                        \
             "  .cfi_endproc\n"                                                                     \
             ".size " #sym ", .-" #sym "\n");
+/* clang-format on */
 
 #else
 
@@ -87,8 +89,8 @@ void amp_region_hook_leave_c(int hook, int opened);
     AMP_EXPORT uintptr_t sym(AMP_WORD_PARAMS)                                                      \
     {                                                                                              \
         void *ret = __builtin_return_address(0);                                                   \
-        amp_words_fn real = (amp_words_fn)amp_region_hook_enter(AMP_HOOK_##sym, device, &ret);    \
-        int opened = ret != __builtin_return_address(0);                                          \
+        amp_words_fn real = (amp_words_fn)amp_region_hook_enter(AMP_HOOK_##sym, device, &ret);     \
+        int opened = ret != __builtin_return_address(0);                                           \
         uintptr_t status = real(AMP_WORD_ARGS);                                                    \
         amp_region_hook_leave_c(AMP_HOOK_##sym, opened);                                           \
         return status;                                                                             \

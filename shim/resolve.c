@@ -161,9 +161,11 @@ static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libn
     unlock_resolve(&quiet);
     if (ilp64 >= 0)
         return ilp64;
-    void *probe = amp_hook_width_probe[hook] ? amp_sibling_symbol(real, amp_hook_width_probe[hook]) : NULL;
+    void *probe =
+        amp_hook_width_probe[hook] ? amp_sibling_symbol(real, amp_hook_width_probe[hook]) : NULL;
     if (probe)
-        ilp64 = amp_hook_form_is_cblas[hook] ? amp_probe_ilp64_cblas(probe) : amp_probe_ilp64_fortran(probe);
+        ilp64 = amp_hook_form_is_cblas[hook] ? amp_probe_ilp64_cblas(probe)
+                                             : amp_probe_ilp64_fortran(probe);
     else if ((probe = amp_sibling_symbol(real, "isamax_")))
         ilp64 = amp_probe_ilp64_fortran(probe);
     else if ((probe = amp_sibling_symbol(real, "cblas_isamax")))
@@ -220,12 +222,24 @@ static const char *required_version(const struct link_map *m, const char *name)
     const uint32_t *gnu = NULL, *sysv = NULL;
     for (const ElfW(Dyn) *d = m->l_ld; d && d->d_tag != DT_NULL; d++) {
         switch (d->d_tag) {
-        case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_addr(m, d->d_un.d_ptr); break;
-        case DT_STRTAB: strtab = (const char *)dyn_addr(m, d->d_un.d_ptr); break;
-        case DT_VERSYM: versym = (const ElfW(Half) *)dyn_addr(m, d->d_un.d_ptr); break;
-        case DT_VERNEED: verneed = (const ElfW(Verneed) *)dyn_addr(m, d->d_un.d_ptr); break;
-        case DT_GNU_HASH: gnu = (const uint32_t *)dyn_addr(m, d->d_un.d_ptr); break;
-        case DT_HASH: sysv = (const uint32_t *)dyn_addr(m, d->d_un.d_ptr); break;
+        case DT_SYMTAB:
+            symtab = (const ElfW(Sym) *)dyn_addr(m, d->d_un.d_ptr);
+            break;
+        case DT_STRTAB:
+            strtab = (const char *)dyn_addr(m, d->d_un.d_ptr);
+            break;
+        case DT_VERSYM:
+            versym = (const ElfW(Half) *)dyn_addr(m, d->d_un.d_ptr);
+            break;
+        case DT_VERNEED:
+            verneed = (const ElfW(Verneed) *)dyn_addr(m, d->d_un.d_ptr);
+            break;
+        case DT_GNU_HASH:
+            gnu = (const uint32_t *)dyn_addr(m, d->d_un.d_ptr);
+            break;
+        case DT_HASH:
+            sysv = (const uint32_t *)dyn_addr(m, d->d_un.d_ptr);
+            break;
         }
     }
     if (!symtab || !strtab || !versym || !verneed || (!gnu && !sysv))
@@ -332,8 +346,10 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
     unlock_resolve(&quiet);
     amp_tls_real_ilp64 = (uint8_t)ilp64;
     if (!real && required) {
-        amp_log(AMP_LOG_ERROR, "%s: no loaded library defines it (symbol lookup error); exiting "
-                               "with status 127", amp_hook_names[hook]);
+        amp_log(AMP_LOG_ERROR,
+                "%s: no loaded library defines it (symbol lookup error); exiting "
+                "with status 127",
+                amp_hook_names[hook]);
         _exit(127);
     }
     return real;
@@ -342,8 +358,9 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
 /* With resolve_lock held; library: a definer's file name, found before. */
 static void mark_several(enum amp_hook_id hook, const char *library, int n)
 {
-    amp_log(AMP_LOG_INFO, "%s is defined by %d loaded libraries (%s, ...); each call goes to its "
-                          "caller's own",
+    amp_log(AMP_LOG_INFO,
+            "%s is defined by %d loaded libraries (%s, ...); each call goes to its "
+            "caller's own",
             amp_hook_names[hook], n, library);
     atomic_store_explicit(&amp_slot_of[hook]->several, 1, memory_order_relaxed);
     atomic_store_explicit(&amp_slot_of[hook]->real, NULL, memory_order_release);
@@ -472,7 +489,8 @@ int amp_resolve_notice_unloads(void)
         if (real && !loaded(real) &&
             atomic_compare_exchange_strong_explicit(&amp_slot_of[h]->real, &real, NULL,
                                                     memory_order_acq_rel, memory_order_relaxed))
-            amp_log(AMP_LOG_INFO, "%s: its library was unloaded; it resolves again at its next call",
+            amp_log(AMP_LOG_INFO,
+                    "%s: its library was unloaded; it resolves again at its next call",
                     amp_hook_names[h]);
     }
     for (int i = 0; i < BINDINGS; i++) {

@@ -60,7 +60,8 @@ int main(void)
     cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, K, C, R, R);
     cudnnSetFilter4dDescriptor(wh, CUDNN_DATA_HALF, CUDNN_TENSOR_NCHW, K, C, R, R);
     cudnnCreateConvolutionDescriptor(&fma), cudnnCreateConvolutionDescriptor(&dflt);
-    cudnnSetConvolution2dDescriptor(fma, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT);
+    cudnnSetConvolution2dDescriptor(fma, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                    CUDNN_DATA_FLOAT);
     cudnnSetConvolution2dDescriptor(dflt, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
                                     CUDNN_DATA_FLOAT);
     cudnnSetConvolutionMathType(fma, CUDNN_FMA_MATH);
@@ -96,8 +97,8 @@ int main(void)
                 st = direct(h, &one, xd, x, wd, w, mode == 0 ? fma : dflt, algo, ws, ws_bytes,
                             &zero, yd, y);
             else if (mode < 4)
-                st = cudnnConvolutionForward(h, &one, xd, x, wd, w, dflt, algo, ws, ws_bytes,
-                                             &zero, yd, y);
+                st = cudnnConvolutionForward(h, &one, xd, x, wd, w, dflt, algo, ws, ws_bytes, &zero,
+                                             yd, y);
             else
                 st = direct(h, &one, xh, x16, wh, w16, dflt, algo, ws, ws_bytes, &zero, yh, y16);
             cudaEventRecord(e1, 0);

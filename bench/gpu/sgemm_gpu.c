@@ -46,8 +46,10 @@ int main(void)
         return 77;
     }
     int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT, "ampshim_ctl");
-    sgemm_fn direct = (sgemm_fn)dlsym(dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD), "cublasSgemm_v2");
+        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
+                                                                             "ampshim_ctl");
+    sgemm_fn direct =
+        (sgemm_fn)dlsym(dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD), "cublasSgemm_v2");
     if (!ctl || !direct) {
         fprintf(stderr, "sgemm_gpu: run under LD_PRELOAD=libampshim.so\n");
         return 1;
@@ -88,7 +90,8 @@ int main(void)
                 if (mode == 0)
                     direct(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
                 else if (mode < 4)
-                    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+                    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c,
+                                n);
                 else
                     cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, ah, CUDA_R_16F, n, bh,
                                  CUDA_R_16F, n, &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,

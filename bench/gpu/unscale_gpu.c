@@ -41,8 +41,11 @@ int main(void)
                                         "bf16 gradients"};
     for (int mode = 0; mode < 4; mode++) {
         for (int r = 0; r < ROUNDS; r++) {
-            amp_buffer b = {.data = grad, .count = mode == 1 ? BYTES / 4 : BYTES / 2,
-                            .dtype = mode == 1 ? AMP_F32 : mode == 2 ? AMP_F16 : AMP_BF16,
+            amp_buffer b = {.data = grad,
+                            .count = mode == 1 ? BYTES / 4 : BYTES / 2,
+                            .dtype = mode == 1   ? AMP_F32
+                                     : mode == 2 ? AMP_F16
+                                                 : AMP_BF16,
                             .device = 1};
             cudaEventRecord(start, 0);
             if (mode == 0)

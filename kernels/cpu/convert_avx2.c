@@ -20,7 +20,8 @@ AVX2 static inline __m256i round_lanes(__m256i u, int drop, __m256i keep_mask, _
     return _mm256_blendv_epi8(rounded, quiet, is_nan);
 }
 
-AVX2 static void round_bits(const float *src, float *dst, size_t n, int drop, enum amp_lowp_dtype dtype)
+AVX2 static void round_bits(const float *src, float *dst, size_t n, int drop,
+                            enum amp_lowp_dtype dtype)
 {
     const __m256i keep = _mm256_set1_epi32((int)~((1u << drop) - 1));
     const __m256i bias = _mm256_set1_epi32((int)((1u << (drop - 1)) - 1));

@@ -256,7 +256,8 @@ static enum amp_onednn_status make(struct amp_onednn_prim *p, const struct amp_o
     if (!impl_is_native(name, g->dtype)) {
         st = AMP_ONEDNN_NOT_NATIVE;
     } else {
-        const dnnl_memory_desc_t *s = dn.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        const dnnl_memory_desc_t *s =
+            dn.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
         if (s)
             p->scratch_md = *s;
         else

@@ -24,8 +24,9 @@ AVX2 static int avx2_f32(float *data, size_t n, float factor)
     for (; i + 32 <= n; i += 32) {
         __m256 a = _mm256_loadu_ps(data + i), b = _mm256_loadu_ps(data + i + 8);
         __m256 c = _mm256_loadu_ps(data + i + 16), d = _mm256_loadu_ps(data + i + 24);
-        seen = _mm256_or_si256(seen, _mm256_or_si256(_mm256_or_si256(nonfinite_f32(a), nonfinite_f32(b)),
-                                                     _mm256_or_si256(nonfinite_f32(c), nonfinite_f32(d))));
+        seen = _mm256_or_si256(
+            seen, _mm256_or_si256(_mm256_or_si256(nonfinite_f32(a), nonfinite_f32(b)),
+                                  _mm256_or_si256(nonfinite_f32(c), nonfinite_f32(d))));
         _mm256_storeu_ps(data + i, _mm256_mul_ps(a, f));
         _mm256_storeu_ps(data + i + 8, _mm256_mul_ps(b, f));
         _mm256_storeu_ps(data + i + 16, _mm256_mul_ps(c, f));

@@ -30,14 +30,32 @@ struct amp_cuda_scaler {
 };
 
 template <typename T> __device__ inline float widen(T v);
-template <> __device__ inline float widen<float>(float v) { return v; }
-template <> __device__ inline float widen<__half>(__half v) { return __half2float(v); }
-template <> __device__ inline float widen<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <> __device__ inline float widen<float>(float v)
+{
+    return v;
+}
+template <> __device__ inline float widen<__half>(__half v)
+{
+    return __half2float(v);
+}
+template <> __device__ inline float widen<__nv_bfloat16>(__nv_bfloat16 v)
+{
+    return __bfloat162float(v);
+}
 
 template <typename T> __device__ inline T narrow(float v);
-template <> __device__ inline float narrow<float>(float v) { return v; }
-template <> __device__ inline __half narrow<__half>(float v) { return __float2half_rn(v); }
-template <> __device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <> __device__ inline float narrow<float>(float v)
+{
+    return v;
+}
+template <> __device__ inline __half narrow<__half>(float v)
+{
+    return __float2half_rn(v);
+}
+template <> __device__ inline __nv_bfloat16 narrow<__nv_bfloat16>(float v)
+{
+    return __float2bfloat16_rn(v);
+}
 
 __device__ inline bool nonfinite(float v)
 {

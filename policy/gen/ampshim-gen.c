@@ -19,8 +19,14 @@
 #include <strings.h>
 #include <unistd.h>
 
-enum { MAX_OPS = 512, MAX_ROUTINES = 256, NAME_MAX_LEN = 64, MAX_LISTS = 32, MAX_FAMILIES = 16,
-       MAX_COUNTERS = 8 /* the control block's layout */ };
+enum {
+    MAX_OPS = 512,
+    MAX_ROUTINES = 256,
+    NAME_MAX_LEN = 64,
+    MAX_LISTS = 32,
+    MAX_FAMILIES = 16,
+    MAX_COUNTERS = 8 /* the control block's layout */
+};
 
 /* The categories; policy/policy.h expands enum amp_category from the list
  * written below, so codes and names are defined here only. */
@@ -69,7 +75,7 @@ static struct routine {
     char name[NAME_MAX_LEN];
     int kind, family;
     int op, op_beta;
-    int cuda_ints; /* 0 for a CPU routine; 32 or 64 for a CUDA entry point */
+    int cuda_ints;   /* 0 for a CPU routine; 32 or 64 for a CUDA entry point */
     int binding_cat; /* the binding's own category, -1 for the op list's */
 } routines[MAX_ROUTINES];
 static int n_routines;
@@ -420,8 +426,8 @@ static void read_manglings(const char *dir)
         copy_field(m->suffix, strcmp(field[5], "-") == 0 ? "" : field[5], path, lineno);
         m->lapack = strcmp(field[3], "yes") == 0;
         if ((*m->prefix && !is_identifier(m->prefix)) ||
-            (*m->suffix && strspn(m->suffix, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
-                               strlen(m->suffix)))
+            (*m->suffix &&
+             strspn(m->suffix, "abcdefghijklmnopqrstuvwxyz0123456789_") != strlen(m->suffix)))
             die("%s:%d: prefix and suffix make an identifier", path, lineno);
         for (int i = 0; i + 1 < n_manglings; i++)
             if (strcmp(manglings[i].prefix, m->prefix) == 0 &&
@@ -505,13 +511,15 @@ static void write_header(const char *path)
     fprintf(f, "\n\n/* X(op): every op named in an op list. */\n#define AMPSHIM_OP_LIST(X)");
     for (int i = 0; i < n_ops; i++)
         fprintf(f, " \\\n    X(%s)", ops[i]);
-    fprintf(f, "\n\n/* X(FAMILY, DEVICE, \"file-name prefix\", \"display name\"): families.txt. */\n"
-               "#define AMPSHIM_FAMILY_LIST(X)");
+    fprintf(f,
+            "\n\n/* X(FAMILY, DEVICE, \"file-name prefix\", \"display name\"): families.txt. */\n"
+            "#define AMPSHIM_FAMILY_LIST(X)");
     for (int i = 0; i < n_families; i++)
         fprintf(f, " \\\n    X(%s, %s, \"%s\", \"%s\")", families[i].name,
                 device_macros[families[i].device], families[i].prefix, families[i].display);
     fprintf(f, "\n\n/* X(name, NAME, KIND, width, \"description\"): counters.txt; KIND OUTCOME\n"
-               " * (calls is their sum), LIBRARY (a library's calls to itself) or AMOUNT. */\n#define AMPSHIM_COUNTER_LIST(X)");
+               " * (calls is their sum), LIBRARY (a library's calls to itself) or AMOUNT. "
+               "*/\n#define AMPSHIM_COUNTER_LIST(X)");
     for (int i = 0; i < n_counters; i++) {
         char name[NAME_MAX_LEN];
         upper(name, counters[i].name);
@@ -536,11 +544,12 @@ static void write_header(const char *path)
      * family and kind, and the whole list as the families' concatenation. */
     int n_hooks = 0;
     for (int fam = 0; fam < n_families; fam++) {
-        fprintf(f, "\n\n/* X(symbol, routine, KIND, FORM, INTS, op, op_beta) for the %s family.\n"
-                   " * FORM is CBLAS or F77 on the CPU, the family on CUDA; INTS is LP (the\n"
-                   " * forwarded-to library's own integer width, probed), I64 (always 64-bit:\n"
-                   " * the suffixed names), or I32/I64 for a CUDA entry point. */\n"
-                   "#define AMPSHIM_HOOK_LIST_%s(X)",
+        fprintf(f,
+                "\n\n/* X(symbol, routine, KIND, FORM, INTS, op, op_beta) for the %s family.\n"
+                " * FORM is CBLAS or F77 on the CPU, the family on CUDA; INTS is LP (the\n"
+                " * forwarded-to library's own integer width, probed), I64 (always 64-bit:\n"
+                " * the suffixed names), or I32/I64 for a CUDA entry point. */\n"
+                "#define AMPSHIM_HOOK_LIST_%s(X)",
                 families[fam].name, families[fam].name);
         n_hooks += write_hook_rows(f, fam, -1);
         for (int k = 0; k < N_KINDS; k++) {
@@ -555,7 +564,8 @@ static void write_header(const char *path)
     fprintf(f, "\n\n#define AMPSHIM_HOOK_LIST(X)");
     for (int fam = 0; fam < n_families; fam++)
         fprintf(f, " AMPSHIM_HOOK_LIST_%s(X)", families[fam].name);
-    fprintf(f, "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n",
+    fprintf(f,
+            "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n",
             n_ops, n_hooks);
     fprintf(f, "\n#endif\n");
     fclose(f);
@@ -605,9 +615,10 @@ static void write_tables(const char *path)
                     else if (table == 1)
                         fprintf(f, "    AMP_DEVICE_%s,\n", device_macros[families[fam].device]);
                     else
-                        fprintf(f, "    AMP_CAT_%s,\n", routines[r].binding_cat < 0
-                                                             ? "UNSET"
-                                                             : category_macros[routines[r].binding_cat]);
+                        fprintf(f, "    AMP_CAT_%s,\n",
+                                routines[r].binding_cat < 0
+                                    ? "UNSET"
+                                    : category_macros[routines[r].binding_cat]);
                 }
             }
     }
@@ -676,7 +687,7 @@ static void write_man_table(FILE *f)
         else
             snprintf(op, sizeof op, "%s", ops[rt->op]);
         const char *cpu = rt->cuda_ints ? "-" : category_names[op_category[rt->op][0]];
-        const char *cuda = !rt->cuda_ints       ? "-"
+        const char *cuda = !rt->cuda_ints         ? "-"
                            : rt->binding_cat >= 0 ? category_names[rt->binding_cat]
                                                   : category_names[op_category[rt->op][1]];
         fprintf(f, "%s\t%s\t%s\t%s\n", rt->name, op, cpu, cuda);
@@ -686,8 +697,10 @@ static void write_man_table(FILE *f)
                "kind\tfamily\tfile\n_\n");
     for (int k = 0; k < n_kinds; k++)
         fprintf(f, "%s\t%s\t%s\n", kinds[k].name, kinds[k].family, kinds[k].file);
-    fprintf(f, ".TE\n.PP\nEach op's category comes from the op list that names it, in\n"
-               ".IR policy/data :\n.TS\ntab(\t) box;\nlb lb lb\nl l l.\nop list\tdevice\tcategory\n_\n");
+    fprintf(
+        f,
+        ".TE\n.PP\nEach op's category comes from the op list that names it, in\n"
+        ".IR policy/data :\n.TS\ntab(\t) box;\nlb lb lb\nl l l.\nop list\tdevice\tcategory\n_\n");
     for (int i = 0; i < n_list_files; i++)
         fprintf(f, "%s\t%s\t%s\n", list_files[i].file, device_names[list_files[i].device],
                 category_names[list_files[i].category]);

@@ -111,7 +111,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
     void AMP_C_ENTRY(sym)(AMP_UNPAREN PARAMS);                                                     \
     void AMP_C_ENTRY(sym)(AMP_UNPAREN PARAMS)                                                      \
     {                                                                                              \
-        sym##_fn real = (sym##_fn)atomic_load_explicit(&amp_slot_##sym.real, memory_order_acquire); \
+        sym##_fn real =                                                                            \
+            (sym##_fn)atomic_load_explicit(&amp_slot_##sym.real, memory_order_acquire);            \
         struct amp_thread *t = amp_tls_thread;                                                     \
         int mode = amp_mode();                                                                     \
         void *outer = amp_tls_caller;                                                              \
@@ -154,7 +155,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
     float AMP_C_ENTRY(sym)(AMP_UNPAREN PARAMS);                                                    \
     float AMP_C_ENTRY(sym)(AMP_UNPAREN PARAMS)                                                     \
     {                                                                                              \
-        sym##_fn real = (sym##_fn)atomic_load_explicit(&amp_slot_##sym.real, memory_order_acquire); \
+        sym##_fn real =                                                                            \
+            (sym##_fn)atomic_load_explicit(&amp_slot_##sym.real, memory_order_acquire);            \
         struct amp_thread *t = amp_tls_thread;                                                     \
         int mode = amp_mode();                                                                     \
         void *outer = amp_tls_caller;                                                              \
@@ -171,7 +173,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
     AMP_STUB(sym)
 
 #define AMP_DEFINE_CBLAS_GEMM(sym, ints)                                                           \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (int layout, int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, \
          int64_t lda, const float *b, int64_t ldb, float beta, float *cm, int64_t ldc),            \
         (layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cm, ldc), beta != 0.0f,             \
@@ -180,7 +183,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
                       ival(ldb, il), beta, cm, ival(ldc, il)))
 
 #define AMP_DEFINE_F77_GEMM(sym, ints)                                                             \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (const char *ta, const char *tb, const void *m, const void *n, const void *k,              \
          const float *alpha, const float *a, const void *lda, const float *b, const void *ldb,     \
          const float *beta, float *cm, const void *ldc, size_t lta, size_t ltb),                   \
@@ -190,7 +194,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
                       iref(ldc, il)))
 
 #define AMP_DEFINE_CBLAS_GEMV(sym, ints)                                                           \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (int layout, int trans, int64_t m, int64_t n, float alpha, const float *a, int64_t lda,    \
          const float *x, int64_t incx, float beta, float *y, int64_t incy),                        \
         (layout, trans, m, n, alpha, a, lda, x, incx, beta, y, incy), beta != 0.0f,                \
@@ -199,7 +204,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
                       ival(incy, il)))
 
 #define AMP_DEFINE_F77_GEMV(sym, ints)                                                             \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (const char *trans, const void *m, const void *n, const float *alpha, const float *a,      \
          const void *lda, const float *x, const void *incx, const float *beta, float *y,           \
          const void *incy, size_t ltrans),                                                         \
@@ -209,28 +215,31 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
 
 #define AMP_DEFINE_CBLAS_GER(sym, ints)                                                            \
     AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
-        (int layout, int64_t m, int64_t n, float alpha, const float *x, int64_t incx,              \
-         const float *y, int64_t incy, float *a, int64_t lda),                                     \
-        (layout, m, n, alpha, x, incx, y, incy, a, lda), 0,                                        \
-        amp_plan_ger(&c, amp_cblas_layout(layout), ival(m, il), ival(n, il), alpha, &x,            \
-                     ival(incx, il), &y, ival(incy, il), a, ival(lda, il)))
+                         (int layout, int64_t m, int64_t n, float alpha, const float *x,           \
+                          int64_t incx, const float *y, int64_t incy, float *a, int64_t lda),      \
+                         (layout, m, n, alpha, x, incx, y, incy, a, lda), 0,                       \
+                         amp_plan_ger(&c, amp_cblas_layout(layout), ival(m, il), ival(n, il),      \
+                                      alpha, &x, ival(incx, il), &y, ival(incy, il), a,            \
+                                      ival(lda, il)))
 
 #define AMP_DEFINE_F77_GER(sym, ints)                                                              \
     AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
-        (const void *m, const void *n, const float *alpha, const float *x, const void *incx,       \
-         const float *y, const void *incy, float *a, const void *lda),                             \
-        (m, n, alpha, x, incx, y, incy, a, lda), 0,                                                \
-        amp_plan_ger(&c, 'C', iref(m, il), iref(n, il), *alpha, &x, iref(incx, il), &y,            \
-                     iref(incy, il), a, iref(lda, il)))
+                         (const void *m, const void *n, const float *alpha, const float *x,        \
+                          const void *incx, const float *y, const void *incy, float *a,            \
+                          const void *lda),                                                        \
+                         (m, n, alpha, x, incx, y, incy, a, lda), 0,                               \
+                         amp_plan_ger(&c, 'C', iref(m, il), iref(n, il), *alpha, &x,               \
+                                      iref(incx, il), &y, iref(incy, il), a, iref(lda, il)))
 
 #define AMP_DEFINE_CBLAS_DOT(sym, ints)                                                            \
-    AMP_DEFINE_FLOAT_HOOK(sym, ints,                                                               \
-        (int64_t n, const float *x, int64_t incx, const float *y, int64_t incy),                   \
+    AMP_DEFINE_FLOAT_HOOK(                                                                         \
+        sym, ints, (int64_t n, const float *x, int64_t incx, const float *y, int64_t incy),        \
         (n, x, incx, y, incy),                                                                     \
         amp_plan_vectors(&c, ival(n, il), &x, ival(incx, il), &y, ival(incy, il)))
 
 #define AMP_DEFINE_F77_DOT(sym, ints)                                                              \
-    AMP_DEFINE_FLOAT_HOOK(sym, ints,                                                               \
+    AMP_DEFINE_FLOAT_HOOK(                                                                         \
+        sym, ints,                                                                                 \
         (const void *n, const float *x, const void *incx, const float *y, const void *incy),       \
         (n, x, incx, y, incy),                                                                     \
         amp_plan_vectors(&c, iref(n, il), &x, iref(incx, il), &y, iref(incy, il)))
@@ -251,7 +260,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
 #define AMP_DEFINE_F77_ASUM AMP_DEFINE_F77_NORM
 
 #define AMP_DEFINE_CBLAS_SYMM(sym, ints)                                                           \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (int layout, int side, int uplo, int64_t m, int64_t n, float alpha, const float *a,        \
          int64_t lda, const float *b, int64_t ldb, float beta, float *cm, int64_t ldc),            \
         (layout, side, uplo, m, n, alpha, a, lda, b, ldb, beta, cm, ldc), beta != 0.0f,            \
@@ -260,7 +270,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
                       cm, ival(ldc, il)))
 
 #define AMP_DEFINE_F77_SYMM(sym, ints)                                                             \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (const char *side, const char *uplo, const void *m, const void *n, const float *alpha,     \
          const float *a, const void *lda, const float *b, const void *ldb, const float *beta,      \
          float *cm, const void *ldc, size_t lside, size_t luplo),                                  \
@@ -270,15 +281,16 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
 
 #define AMP_DEFINE_CBLAS_SYRK(sym, ints)                                                           \
     AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
-        (int layout, int uplo, int trans, int64_t n, int64_t k, float alpha, const float *a,       \
-         int64_t lda, float beta, float *cm, int64_t ldc),                                         \
-        (layout, uplo, trans, n, k, alpha, a, lda, beta, cm, ldc), beta != 0.0f,                   \
-        amp_plan_syrk(&c, amp_cblas_layout(layout), amp_cblas_uplo(uplo), amp_cblas_trans(trans),  \
-                      ival(n, il), ival(k, il), alpha, &a, ival(lda, il), NULL, 0, beta, cm,       \
-                      ival(ldc, il)))
+                         (int layout, int uplo, int trans, int64_t n, int64_t k, float alpha,      \
+                          const float *a, int64_t lda, float beta, float *cm, int64_t ldc),        \
+                         (layout, uplo, trans, n, k, alpha, a, lda, beta, cm, ldc), beta != 0.0f,  \
+                         amp_plan_syrk(&c, amp_cblas_layout(layout), amp_cblas_uplo(uplo),         \
+                                       amp_cblas_trans(trans), ival(n, il), ival(k, il), alpha,    \
+                                       &a, ival(lda, il), NULL, 0, beta, cm, ival(ldc, il)))
 
 #define AMP_DEFINE_F77_SYRK(sym, ints)                                                             \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (const char *uplo, const char *trans, const void *n, const void *k, const float *alpha,    \
          const float *a, const void *lda, const float *beta, float *cm, const void *ldc,           \
          size_t luplo, size_t ltrans),                                                             \
@@ -287,7 +299,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
                       *alpha, &a, iref(lda, il), NULL, 0, *beta, cm, iref(ldc, il)))
 
 #define AMP_DEFINE_CBLAS_SYR2K(sym, ints)                                                          \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (int layout, int uplo, int trans, int64_t n, int64_t k, float alpha, const float *a,       \
          int64_t lda, const float *b, int64_t ldb, float beta, float *cm, int64_t ldc),            \
         (layout, uplo, trans, n, k, alpha, a, lda, b, ldb, beta, cm, ldc), beta != 0.0f,           \
@@ -296,7 +309,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
                       cm, ival(ldc, il)))
 
 #define AMP_DEFINE_F77_SYR2K(sym, ints)                                                            \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (const char *uplo, const char *trans, const void *n, const void *k, const float *alpha,    \
          const float *a, const void *lda, const float *b, const void *ldb, const float *beta,      \
          float *cm, const void *ldc, size_t luplo, size_t ltrans),                                 \
@@ -306,7 +320,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
 
 /* trmm and trsm share one shape; B is input and output. */
 #define AMP_DEFINE_CBLAS_TRXM(sym, ints)                                                           \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (int layout, int side, int uplo, int transa, int diag, int64_t m, int64_t n, float alpha,  \
          const float *a, int64_t lda, float *b, int64_t ldb),                                      \
         (layout, side, uplo, transa, diag, m, n, alpha, a, lda, b, ldb), 0,                        \
@@ -315,7 +330,8 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
                       alpha, &a, ival(lda, il), b, ival(ldb, il)))
 
 #define AMP_DEFINE_F77_TRXM(sym, ints)                                                             \
-    AMP_DEFINE_VOID_HOOK(sym, ints,                                                                \
+    AMP_DEFINE_VOID_HOOK(                                                                          \
+        sym, ints,                                                                                 \
         (const char *side, const char *uplo, const char *transa, const char *diag, const void *m,  \
          const void *n, const float *alpha, const float *a, const void *lda, float *b,             \
          const void *ldb, size_t lside, size_t luplo, size_t ltransa, size_t ldiag),               \
@@ -329,6 +345,7 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
 #define AMP_DEFINE_F77_TRMM AMP_DEFINE_F77_TRXM
 #define AMP_DEFINE_F77_TRSM AMP_DEFINE_F77_TRXM
 
-#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_##form##_##kind(sym, ints)
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta)                                    \
+    AMP_DEFINE_##form##_##kind(sym, ints)
 AMPSHIM_HOOK_LIST_BLAS(AMP_X_HOOK)
 #undef AMP_X_HOOK

@@ -48,4 +48,3 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
     }
     amp_blas_round_accumulator(c);
 }
-

@@ -130,8 +130,9 @@ static int bind_chunks(struct native_job *j, int64_t chunks)
 {
     for (int64_t i = 0; i < chunks; i++) {
         int64_t start = chunk_start(j, i);
-        j->run[i] = amp_onednn_bind(j->prim[i < j->extra], j->x + start * j->k, j->y,
-                                    j->d + start * j->ldd, j->scratch + (size_t)i * j->scratch_each);
+        j->run[i] =
+            amp_onednn_bind(j->prim[i < j->extra], j->x + start * j->k, j->y, j->d + start * j->ldd,
+                            j->scratch + (size_t)i * j->scratch_each);
         if (!j->run[i])
             return 0;
     }
@@ -252,8 +253,8 @@ static int native_gemm(struct amp_blas_call *c, int64_t threads, double macs)
         goto put;
     size_t xs = (size_t)(g.m * g.k), ys = (size_t)(g.k * g.n);
     size_t ds = staged ? (size_t)(g.m * g.n) : 0;
-    size_t total = align64(xs * 2) + align64(ys * 2) + align64(ds * 4) +
-                   (size_t)chunks * job.scratch_each;
+    size_t total =
+        align64(xs * 2) + align64(ys * 2) + align64(ds * 4) + (size_t)chunks * job.scratch_each;
     char *s = amp_scratch(c->t, total);
     if (s) {
         uint16_t *xl = (uint16_t *)s, *yl = (uint16_t *)(s + align64(xs * 2));
@@ -365,7 +366,12 @@ static int native_syrk(struct amp_blas_call *c, int64_t threads)
     const struct amp_gemm_args *a = &c->gemm;
     int col = a->layout == 'C';
     struct syrk_job job = {
-        .n = a->n, .k = a->k, .ldc = a->ldc, .alpha = a->alpha, .beta = a->beta, .c = a->c,
+        .n = a->n,
+        .k = a->k,
+        .ldc = a->ldc,
+        .alpha = a->alpha,
+        .beta = a->beta,
+        .c = a->c,
         /* In the row-major view a column-major C is its transpose: the
          * other triangle, and op(A) transposed. */
         .upper = (a->tb == 'U') != col,
@@ -381,16 +387,22 @@ static int native_syrk(struct amp_blas_call *c, int64_t threads)
     for (int64_t i = 0; i < blocks && st == AMP_ONEDNN_OK; i++) {
         int64_t i0, rows, col0, cols;
         syrk_block(&job, i, &i0, &rows, &col0, &cols);
-        struct amp_onednn_gemm g = {.dtype = c->dtype, .m = rows, .n = cols, .k = job.k,
-                                    .trans_x = 0, .trans_y = 1, .alpha = 1.0f, .beta = 0.0f};
+        struct amp_onednn_gemm g = {.dtype = c->dtype,
+                                    .m = rows,
+                                    .n = cols,
+                                    .k = job.k,
+                                    .trans_x = 0,
+                                    .trans_y = 1,
+                                    .alpha = 1.0f,
+                                    .beta = 0.0f};
         job.prim[i] = get_prim(&g, &st, &job.scratch_each);
         job.d_at[i] = d_total;
         d_total += align64((size_t)(rows * cols) * 4) / 4;
     }
     if (st == AMP_ONEDNN_OK) {
         size_t xs = (size_t)(job.n * job.k), tmp = trans ? (size_t)(16 * job.n) : 0;
-        size_t total = align64(xs * 2) + align64(tmp * 2) + d_total * 4 +
-                       (size_t)blocks * job.scratch_each;
+        size_t total =
+            align64(xs * 2) + align64(tmp * 2) + d_total * 4 + (size_t)blocks * job.scratch_each;
         char *s = amp_scratch(c->t, total);
         if (s) {
             uint16_t *x = (uint16_t *)s;
@@ -444,8 +456,8 @@ int amp_blas_native(struct amp_blas_call *c)
     if (c->native_kind == AMP_NATIVE_SYRK)
         macs /= 2;
     if (kernel == AMP_CPU_KERNEL_AUTO &&
-        (macs < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE ||
-         a->n < AMP_NATIVE_MIN_SIDE || a->k < AMP_NATIVE_MIN_SIDE))
+        (macs < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE || a->n < AMP_NATIVE_MIN_SIDE ||
+         a->k < AMP_NATIVE_MIN_SIDE))
         return 0;
     char why[192];
     if (amp_onednn_open(why, sizeof why) != AMP_ONEDNN_OK) {
@@ -456,8 +468,8 @@ int amp_blas_native(struct amp_blas_call *c)
     int64_t threads = blas_threads() / share;
     if (threads < 1)
         threads = 1;
-    int ran = c->native_kind == AMP_NATIVE_GEMM ? native_gemm(c, threads, macs)
-                                                : native_syrk(c, threads);
+    int ran =
+        c->native_kind == AMP_NATIVE_GEMM ? native_gemm(c, threads, macs) : native_syrk(c, threads);
     amp_native_leave();
     c->done = (uint8_t)ran;
     return ran;

@@ -142,8 +142,8 @@ int amp_plan_gemv(struct amp_blas_call *c, char layout, char trans, int64_t m, i
     if (!layout || !is_trans(trans) || m < 0 || n < 0)
         return 0;
     int64_t lenx = trans == 'N' ? n : m, leny = trans == 'N' ? m : n;
-    int ok = set_matrix(&c->in[0], *a, layout, m, n, lda) &
-             set_vector(&c->in[1], *x, lenx, incx) & set_vector(&c->acc, y, leny, incy);
+    int ok = set_matrix(&c->in[0], *a, layout, m, n, lda) & set_vector(&c->in[1], *x, lenx, incx) &
+             set_vector(&c->acc, y, leny, incy);
     add_input(c, a, 0);
     add_input(c, x, 0);
     c->has_acc = 1;
@@ -185,14 +185,15 @@ int amp_plan_vectors(struct amp_blas_call *c, int64_t n, const float **x, int64_
     return ok;
 }
 
-int amp_plan_symm(struct amp_blas_call *c, char layout, char side, char uplo, int64_t m,
-                  int64_t n, float alpha, const float **a, int64_t lda, const float **b,
-                  int64_t ldb, float beta, float *cm, int64_t ldc)
+int amp_plan_symm(struct amp_blas_call *c, char layout, char side, char uplo, int64_t m, int64_t n,
+                  float alpha, const float **a, int64_t lda, const float **b, int64_t ldb,
+                  float beta, float *cm, int64_t ldc)
 {
     if (!layout || (side != 'L' && side != 'R') || (uplo != 'U' && uplo != 'L') || m < 0 || n < 0)
         return 0;
     int ok = set_triangle(&c->in[0], *a, layout, uplo, side == 'L' ? m : n, lda, 0) &
-             set_matrix(&c->in[1], *b, layout, m, n, ldb) & set_matrix(&c->acc, cm, layout, m, n, ldc);
+             set_matrix(&c->in[1], *b, layout, m, n, ldb) &
+             set_matrix(&c->acc, cm, layout, m, n, ldc);
     add_input(c, a, 0);
     add_input(c, b, 0);
     c->has_acc = 1;
@@ -201,9 +202,9 @@ int amp_plan_symm(struct amp_blas_call *c, char layout, char side, char uplo, in
     return ok && m && n && alpha != 0.0f;
 }
 
-int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, int64_t n,
-                  int64_t k, float alpha, const float **a, int64_t lda, const float **b,
-                  int64_t ldb, float beta, float *cm, int64_t ldc)
+int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, int64_t n, int64_t k,
+                  float alpha, const float **a, int64_t lda, const float **b, int64_t ldb,
+                  float beta, float *cm, int64_t ldc)
 {
     if (!layout || (uplo != 'U' && uplo != 'L') || !is_trans(trans) || n < 0 || k < 0)
         return 0;

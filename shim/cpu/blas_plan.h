@@ -51,9 +51,9 @@ struct amp_blas_call {
     uint8_t done;          /* the native executor ran it: the real routine is not called */
     struct amp_gemm_args gemm;
     /* For the accuracy audit (shim/cpu/blas_audit.c), set by the planners. */
-    double flops;     /* the routine's floating-point operations */
-    int64_t shape[3]; /* m, n, k as the routine names them (0 where it has fewer) */
-    uint8_t audit;    /* this lowered call also runs in fp32 and is compared */
+    double flops;           /* the routine's floating-point operations */
+    int64_t shape[3];       /* m, n, k as the routine names them (0 where it has fewer) */
+    uint8_t audit;          /* this lowered call also runs in fp32 and is compared */
     uint8_t output_rounded; /* AMPSHIM_OUTPUT=round already applied */
     struct amp_audit_site *audit_site;
     const float *saved_arg[2]; /* the caller's multiplicands, before rounding */
@@ -184,12 +184,12 @@ int amp_plan_ger(struct amp_blas_call *c, char layout, int64_t m, int64_t n, flo
                  int64_t lda);
 int amp_plan_vectors(struct amp_blas_call *c, int64_t n, const float **x, int64_t incx,
                      const float **y, int64_t incy);
-int amp_plan_symm(struct amp_blas_call *c, char layout, char side, char uplo, int64_t m,
-                  int64_t n, float alpha, const float **a, int64_t lda, const float **b,
-                  int64_t ldb, float beta, float *cm, int64_t ldc);
-int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, int64_t n,
-                  int64_t k, float alpha, const float **a, int64_t lda, const float **b,
-                  int64_t ldb, float beta, float *cm, int64_t ldc);
+int amp_plan_symm(struct amp_blas_call *c, char layout, char side, char uplo, int64_t m, int64_t n,
+                  float alpha, const float **a, int64_t lda, const float **b, int64_t ldb,
+                  float beta, float *cm, int64_t ldc);
+int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, int64_t n, int64_t k,
+                  float alpha, const float **a, int64_t lda, const float **b, int64_t ldb,
+                  float beta, float *cm, int64_t ldc);
 int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, char transa,
                   char diag, int64_t m, int64_t n, float alpha, const float **a, int64_t lda,
                   float *b, int64_t ldb);

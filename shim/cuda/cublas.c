@@ -50,9 +50,25 @@ static struct amp_gemmex_args gemv_as_gemm(void *h, int trans, int64_t m, int64_
                                            const void *x, const float *beta, void *y)
 {
     int64_t rows = trans == 0 ? m : n, inner = trans == 0 ? n : m;
-    return (struct amp_gemmex_args){h,    trans, 0,     rows, 1,    inner, alpha,
-                                    A,    F32,   lda,   x,    F32,  inner > 1 ? inner : 1,
-                                    beta, y,     F32,   rows > 1 ? rows : 1, COMPUTE_32F, ALGO};
+    return (struct amp_gemmex_args){h,
+                                    trans,
+                                    0,
+                                    rows,
+                                    1,
+                                    inner,
+                                    alpha,
+                                    A,
+                                    F32,
+                                    lda,
+                                    x,
+                                    F32,
+                                    inner > 1 ? inner : 1,
+                                    beta,
+                                    y,
+                                    F32,
+                                    rows > 1 ? rows : 1,
+                                    COMPUTE_32F,
+                                    ALGO};
 }
 
 /* The program's m and n of a gemv in GemmEx form (m rows, k inner). */
@@ -61,8 +77,8 @@ static struct amp_gemmex_args gemv_as_gemm(void *h, int trans, int64_t m, int64_
 
 /* cublasSgemm_v2: lowered as cublasGemmEx on the same fp32 buffers. */
 #define SGEMM_FN(INT)                                                                              \
-    int (*)(void *, int, int, INT, INT, INT, const float *, const float *, INT, const float *, INT, \
-            const float *, float *, INT)
+    int (*)(void *, int, int, INT, INT, INT, const float *, const float *, INT, const float *,     \
+            INT, const float *, float *, INT)
 static int sgemm_as_made(const struct amp_cublas_call *c, void *out, int64_t ld)
 {
     const struct amp_gemmex_args *a = &c->g;
@@ -76,15 +92,15 @@ static int sgemm(enum amp_hook_id hook, int is64, void *h, int ta, int tb, int64
 {
     struct amp_cublas_call c = call_of(hook, is64, sgemm_as_made, AMP_CUBLAS_TO_GEMMEX);
     c.eligible = 1;
-    c.g = (struct amp_gemmex_args){h, ta,  tb,   m, n,   k,   alpha,       A,   F32, lda,
-                                   B, F32, ldb, beta, C, F32, ldc, COMPUTE_32F, ALGO};
+    c.g = (struct amp_gemmex_args){h, ta,  tb,  m,    n, k,   alpha, A,           F32, lda,
+                                   B, F32, ldb, beta, C, F32, ldc,   COMPUTE_32F, ALGO};
     return amp_cublas_gemm(&c);
 }
 
 AMP_STUB(cublasSgemm_v2)
 int AMP_C_ENTRY(cublasSgemm_v2)(void *h, int ta, int tb, int m, int n, int k, const float *alpha,
-                                const float *A, int lda, const float *B, int ldb,
-                                const float *beta, float *C, int ldc)
+                                const float *A, int lda, const float *B, int ldb, const float *beta,
+                                float *C, int ldc)
 {
     AMP_NOTE_CALLER();
     return sgemm(AMP_HOOK_cublasSgemm_v2, 0, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
@@ -93,9 +109,8 @@ int AMP_C_ENTRY(cublasSgemm_v2)(void *h, int ta, int tb, int m, int n, int k, co
 
 AMP_STUB(cublasSgemm_v2_64)
 int AMP_C_ENTRY(cublasSgemm_v2_64)(void *h, int ta, int tb, int64_t m, int64_t n, int64_t k,
-                                   const float *alpha, const float *A, int64_t lda,
-                                   const float *B, int64_t ldb, const float *beta, float *C,
-                                   int64_t ldc)
+                                   const float *alpha, const float *A, int64_t lda, const float *B,
+                                   int64_t ldb, const float *beta, float *C, int64_t ldc)
 {
     AMP_NOTE_CALLER();
     return sgemm(AMP_HOOK_cublasSgemm_v2_64, 1, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,
@@ -129,8 +144,8 @@ int AMP_C_ENTRY(cublasGemmEx)(void *h, int ta, int tb, int m, int n, int k, cons
                               const void *beta, void *C, int ct, int ldc, int compute, int algo)
 {
     AMP_NOTE_CALLER();
-    struct amp_gemmex_args g = {h, ta, tb,   m, n,  k,   alpha,   A,   at, lda,
-                                B, bt, ldb, beta, C, ct, ldc, compute, algo};
+    struct amp_gemmex_args g = {h, ta, tb,  m,    n, k,  alpha, A,       at,  lda,
+                                B, bt, ldb, beta, C, ct, ldc,   compute, algo};
     return gemmex(AMP_HOOK_cublasGemmEx, 0, &g);
 }
 
@@ -141,8 +156,8 @@ int AMP_C_ENTRY(cublasGemmEx_64)(void *h, int ta, int tb, int64_t m, int64_t n, 
                                  int ct, int64_t ldc, int compute, int algo)
 {
     AMP_NOTE_CALLER();
-    struct amp_gemmex_args g = {h, ta, tb,   m, n,  k,   alpha,   A,   at, lda,
-                                B, bt, ldb, beta, C, ct, ldc, compute, algo};
+    struct amp_gemmex_args g = {h, ta, tb,  m,    n, k,  alpha, A,       at,  lda,
+                                B, bt, ldb, beta, C, ct, ldc,   compute, algo};
     return gemmex(AMP_HOOK_cublasGemmEx_64, 1, &g);
 }
 
@@ -159,14 +174,13 @@ static int sgemm_strided_as_made(const struct amp_cublas_call *c, void *out, int
 
 static int sgemm_strided(enum amp_hook_id hook, int is64, void *h, int ta, int tb, int64_t m,
                          int64_t n, int64_t k, const float *alpha, const float *A, int64_t lda,
-                         long long sa, const float *B, int64_t ldb, long long sb,
-                         const float *beta, float *C, int64_t ldc, long long sc, int64_t batch)
+                         long long sa, const float *B, int64_t ldb, long long sb, const float *beta,
+                         float *C, int64_t ldc, long long sc, int64_t batch)
 {
-    struct amp_cublas_call c =
-        call_of(hook, is64, sgemm_strided_as_made, AMP_CUBLAS_TO_STRIDED);
+    struct amp_cublas_call c = call_of(hook, is64, sgemm_strided_as_made, AMP_CUBLAS_TO_STRIDED);
     c.eligible = 1;
-    c.g = (struct amp_gemmex_args){h, ta,  tb,   m, n,   k,   alpha,       A,   F32, lda,
-                                   B, F32, ldb, beta, C, F32, ldc, COMPUTE_32F, ALGO};
+    c.g = (struct amp_gemmex_args){h, ta,  tb,  m,    n, k,   alpha, A,           F32, lda,
+                                   B, F32, ldb, beta, C, F32, ldc,   COMPUTE_32F, ALGO};
     c.sa = sa, c.sb = sb, c.sc = sc, c.batch = batch;
     return amp_cublas_gemm(&c);
 }
@@ -203,16 +217,15 @@ int AMP_C_ENTRY(cublasSgemmStridedBatched_64)(void *h, int ta, int tb, int64_t m
 static int gemmex_strided_as_made(const struct amp_cublas_call *c, void *out, int64_t ld)
 {
     const struct amp_gemmex_args *a = &c->g;
-    return AMP_BY_WIDTH(c, GEMMEX_STRIDED_FN, a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha,
-                        a->A, a->at, a->lda, c->sa, a->B, a->bt, a->ldb, c->sb, a->beta, out,
-                        a->ct, ld, c->sc, c->batch, a->compute, a->algo);
+    return AMP_BY_WIDTH(c, GEMMEX_STRIDED_FN, a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A,
+                        a->at, a->lda, c->sa, a->B, a->bt, a->ldb, c->sb, a->beta, out, a->ct, ld,
+                        c->sc, c->batch, a->compute, a->algo);
 }
 
 static int gemmex_strided(enum amp_hook_id hook, int is64, const struct amp_gemmex_args *g,
                           long long sa, long long sb, long long sc, int64_t batch)
 {
-    struct amp_cublas_call c =
-        call_of(hook, is64, gemmex_strided_as_made, AMP_CUBLAS_TO_STRIDED);
+    struct amp_cublas_call c = call_of(hook, is64, gemmex_strided_as_made, AMP_CUBLAS_TO_STRIDED);
     c.is_ex = c.eligible = 1;
     c.g = *g;
     c.sa = sa, c.sb = sb, c.sc = sc, c.batch = batch;
@@ -224,12 +237,11 @@ int AMP_C_ENTRY(cublasGemmStridedBatchedEx)(void *h, int ta, int tb, int m, int 
                                             const void *alpha, const void *A, int at, int lda,
                                             long long sa, const void *B, int bt, int ldb,
                                             long long sb, const void *beta, void *C, int ct,
-                                            int ldc, long long sc, int batch, int compute,
-                                            int algo)
+                                            int ldc, long long sc, int batch, int compute, int algo)
 {
     AMP_NOTE_CALLER();
-    struct amp_gemmex_args g = {h, ta, tb,   m, n,  k,   alpha,   A,   at, lda,
-                                B, bt, ldb, beta, C, ct, ldc, compute, algo};
+    struct amp_gemmex_args g = {h, ta, tb,  m,    n, k,  alpha, A,       at,  lda,
+                                B, bt, ldb, beta, C, ct, ldc,   compute, algo};
     return gemmex_strided(AMP_HOOK_cublasGemmStridedBatchedEx, 0, &g, sa, sb, sc, batch);
 }
 
@@ -237,13 +249,13 @@ AMP_STUB(cublasGemmStridedBatchedEx_64)
 int AMP_C_ENTRY(cublasGemmStridedBatchedEx_64)(void *h, int ta, int tb, int64_t m, int64_t n,
                                                int64_t k, const void *alpha, const void *A, int at,
                                                int64_t lda, long long sa, const void *B, int bt,
-                                               int64_t ldb, long long sb, const void *beta,
-                                               void *C, int ct, int64_t ldc, long long sc,
-                                               int64_t batch, int compute, int algo)
+                                               int64_t ldb, long long sb, const void *beta, void *C,
+                                               int ct, int64_t ldc, long long sc, int64_t batch,
+                                               int compute, int algo)
 {
     AMP_NOTE_CALLER();
-    struct amp_gemmex_args g = {h, ta, tb,   m, n,  k,   alpha,   A,   at, lda,
-                                B, bt, ldb, beta, C, ct, ldc, compute, algo};
+    struct amp_gemmex_args g = {h, ta, tb,  m,    n, k,  alpha, A,       at,  lda,
+                                B, bt, ldb, beta, C, ct, ldc,   compute, algo};
     return gemmex_strided(AMP_HOOK_cublasGemmStridedBatchedEx_64, 1, &g, sa, sb, sc, batch);
 }
 
@@ -254,8 +266,8 @@ int AMP_C_ENTRY(cublasGemmStridedBatchedEx_64)(void *h, int ta, int tb, int64_t 
 static int sgemmex_as_made(const struct amp_cublas_call *c, void *out, int64_t ld)
 {
     const struct amp_gemmex_args *a = &c->g;
-    return AMP_BY_WIDTH(c, SGEMMEX_FN, a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A,
-                        a->at, a->lda, a->B, a->bt, a->ldb, a->beta, out, a->ct, ld);
+    return AMP_BY_WIDTH(c, SGEMMEX_FN, a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A, a->at,
+                        a->lda, a->B, a->bt, a->ldb, a->beta, out, a->ct, ld);
 }
 
 static int sgemmex(enum amp_hook_id hook, int is64, const struct amp_gemmex_args *g)
@@ -272,8 +284,8 @@ int AMP_C_ENTRY(cublasSgemmEx)(void *h, int ta, int tb, int m, int n, int k, con
                                const float *beta, void *C, int ct, int ldc)
 {
     AMP_NOTE_CALLER();
-    struct amp_gemmex_args g = {h, ta, tb,   m, n,  k,   alpha,       A,   at, lda,
-                                B, bt, ldb, beta, C, ct, ldc, COMPUTE_32F, ALGO};
+    struct amp_gemmex_args g = {h, ta, tb,  m,    n, k,  alpha, A,           at,  lda,
+                                B, bt, ldb, beta, C, ct, ldc,   COMPUTE_32F, ALGO};
     return sgemmex(AMP_HOOK_cublasSgemmEx, 0, &g);
 }
 
@@ -284,8 +296,8 @@ int AMP_C_ENTRY(cublasSgemmEx_64)(void *h, int ta, int tb, int64_t m, int64_t n,
                                   int ct, int64_t ldc)
 {
     AMP_NOTE_CALLER();
-    struct amp_gemmex_args g = {h, ta, tb,   m, n,  k,   alpha,       A,   at, lda,
-                                B, bt, ldb, beta, C, ct, ldc, COMPUTE_32F, ALGO};
+    struct amp_gemmex_args g = {h, ta, tb,  m,    n, k,  alpha, A,           at,  lda,
+                                B, bt, ldb, beta, C, ct, ldc,   COMPUTE_32F, ALGO};
     return sgemmex(AMP_HOOK_cublasSgemmEx_64, 1, &g);
 }
 
@@ -319,8 +331,7 @@ int AMP_C_ENTRY(cublasSgemv_v2)(void *h, int trans, int m, int n, const float *a
                                 const float *beta, float *y, int incy)
 {
     AMP_NOTE_CALLER();
-    return sgemv(AMP_HOOK_cublasSgemv_v2, 0, h, trans, m, n, alpha, A, lda, x, incx, beta, y,
-                 incy);
+    return sgemv(AMP_HOOK_cublasSgemv_v2, 0, h, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 
 AMP_STUB(cublasSgemv_v2_64)
@@ -344,17 +355,16 @@ static int sger_as_made(const struct amp_cublas_call *c, void *out, int64_t ld)
                         ld);
 }
 
-static int sger(enum amp_hook_id hook, int is64, void *h, int64_t m, int64_t n,
-                const float *alpha, const float *x, int64_t incx, const float *y, int64_t incy,
-                float *A, int64_t lda)
+static int sger(enum amp_hook_id hook, int is64, void *h, int64_t m, int64_t n, const float *alpha,
+                const float *x, int64_t incx, const float *y, int64_t incy, float *A, int64_t lda)
 {
     static const float one = 1.0f;
     struct amp_cublas_call c = call_of(hook, is64, sger_as_made, AMP_CUBLAS_TO_GEMMEX);
     c.eligible = incx == 1 && incy == 1 && m >= 0 && n >= 0 && lda >= (m > 1 ? m : 1) &&
                  amp_cublas_host_pointers(c.real, h);
-    c.g = (struct amp_gemmex_args){h,    0, 1,   m,   n,           1,   alpha, x, F32,
-                                   m > 1 ? m : 1, y, F32, n > 1 ? n : 1, &one, A, F32,
-                                   lda,  COMPUTE_32F, ALGO};
+    c.g = (struct amp_gemmex_args){
+        h,    0, 1,   m,   n,           1,   alpha, x, F32, m > 1 ? m : 1, y, F32, n > 1 ? n : 1,
+        &one, A, F32, lda, COMPUTE_32F, ALGO};
     c.incx = incx, c.incy = incy;
     return amp_cublas_gemm(&c);
 }
@@ -368,9 +378,8 @@ int AMP_C_ENTRY(cublasSger_v2)(void *h, int m, int n, const float *alpha, const 
 }
 
 AMP_STUB(cublasSger_v2_64)
-int AMP_C_ENTRY(cublasSger_v2_64)(void *h, int64_t m, int64_t n, const float *alpha,
-                                  const float *x, int64_t incx, const float *y, int64_t incy,
-                                  float *A, int64_t lda)
+int AMP_C_ENTRY(cublasSger_v2_64)(void *h, int64_t m, int64_t n, const float *alpha, const float *x,
+                                  int64_t incx, const float *y, int64_t incy, float *A, int64_t lda)
 {
     AMP_NOTE_CALLER();
     return sger(AMP_HOOK_cublasSger_v2_64, 1, h, m, n, alpha, x, incx, y, incy, A, lda);
@@ -392,11 +401,10 @@ static int sgemm_batched(enum amp_hook_id hook, int is64, void *h, int ta, int t
                          int64_t lda, const float *const *B, int64_t ldb, const float *beta,
                          float *const *C, int64_t ldc, int64_t batch)
 {
-    struct amp_cublas_call c =
-        call_of(hook, is64, sgemm_batched_as_made, AMP_CUBLAS_TO_BATCHED);
+    struct amp_cublas_call c = call_of(hook, is64, sgemm_batched_as_made, AMP_CUBLAS_TO_BATCHED);
     c.eligible = 1;
-    c.g = (struct amp_gemmex_args){h, ta,  tb,   m, n,   k,   alpha,       A,   F32, lda,
-                                   B, F32, ldb, beta, (void *)C, F32, ldc, COMPUTE_32F, ALGO};
+    c.g = (struct amp_gemmex_args){h, ta,  tb,  m,    n,         k,   alpha, A,           F32, lda,
+                                   B, F32, ldb, beta, (void *)C, F32, ldc,   COMPUTE_32F, ALGO};
     c.batch = batch;
     return amp_cublas_gemm(&c);
 }
@@ -430,16 +438,15 @@ int AMP_C_ENTRY(cublasSgemmBatched_64)(void *h, int ta, int tb, int64_t m, int64
 static int gemmex_batched_as_made(const struct amp_cublas_call *c, void *out, int64_t ld)
 {
     const struct amp_gemmex_args *a = &c->g;
-    return AMP_BY_WIDTH(c, GEMMEX_BATCHED_FN, a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha,
-                        a->A, a->at, a->lda, a->B, a->bt, a->ldb, a->beta, out, a->ct, ld,
-                        c->batch, a->compute, a->algo);
+    return AMP_BY_WIDTH(c, GEMMEX_BATCHED_FN, a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A,
+                        a->at, a->lda, a->B, a->bt, a->ldb, a->beta, out, a->ct, ld, c->batch,
+                        a->compute, a->algo);
 }
 
 static int gemmex_batched(enum amp_hook_id hook, int is64, const struct amp_gemmex_args *g,
                           int64_t batch)
 {
-    struct amp_cublas_call c =
-        call_of(hook, is64, gemmex_batched_as_made, AMP_CUBLAS_TO_BATCHED);
+    struct amp_cublas_call c = call_of(hook, is64, gemmex_batched_as_made, AMP_CUBLAS_TO_BATCHED);
     c.is_ex = c.eligible = 1;
     c.g = *g;
     c.batch = batch;
@@ -454,8 +461,8 @@ int AMP_C_ENTRY(cublasGemmBatchedEx)(void *h, int ta, int tb, int m, int n, int 
                                      int algo)
 {
     AMP_NOTE_CALLER();
-    struct amp_gemmex_args g = {h, ta, tb,   m, n,         k,  alpha,   A,      at, lda,
-                                B, bt, ldb, beta, (void *)C, ct, ldc, compute, algo};
+    struct amp_gemmex_args g = {h, ta, tb,  m,    n,         k,  alpha, A,       at,  lda,
+                                B, bt, ldb, beta, (void *)C, ct, ldc,   compute, algo};
     return gemmex_batched(AMP_HOOK_cublasGemmBatchedEx, 0, &g, batch);
 }
 
@@ -467,15 +474,15 @@ int AMP_C_ENTRY(cublasGemmBatchedEx_64)(void *h, int ta, int tb, int64_t m, int6
                                         int64_t batch, int compute, int algo)
 {
     AMP_NOTE_CALLER();
-    struct amp_gemmex_args g = {h, ta, tb,   m, n,         k,  alpha,   A,      at, lda,
-                                B, bt, ldb, beta, (void *)C, ct, ldc, compute, algo};
+    struct amp_gemmex_args g = {h, ta, tb,  m,    n,         k,  alpha, A,       at,  lda,
+                                B, bt, ldb, beta, (void *)C, ct, ldc,   compute, algo};
     return gemmex_batched(AMP_HOOK_cublasGemmBatchedEx_64, 1, &g, batch);
 }
 
 /* cublasSgemvBatched: a pointer-array batch of one-column GEMMs. */
 #define SGEMV_BATCHED_FN(INT)                                                                      \
-    int (*)(void *, int, INT, INT, const float *, const float *const *, INT,                       \
-            const float *const *, INT, const float *, float *const *, INT, INT)
+    int (*)(void *, int, INT, INT, const float *, const float *const *, INT, const float *const *, \
+            INT, const float *, float *const *, INT, INT)
 static int sgemv_batched_as_made(const struct amp_cublas_call *c, void *out, int64_t ld)
 {
     const struct amp_gemmex_args *a = &c->g;
@@ -484,13 +491,12 @@ static int sgemv_batched_as_made(const struct amp_cublas_call *c, void *out, int
                         a->lda, a->B, c->incx, a->beta, out, c->incy, c->batch);
 }
 
-static int sgemv_batched(enum amp_hook_id hook, int is64, void *h, int trans, int64_t m,
-                         int64_t n, const float *alpha, const float *const *A, int64_t lda,
-                         const float *const *x, int64_t incx, const float *beta,
-                         float *const *y, int64_t incy, int64_t batch)
+static int sgemv_batched(enum amp_hook_id hook, int is64, void *h, int trans, int64_t m, int64_t n,
+                         const float *alpha, const float *const *A, int64_t lda,
+                         const float *const *x, int64_t incx, const float *beta, float *const *y,
+                         int64_t incy, int64_t batch)
 {
-    struct amp_cublas_call c =
-        call_of(hook, is64, sgemv_batched_as_made, AMP_CUBLAS_TO_BATCHED);
+    struct amp_cublas_call c = call_of(hook, is64, sgemv_batched_as_made, AMP_CUBLAS_TO_BATCHED);
     c.eligible = gemv_shaped(trans, m, n, lda, incx, incy);
     c.g = gemv_as_gemm(h, trans, m, n, alpha, A, lda, x, beta, (void *)y);
     c.incx = incx, c.incy = incy, c.batch = batch;
@@ -499,9 +505,8 @@ static int sgemv_batched(enum amp_hook_id hook, int is64, void *h, int trans, in
 
 AMP_STUB(cublasSgemvBatched)
 int AMP_C_ENTRY(cublasSgemvBatched)(void *h, int trans, int m, int n, const float *alpha,
-                                    const float *const *A, int lda, const float *const *x,
-                                    int incx, const float *beta, float *const *y, int incy,
-                                    int batch)
+                                    const float *const *A, int lda, const float *const *x, int incx,
+                                    const float *beta, float *const *y, int incy, int batch)
 {
     AMP_NOTE_CALLER();
     return sgemv_batched(AMP_HOOK_cublasSgemvBatched, 0, h, trans, m, n, alpha, A, lda, x, incx,
@@ -509,10 +514,10 @@ int AMP_C_ENTRY(cublasSgemvBatched)(void *h, int trans, int m, int n, const floa
 }
 
 AMP_STUB(cublasSgemvBatched_64)
-int AMP_C_ENTRY(cublasSgemvBatched_64)(void *h, int trans, int64_t m, int64_t n,
-                                       const float *alpha, const float *const *A, int64_t lda,
-                                       const float *const *x, int64_t incx, const float *beta,
-                                       float *const *y, int64_t incy, int64_t batch)
+int AMP_C_ENTRY(cublasSgemvBatched_64)(void *h, int trans, int64_t m, int64_t n, const float *alpha,
+                                       const float *const *A, int64_t lda, const float *const *x,
+                                       int64_t incx, const float *beta, float *const *y,
+                                       int64_t incy, int64_t batch)
 {
     AMP_NOTE_CALLER();
     return sgemv_batched(AMP_HOOK_cublasSgemvBatched_64, 1, h, trans, m, n, alpha, A, lda, x, incx,
@@ -532,13 +537,12 @@ static int sgemv_strided_as_made(const struct amp_cublas_call *c, void *out, int
                         c->batch);
 }
 
-static int sgemv_strided(enum amp_hook_id hook, int is64, void *h, int trans, int64_t m,
-                         int64_t n, const float *alpha, const float *A, int64_t lda, long long sa,
+static int sgemv_strided(enum amp_hook_id hook, int is64, void *h, int trans, int64_t m, int64_t n,
+                         const float *alpha, const float *A, int64_t lda, long long sa,
                          const float *x, int64_t incx, long long sx, const float *beta, float *y,
                          int64_t incy, long long sy, int64_t batch)
 {
-    struct amp_cublas_call c =
-        call_of(hook, is64, sgemv_strided_as_made, AMP_CUBLAS_TO_STRIDED);
+    struct amp_cublas_call c = call_of(hook, is64, sgemv_strided_as_made, AMP_CUBLAS_TO_STRIDED);
     c.eligible = gemv_shaped(trans, m, n, lda, incx, incy);
     c.g = gemv_as_gemm(h, trans, m, n, alpha, A, lda, x, beta, y);
     c.incx = incx, c.incy = incy, c.sa = sa, c.sb = sx, c.sc = sy, c.batch = batch;

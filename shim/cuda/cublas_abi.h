@@ -20,9 +20,9 @@ enum {
     AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16,
     AMP_CUBLAS_POINTER_MODE_HOST = 0,
     AMP_CUBLAS_GEMM_DEFAULT = -1,
-    AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0, /* int32_t */
-    AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,   /* int32_t (cudaDataType) */
-    AMP_CUBLASLT_MATRIX_LAYOUT_TYPE = 0,       /* uint32_t (cudaDataType) */
+    AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0,        /* int32_t */
+    AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,          /* int32_t (cudaDataType) */
+    AMP_CUBLASLT_MATRIX_LAYOUT_TYPE = 0,              /* uint32_t (cudaDataType) */
     AMP_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1, /* uint64_t */
     /* Attribute numbers a private copy of a descriptor walks: every matmul
      * descriptor attribute below this (CUDA 13 defines up to 38) and every

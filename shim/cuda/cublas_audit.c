@@ -111,8 +111,10 @@ static void resolve_helpers(void)
     if (!f.complete)
         amp_log(AMP_LOG_INFO, "audit: the CUDA libraries lack a function the audit of cuBLAS "
                               "calls needs; those calls run lowered, not audited");
-    own = (struct amp_cuda_own_handle){.create = f.create, .destroy = f.destroy,
-                                       .set_stream = f.set_stream, .setup = device_pointers};
+    own = (struct amp_cuda_own_handle){.create = f.create,
+                                       .destroy = f.destroy,
+                                       .set_stream = f.set_stream,
+                                       .setup = device_pointers};
     f.complete &= amp_cuda_own_handle_init(&own);
     if (f.complete) {
         amp_audit_set_device_fold(fold);
@@ -239,8 +241,7 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
     }
     amp_unlock_quietly(&lock, &quiet);
     /* The program keeps the fp32 result unless it follows the lowered one. */
-    if (!amp_audit_follows() &&
-        !amp_cuda_copy_2d(a->C, pitch, S, width, width, (size_t)n, stream))
+    if (!amp_audit_follows() && !amp_cuda_copy_2d(a->C, pitch, S, width, width, (size_t)n, stream))
         amp_log(AMP_LOG_WARN, "audit: could not copy an fp32 result back: the lowered one stays");
     amp_cuda_scratch_end(&scratch);
     return status;

@@ -38,8 +38,7 @@ int amp_cublas_mode_keeps_calls(int mode)
            (mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
 }
 
-int amp_cublas_accumulates(enum amp_hook_id hook, const void *real, void *handle,
-                           const float *beta)
+int amp_cublas_accumulates(enum amp_hook_id hook, const void *real, void *handle, const float *beta)
 {
     const uint8_t *cat = amp_rt.category[AMP_DEVICE_CUDA][hook];
     if (amp_live_load(&cat[0]) == amp_live_load(&cat[1]))
@@ -54,7 +53,8 @@ static enum amp_hook_id target_hook(const struct amp_cublas_call *c)
         return c->hook;
     switch (c->target) {
     case AMP_CUBLAS_TO_STRIDED:
-        return c->is64 ? AMP_HOOK_cublasGemmStridedBatchedEx_64 : AMP_HOOK_cublasGemmStridedBatchedEx;
+        return c->is64 ? AMP_HOOK_cublasGemmStridedBatchedEx_64
+                       : AMP_HOOK_cublasGemmStridedBatchedEx;
     case AMP_CUBLAS_TO_BATCHED:
         return c->is64 ? AMP_HOOK_cublasGemmBatchedEx_64 : AMP_HOOK_cublasGemmBatchedEx;
     case AMP_CUBLAS_TO_GEMMEX:
@@ -95,11 +95,11 @@ typedef int (*stridedex_I32)(void *, int, int, int, int, int, const void *, cons
                              int, int, long long, int, int, int);
 typedef int (*stridedex_I64)(void *, int, int, int64_t, int64_t, int64_t, const void *,
                              const void *, int, int64_t, long long, const void *, int, int64_t,
-                             long long, const void *, void *, int, int64_t, long long, int64_t,
-                             int, int);
+                             long long, const void *, void *, int, int64_t, long long, int64_t, int,
+                             int);
 typedef int (*batchedex_I32)(void *, int, int, int, int, int, const void *, const void *const *,
-                             int, int, const void *const *, int, int, const void *,
-                             void *const *, int, int, int, int, int);
+                             int, int, const void *const *, int, int, const void *, void *const *,
+                             int, int, int, int, int);
 typedef int (*batchedex_I64)(void *, int, int, int64_t, int64_t, int64_t, const void *,
                              const void *const *, int, int64_t, const void *const *, int, int64_t,
                              const void *, void *const *, int, int64_t, int64_t, int, int);
@@ -112,25 +112,22 @@ static int run_strided(void *ex, const struct amp_cublas_call *c, const struct a
                                    a->lda, c->sa, a->B, a->bt, a->ldb, c->sb, a->beta, a->C, a->ct,
                                    a->ldc, c->sc, c->batch, a->compute, a->algo);
     return ((stridedex_I32)ex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha, a->A,
-                               a->at, (int)a->lda, c->sa, a->B, a->bt, (int)a->ldb, c->sb,
-                               a->beta, a->C, a->ct, (int)a->ldc, c->sc, (int)c->batch,
-                               a->compute, a->algo);
+                               a->at, (int)a->lda, c->sa, a->B, a->bt, (int)a->ldb, c->sb, a->beta,
+                               a->C, a->ct, (int)a->ldc, c->sc, (int)c->batch, a->compute, a->algo);
 }
 
 /* The same through a pointer-array Ex form (A, B and C are the arrays). */
 static int run_batched(void *ex, const struct amp_cublas_call *c, const struct amp_gemmex_args *a)
 {
     if (c->is64)
-        return ((batchedex_I64)ex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha,
-                                   (const void *const *)a->A, a->at, a->lda,
-                                   (const void *const *)a->B, a->bt, a->ldb, a->beta,
-                                   (void *const *)a->C, a->ct, a->ldc, c->batch, a->compute,
-                                   a->algo);
-    return ((batchedex_I32)ex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha,
-                               (const void *const *)a->A, a->at, (int)a->lda,
-                               (const void *const *)a->B, a->bt, (int)a->ldb, a->beta,
-                               (void *const *)a->C, a->ct, (int)a->ldc, (int)c->batch,
-                               a->compute, a->algo);
+        return ((batchedex_I64)ex)(
+            a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, (const void *const *)a->A, a->at,
+            a->lda, (const void *const *)a->B, a->bt, a->ldb, a->beta, (void *const *)a->C, a->ct,
+            a->ldc, c->batch, a->compute, a->algo);
+    return ((batchedex_I32)ex)(
+        a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha, (const void *const *)a->A,
+        a->at, (int)a->lda, (const void *const *)a->B, a->bt, (int)a->ldb, a->beta,
+        (void *const *)a->C, a->ct, (int)a->ldc, (int)c->batch, a->compute, a->algo);
 }
 
 /* The lowered call `a` through cublasGemmEx: plainly; in fp16 with
@@ -164,10 +161,10 @@ int amp_cublas_gemm(const struct amp_cublas_call *c)
         return as_made(c);
     /* An Ex call is lowered only when every data type is fp32 and its
      * compute type is plain CUBLAS_COMPUTE_32F; whatever else it chose stays. */
-    int eligible = c->eligible && (!c->is_ex || (c->g.at == AMP_CUDA_R_32F &&
-                                                 c->g.bt == AMP_CUDA_R_32F &&
-                                                 c->g.ct == AMP_CUDA_R_32F &&
-                                                 c->g.compute == AMP_CUBLAS_COMPUTE_32F));
+    int eligible =
+        c->eligible &&
+        (!c->is_ex || (c->g.at == AMP_CUDA_R_32F && c->g.bt == AMP_CUDA_R_32F &&
+                       c->g.ct == AMP_CUDA_R_32F && c->g.compute == AMP_CUBLAS_COMPUTE_32F));
     void *ex = eligible ? amp_real_optional(target_hook(c)) : NULL;
     if (!ex) {
         amp_count(t, c->hook, AMP_CTL_PASSTHROUGH, 1);

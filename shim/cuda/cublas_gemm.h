@@ -26,8 +26,8 @@ struct amp_cublas_call {
     uint8_t eligible; /* its types and shape allow a lowered form */
     struct amp_gemmex_args g; /* in GemmEx form; g.compute is the program's
                                  (CUBLAS_COMPUTE_32F for the S routines) */
-    int64_t incx, incy;   /* a gemv's or ger's own strides */
-    long long sa, sb, sc; /* strided batches: the matrix strides */
+    int64_t incx, incy;       /* a gemv's or ger's own strides */
+    long long sa, sb, sc;     /* strided batches: the matrix strides */
     int64_t batch;
 };
 

@@ -74,8 +74,8 @@ static float *take(struct amp_cuda_scratch *s, size_t elements)
 }
 
 /* T (k x k, ld k) = the `uplo` triangle of A, zeros elsewhere. */
-static int triangle(helpers *f, void *h, struct amp_cuda_scratch *s, int uplo, int k, const float *A, int lda,
-                    float **T)
+static int triangle(helpers *f, void *h, struct amp_cuda_scratch *s, int uplo, int k,
+                    const float *A, int lda, float **T)
 {
     float *t = take(s, (size_t)k * k), *packed = take(s, (size_t)k * (k + 1) / 2);
     *T = t;
@@ -83,8 +83,8 @@ static int triangle(helpers *f, void *h, struct amp_cuda_scratch *s, int uplo, i
            f->trttp(h, uplo, k, A, lda, packed) == OK && f->tpttr(h, uplo, k, packed, t, k) == OK;
 }
 
-static int syrk(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
-                int is64)
+static int syrk(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute,
+                const uintptr_t *w, int is64)
 {
     int uplo = (int)w[1], trans = (int)w[2];
     int64_t n = arg(w, 3, is64), k = arg(w, 4, is64), lda = arg(w, 7, is64), ldc = arg(w, 10, is64);
@@ -116,8 +116,8 @@ static int syrk(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, i
                : -1;
 }
 
-static int symm(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
-                int is64)
+static int symm(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute,
+                const uintptr_t *w, int is64)
 {
     int side = (int)w[1], uplo = (int)w[2];
     int64_t m = arg(w, 3, is64), n = arg(w, 4, is64), lda = arg(w, 7, is64), ldb = arg(w, 9, is64),
@@ -148,8 +148,8 @@ static int symm(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, i
                : -1;
 }
 
-static int trmm(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute, const uintptr_t *w,
-                int is64)
+static int trmm(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, int compute,
+                const uintptr_t *w, int is64)
 {
     int side = (int)w[1], uplo = (int)w[2], trans = (int)w[3], diag = (int)w[4];
     int64_t m = arg(w, 5, is64), n = arg(w, 6, is64), lda = arg(w, 9, is64), ldb = arg(w, 11, is64),
@@ -177,7 +177,7 @@ static int trmm(helpers *f, void *h, struct amp_cuda_scratch *s, gemmex_fn ex, i
                           compute, AMP_CUBLAS_GEMM_DEFAULT);
     if (status == OK && diag == DIAG_UNIT) /* C = C + alpha B, in place */
         status = f->geam(h, OP_N, OP_N, (int)m, (int)n, &one, C, (int)ldc, alpha, B, (int)ldb, C,
-                        (int)ldc);
+                         (int)ldc);
     /* a failure after C was written is repaired by the caller's plain call:
      * trmm's C is output only */
     return status == OK ? OK : -1;
@@ -219,8 +219,7 @@ int amp_cublas_level3(enum amp_hook_id hook, enum amp_level3 kind, int is64, con
     int dtype = amp_decide_lower_dtype_unaudited(
         t, AMP_DEVICE_CUDA, hook, amp_cublas_accumulates(hook, real, h, beta), &outcome);
     int math = -1, status = -1, done = 0;
-    if (dtype >= 0 &&
-        (!amp_cublas_math_mode(real, h, &math) || amp_cublas_mode_keeps_calls(math)))
+    if (dtype >= 0 && (!amp_cublas_math_mode(real, h, &math) || amp_cublas_mode_keeps_calls(math)))
         dtype = -1;
     if (dtype >= 0 && kind != AMP_LEVEL3_TRSM && amp_cublas_host_pointers(real, h)) {
         status = amp_cublas_level3_lowp(kind, is64, w, amp_cublas_fast_compute(dtype),

@@ -64,7 +64,8 @@ static int layout_is_fp32(const struct amp_cublaslt_helpers *f, void *layout)
 }
 
 /* Whether the matmul is an all-fp32 one with plain 32F compute and scale. */
-static int plain_fp32(const struct amp_cublaslt_helpers *f, void *desc, void *a, void *b, void *c, void *d)
+static int plain_fp32(const struct amp_cublaslt_helpers *f, void *desc, void *a, void *b, void *c,
+                      void *d)
 {
     int32_t compute = -1, scale = -1;
     size_t written = 0;
@@ -128,10 +129,11 @@ static const int8_t *sizes_of(struct attr_sizes *t, desc_get_fn get, void *obj, 
 
 /* Copies every attribute of the program's descriptor but the compute and
  * scale types onto priv, and adds them to the key; 0 if one cannot be. */
-static int copy_descriptor(const struct amp_cublaslt_helpers *f, void *desc, void *priv, struct lt_key *k)
+static int copy_descriptor(const struct amp_cublaslt_helpers *f, void *desc, void *priv,
+                           struct lt_key *k)
 {
-    const int8_t *size = sizes_of(&desc_sizes, f->desc_get, desc,
-                                  AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES);
+    const int8_t *size =
+        sizes_of(&desc_sizes, f->desc_get, desc, AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES);
     for (int attr = 0; attr < AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES; attr++) {
         if (attr == AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE ||
             attr == AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE || size[attr] == 0)
@@ -151,8 +153,8 @@ static int copy_descriptor(const struct amp_cublaslt_helpers *f, void *desc, voi
 
 static void key_layout(const struct amp_cublaslt_helpers *f, void *layout, struct lt_key *k)
 {
-    const int8_t *size = sizes_of(&layout_sizes, f->layout_get, layout,
-                                  AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES);
+    const int8_t *size =
+        sizes_of(&layout_sizes, f->layout_get, layout, AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES);
     for (int attr = 0; attr < AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES; attr++) {
         unsigned char value[64];
         size_t written = 0;
@@ -201,8 +203,9 @@ static void remember_algo(const struct lt_key *k, const struct amp_lt_algo *algo
 
 /* An algorithm for the private descriptor within the program's workspace:
  * from the cache, or cublasLtMatmulAlgoGetHeuristic. */
-static int choose_algo(const struct amp_cublaslt_helpers *f, void *handle, void *priv, void *layouts[4],
-                       size_t workspace_bytes, struct lt_key *k, struct amp_lt_algo *algo)
+static int choose_algo(const struct amp_cublaslt_helpers *f, void *handle, void *priv,
+                       void *layouts[4], size_t workspace_bytes, struct lt_key *k,
+                       struct amp_lt_algo *algo)
 {
     for (int i = 0; i < 4; i++)
         key_layout(f, layouts[i], k);
@@ -236,11 +239,11 @@ static int choose_algo(const struct amp_cublaslt_helpers *f, void *handle, void 
 typedef int (*matmul_fn)(void *, void *, const void *, const void *, void *, const void *, void *,
                          const void *, const void *, void *, void *, void *, const void *, void *,
                          size_t, void *);
-static int run_lowered(const struct amp_cublaslt_helpers *f, matmul_fn real, int32_t fast, void *handle,
-                       void *desc, const void *alpha, const void *A, void *a_layout,
+static int run_lowered(const struct amp_cublaslt_helpers *f, matmul_fn real, int32_t fast,
+                       void *handle, void *desc, const void *alpha, const void *A, void *a_layout,
                        const void *B, void *b_layout, const void *beta, const void *C,
-                       void *c_layout, void *D, void *d_layout, const void *algo,
-                       void *workspace, size_t workspace_bytes, void *stream)
+                       void *c_layout, void *D, void *d_layout, const void *algo, void *workspace,
+                       size_t workspace_bytes, void *stream)
 {
     void *priv = NULL;
     if (f->desc_create(&priv, fast, AMP_CUDA_R_32F) != AMP_CUBLAS_STATUS_SUCCESS || !priv)
@@ -254,8 +257,8 @@ static int run_lowered(const struct amp_cublaslt_helpers *f, matmul_fn real, int
     void *layouts[4] = {a_layout, b_layout, c_layout, d_layout};
     if (copy_descriptor(f, desc, priv, &key) &&
         (!algo || choose_algo(f, handle, priv, layouts, workspace_bytes, &key, &chosen)))
-        status = real(handle, priv, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,
-                      d_layout, algo ? &chosen : NULL, workspace, workspace_bytes, stream);
+        status = real(handle, priv, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D, d_layout,
+                      algo ? &chosen : NULL, workspace, workspace_bytes, stream);
     f->desc_destroy(priv);
     return status;
 }
@@ -298,11 +301,11 @@ static int lt_matmul(const struct lt_call *c)
     if (f && plain_fp32(f, c->desc, c->a_layout, c->b_layout, c->c_layout, c->d_layout))
         fast = amp_cublas_fast_compute(
             amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, 1, &outcome));
-    int status = fast ? run_lowered(f, real, fast, c->handle, c->desc, c->alpha, c->A, c->a_layout,
-                                    c->B, c->b_layout, c->beta, c->C, c->c_layout, c->D,
-                                    c->d_layout, c->algo, c->workspace, c->workspace_bytes,
-                                    c->stream)
-                      : -1;
+    int status = fast
+                     ? run_lowered(f, real, fast, c->handle, c->desc, c->alpha, c->A, c->a_layout,
+                                   c->B, c->b_layout, c->beta, c->C, c->c_layout, c->D, c->d_layout,
+                                   c->algo, c->workspace, c->workspace_bytes, c->stream)
+                     : -1;
     if (status != AMP_CUBLAS_STATUS_SUCCESS) {
         outcome = amp_not_lowered_after_all(outcome);
         status = as_made(real, c);
@@ -319,8 +322,23 @@ int AMP_C_ENTRY(cublasLtMatmul)(void *handle, void *desc, const void *alpha, con
                                 void *stream)
 {
     AMP_NOTE_CALLER();
-    struct lt_call c = {AMP_HOOK_cublasLtMatmul, handle, desc, alpha, A, a_layout, B, b_layout,
-                        beta, C, c_layout, D, d_layout, algo, workspace, workspace_bytes, stream};
+    struct lt_call c = {AMP_HOOK_cublasLtMatmul,
+                        handle,
+                        desc,
+                        alpha,
+                        A,
+                        a_layout,
+                        B,
+                        b_layout,
+                        beta,
+                        C,
+                        c_layout,
+                        D,
+                        d_layout,
+                        algo,
+                        workspace,
+                        workspace_bytes,
+                        stream};
     return lt_matmul(&c);
 }
 

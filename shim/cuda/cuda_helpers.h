@@ -88,8 +88,8 @@ struct amp_cudnn_transform_helpers {
 
 /* A list's names and where each goes in its table. */
 struct amp_helper_list {
-    const char *library;   /* its name in messages ("cuBLAS") */
-    const char *soname;    /* opened when nothing loaded defines a helper; NULL: never */
+    const char *library; /* its name in messages ("cuBLAS") */
+    const char *soname;  /* opened when nothing loaded defines a helper; NULL: never */
     size_t count;
     const char *const *names;
     const size_t *offsets;

@@ -57,8 +57,8 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *own_pool(void)
 {
     int dev = -1;
-    if (!rt->get_device || !rt->pool_create || !rt->pool_set || !rt->malloc_from_pool || rt->get_device(&dev) != 0 ||
-        dev < 0 || dev >= POOL_DEVICES)
+    if (!rt->get_device || !rt->pool_create || !rt->pool_set || !rt->malloc_from_pool ||
+        rt->get_device(&dev) != 0 || dev < 0 || dev >= POOL_DEVICES)
         return NULL;
     if (atomic_load_explicit(&pool_tried[dev], memory_order_acquire))
         return atomic_load_explicit(&pools[dev], memory_order_relaxed);
@@ -74,8 +74,10 @@ static void *own_pool(void)
             rt->pool_set(pool, AMP_CUDA_POOL_ATTR_RELEASE_THRESHOLD, &keep) == 0)
             atomic_store_explicit(&pools[dev], pool, memory_order_relaxed);
         else
-            amp_log(AMP_LOG_INFO, "device %d: no memory pool of the shim's own; scratch comes "
-                                  "from the runtime's default pool", dev);
+            amp_log(AMP_LOG_INFO,
+                    "device %d: no memory pool of the shim's own; scratch comes "
+                    "from the runtime's default pool",
+                    dev);
         atomic_store_explicit(&pool_tried[dev], 1, memory_order_release);
     }
     pthread_mutex_unlock(&pool_lock);
@@ -103,8 +105,8 @@ void *amp_cuda_take(struct amp_cuda_scratch *s, size_t bytes)
         !ready() || captured(s->stream))
         return NULL;
     void *pool = own_pool();
-    if ((pool ? rt->malloc_from_pool(&p, bytes, pool, s->stream) : rt->malloc_async(&p, bytes, s->stream)) !=
-        0)
+    if ((pool ? rt->malloc_from_pool(&p, bytes, pool, s->stream)
+              : rt->malloc_async(&p, bytes, s->stream)) != 0)
         return NULL;
     return s->p[s->n++] = p;
 }
@@ -130,8 +132,8 @@ int amp_cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, s
                      size_t rows, void *stream)
 {
     enum { DEVICE_TO_DEVICE = 3 }; /* cudaMemcpyDeviceToDevice */
-    return ready() && rt->memcpy2d_async && rt->memcpy2d_async(dst, dpitch, src, spitch, width, rows, DEVICE_TO_DEVICE,
-                                     stream) == 0;
+    return ready() && rt->memcpy2d_async &&
+           rt->memcpy2d_async(dst, dpitch, src, spitch, width, rows, DEVICE_TO_DEVICE, stream) == 0;
 }
 
 /* The value behind a thread's key: its handle and whose it is. */

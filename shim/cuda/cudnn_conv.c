@@ -65,7 +65,8 @@ static int conv_workspace(const struct amp_dnn *f, enum conv_kind kind, const st
 static int conv_ensure_workspace(struct amp_dnn_scope *s, enum conv_kind kind, struct conv_args *a)
 {
     size_t need = 0;
-    return conv_workspace(s->f, kind, a, &need) && amp_dnn_scope_workspace(s, need, &a->ws, &a->ws_bytes);
+    return conv_workspace(s->f, kind, a, &need) &&
+           amp_dnn_scope_workspace(s, need, &a->ws, &a->ws_bytes);
 }
 
 /* Whether a convolution is all fp32 with a math type the program left to
@@ -100,7 +101,8 @@ static void *conv_private(struct amp_dnn_scope *s, void *conv, int math)
     void *priv = amp_dnn_scope_own(s, f->create_conv, f->destroy_conv);
     return priv && f->set_conv(priv, len, pad, stride, dilation, mode, compute) == AMP_DNN_OK &&
                    f->set_groups(priv, groups) == AMP_DNN_OK &&
-                   f->set_reorder(priv, reorder) == AMP_DNN_OK && f->set_math(priv, math) == AMP_DNN_OK
+                   f->set_reorder(priv, reorder) == AMP_DNN_OK &&
+                   f->set_math(priv, math) == AMP_DNN_OK
                ? priv
                : NULL;
 }
@@ -127,7 +129,8 @@ static int conv_bf16(struct amp_dnn_scope *s, enum conv_kind kind, conv_fn real,
     if (s->failed || !conv_ensure_workspace(s, kind, &low))
         return -1;
     int status = conv_call(real, &low);
-    if (status == AMP_DNN_OK && !amp_dnn_scope_blend(s, &v[2], low.pout, bf16, a.alpha, a.beta, a.pout))
+    if (status == AMP_DNN_OK &&
+        !amp_dnn_scope_blend(s, &v[2], low.pout, bf16, a.alpha, a.beta, a.pout))
         status = -1;
     return status;
 }
@@ -194,8 +197,8 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
 {
     struct amp_thread *t = amp_thread_enter();
     if (!t)
-        return real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd, bias,
-                    act, yd, y);
+        return real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd, bias, act,
+                    yd, y);
     const struct amp_dnn *f = amp_dnn();
     struct conv_args a = {h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, NULL, yd, y};
     struct amp_dnn_view v[3];
@@ -208,8 +211,8 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
         amp_dnn_scope_begin(&s, f, h);
         a.conv = conv_private(&s, conv, AMP_CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
         if (a.conv && conv_ensure_workspace(&s, CONV_FWD, &a))
-            status = real(h, alpha1, xd, x, wd, w, a.conv, algo, a.ws, a.ws_bytes, alpha2, zd, z, bd,
-                          bias, act, yd, y);
+            status = real(h, alpha1, xd, x, wd, w, a.conv, algo, a.ws, a.ws_bytes, alpha2, zd, z,
+                          bd, bias, act, yd, y);
         amp_dnn_scope_end(&s);
         if (status != AMP_DNN_OK)
             outcome = amp_not_lowered_after_all(outcome);

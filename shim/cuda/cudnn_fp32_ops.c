@@ -22,8 +22,8 @@ struct fp32_call {
     int want, half;
 };
 
-static inline __attribute__((always_inline)) struct fp32_call fp32_call_begin(enum amp_hook_id hook, int n, void *const *descs,
-                                        int eligible)
+static inline __attribute__((always_inline)) struct fp32_call
+fp32_call_begin(enum amp_hook_id hook, int n, void *const *descs, int eligible)
 {
     struct fp32_call c = {.t = amp_thread_enter(), .hook = hook};
     c.f = c.t ? amp_dnn() : NULL;
@@ -152,8 +152,8 @@ static int norm_inference(enum amp_hook_id hook, norm_inference_fn real, void *h
         if (fp32_call_done(&c, status, u.s.converted))
             return status;
     }
-    return fp32_call_as_made(&c, real(h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias,
-                                      mvd, mean, var, zd, z, act, yd, y, epsilon, groups));
+    return fp32_call_as_made(&c, real(h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, mvd,
+                                      mean, var, zd, z, act, yd, y, epsilon, groups));
 }
 
 #define AMP_DEFINE_NORM_FWD_INFERENCE(sym, ...)                                                    \
@@ -175,9 +175,9 @@ AMPSHIM_HOOKS_CUDNN_NORM_FWD_INFERENCE(AMP_DEFINE_NORM_FWD_INFERENCE)
  * read): x and z in fp32, y into fp32 scratch, with the workspace cuDNN
  * wants for the fp32 descriptors. The running and saved statistics are fp32
  * already and are written as they are. With an activation, as made. */
-static int norm_train_fp32(const struct amp_dnn *f, struct amp_dnn_upcast *u, void *h, int mode, int ops,
-                           int algo, void *sbd, void *act, void *mvd, void **ws, size_t *ws_bytes,
-                           int groups)
+static int norm_train_fp32(const struct amp_dnn *f, struct amp_dnn_upcast *u, void *h, int mode,
+                           int ops, int algo, void *sbd, void *act, void *mvd, void **ws,
+                           size_t *ws_bytes, int groups)
 {
     size_t need = 0;
     return ops == AMP_CUDNN_NORM_OPS_NORM &&
@@ -196,8 +196,7 @@ static int norm_training(enum amp_hook_id hook, norm_training_fn real, void *h, 
                          void *sbd, const void *scale, const void *bias, double factor, void *mvd,
                          void *run_mean, void *run_var, double epsilon, void *save_mean,
                          void *save_inv_var, void *act, void *zd, const void *z, void *yd, void *y,
-                         void *ws, size_t ws_bytes, void *reserve, size_t reserve_bytes,
-                         int groups)
+                         void *ws, size_t ws_bytes, void *reserve, size_t reserve_bytes, int groups)
 {
     void *descs[3] = {xd, zd, yd};
     const void *ptrs[2] = {x, z};
@@ -210,19 +209,18 @@ static int norm_training(enum amp_hook_id hook, norm_training_fn real, void *h, 
                              norm_train_fp32(c.f, &u, h, mode, ops, algo, sbd, act, mvd, &ws2,
                                              &ws2_bytes, groups)
                          ? real(h, mode, ops, algo, &amp_dnn_one, &amp_dnn_zero, u.desc[0],
-                                u.ptr[0], sbd, scale, bias, factor, mvd, run_mean, run_var,
-                                epsilon, save_mean, save_inv_var, act, u.desc[1], u.ptr[1],
-                                u.desc[3], (void *)u.ptr[3], ws2, ws2_bytes, reserve,
-                                reserve_bytes, groups)
+                                u.ptr[0], sbd, scale, bias, factor, mvd, run_mean, run_var, epsilon,
+                                save_mean, save_inv_var, act, u.desc[1], u.ptr[1], u.desc[3],
+                                (void *)u.ptr[3], ws2, ws2_bytes, reserve, reserve_bytes, groups)
                          : -1;
         status = amp_dnn_upcast_end(&u, status, alpha, beta, y);
         if (fp32_call_done(&c, status, u.s.converted))
             return status;
     }
-    return fp32_call_as_made(&c, real(h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias,
-                                      factor, mvd, run_mean, run_var, epsilon, save_mean,
-                                      save_inv_var, act, zd, z, yd, y, ws, ws_bytes, reserve,
-                                      reserve_bytes, groups));
+    return fp32_call_as_made(&c,
+                             real(h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, factor,
+                                  mvd, run_mean, run_var, epsilon, save_mean, save_inv_var, act, zd,
+                                  z, yd, y, ws, ws_bytes, reserve, reserve_bytes, groups));
 }
 
 #define AMP_DEFINE_NORM_FWD_TRAINING(sym, ...)                                                     \
@@ -259,10 +257,12 @@ static int reduce_fp32(const struct amp_dnn *f, void *h, void **rd, void *ad, vo
     if (comp == AMP_CUDNN_DATA_FLOAT)
         return 1; /* fp32 already */
     void *priv = amp_dnn_scope_own(&u->s, f->create_reduce, f->destroy_reduce);
-    if (!priv || f->set_reduce(priv, op, AMP_CUDNN_DATA_FLOAT, nan, indices, index_type) != AMP_DNN_OK)
+    if (!priv ||
+        f->set_reduce(priv, op, AMP_CUDNN_DATA_FLOAT, nan, indices, index_type) != AMP_DNN_OK)
         return 0;
     *rd = priv;
-    return f->ws_reduce(h, *rd, ad, cd, &need) == AMP_DNN_OK && amp_dnn_scope_workspace(&u->s, need, ws, ws_bytes);
+    return f->ws_reduce(h, *rd, ad, cd, &need) == AMP_DNN_OK &&
+           amp_dnn_scope_workspace(&u->s, need, ws, ws_bytes);
 }
 
 typedef int (*reduce_fn)(void *, void *, void *, size_t, void *, size_t, const void *, void *,
@@ -279,10 +279,10 @@ static int reduce(enum amp_hook_id hook, reduce_fn real, void *h, void *rd, void
         void *ws2 = ws;
         size_t ws2_bytes = ws_bytes;
         void *run = rd;
-        int status = reduce_fp32(c.f, h, &run, ad, cd, &ws2, &ws2_bytes, &u)
-                         ? real(h, run, indices, indices_bytes, ws2, ws2_bytes, alpha, ad, A, beta,
-                                cd, C)
-                         : -1;
+        int status =
+            reduce_fp32(c.f, h, &run, ad, cd, &ws2, &ws2_bytes, &u)
+                ? real(h, run, indices, indices_bytes, ws2, ws2_bytes, alpha, ad, A, beta, cd, C)
+                : -1;
         amp_dnn_scope_end(&u.s);
         if (fp32_call_done(&c, status, u.s.converted))
             return status;

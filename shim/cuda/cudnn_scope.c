@@ -47,7 +47,8 @@ int amp_dnn_describe(const struct amp_dnn *f, void *desc, int filter, struct amp
         return f->get_tensor(desc, AMP_CUDNN_DIM_MAX, &v->type, &v->nb, v->dims, v->strides) ==
                    AMP_DNN_OK &&
                v->nb > 0 && v->nb <= AMP_CUDNN_DIM_MAX;
-    if (f->get_filter(desc, AMP_CUDNN_DIM_MAX, &v->type, &v->format, &v->nb, v->dims) != AMP_DNN_OK ||
+    if (f->get_filter(desc, AMP_CUDNN_DIM_MAX, &v->type, &v->format, &v->nb, v->dims) !=
+            AMP_DNN_OK ||
         v->nb < 3 || v->nb > AMP_CUDNN_DIM_MAX ||
         (v->format != AMP_CUDNN_TENSOR_NCHW && v->format != AMP_CUDNN_TENSOR_NHWC))
         return 0;
@@ -141,7 +142,8 @@ int amp_dnn_scope_workspace(struct amp_dnn_scope *s, size_t need, void **ws, siz
 /* A descriptor with v's shape in `type`: a filter descriptor when as_filter,
  * else a tensor descriptor with v's strides (for a filter: the strides its
  * format implies, so cudnnTransformTensor can address filter memory). */
-void *amp_dnn_scope_desc(struct amp_dnn_scope *s, const struct amp_dnn_view *v, int type, int as_filter)
+void *amp_dnn_scope_desc(struct amp_dnn_scope *s, const struct amp_dnn_view *v, int type,
+                         int as_filter)
 {
     void *d = NULL;
     if (s->failed)
@@ -166,8 +168,8 @@ const float amp_dnn_one = 1.0f, amp_dnn_zero = 0.0f;
 /* Scratch for v's elements in `type`, with *call_desc the descriptor a call
  * takes it by (tensor or filter, as v is) and *alias a tensor descriptor of
  * it for cudnnTransformTensor. */
-void *amp_dnn_scope_buffer(struct amp_dnn_scope *s, const struct amp_dnn_view *v, int type, void **call_desc,
-                          void **alias)
+void *amp_dnn_scope_buffer(struct amp_dnn_scope *s, const struct amp_dnn_view *v, int type,
+                           void **call_desc, void **alias)
 {
     void *p = amp_dnn_scope_mem(s, amp_dnn_span(v) * amp_dnn_type_bytes(type));
     *alias = amp_dnn_scope_desc(s, v, type, 0);
@@ -176,13 +178,14 @@ void *amp_dnn_scope_buffer(struct amp_dnn_scope *s, const struct amp_dnn_view *v
 }
 
 /* A copy of src (described by v) in `type`; *call_desc describes it. */
-void *amp_dnn_scope_convert(struct amp_dnn_scope *s, const struct amp_dnn_view *v, const void *src, int type,
-                           void **call_desc)
+void *amp_dnn_scope_convert(struct amp_dnn_scope *s, const struct amp_dnn_view *v, const void *src,
+                            int type, void **call_desc)
 {
     void *alias;
     void *dst = amp_dnn_scope_buffer(s, v, type, call_desc, &alias);
     void *src_alias = amp_dnn_scope_desc(s, v, v->type, 0);
-    if (s->failed || s->f->transform(s->handle, &amp_dnn_one, src_alias, src, &amp_dnn_zero, alias, dst) != AMP_DNN_OK) {
+    if (s->failed || s->f->transform(s->handle, &amp_dnn_one, src_alias, src, &amp_dnn_zero, alias,
+                                     dst) != AMP_DNN_OK) {
         s->failed = 1;
         return NULL;
     }
@@ -192,12 +195,13 @@ void *amp_dnn_scope_convert(struct amp_dnn_scope *s, const struct amp_dnn_view *
 
 /* dst = alpha * tmp + beta * dst, tmp being scratch of v's shape in
  * tmp_type and dst the program's buffer of v's shape and type. */
-int amp_dnn_scope_blend(struct amp_dnn_scope *s, const struct amp_dnn_view *v, const void *tmp, int tmp_type,
-                       const void *alpha, const void *beta, void *dst)
+int amp_dnn_scope_blend(struct amp_dnn_scope *s, const struct amp_dnn_view *v, const void *tmp,
+                        int tmp_type, const void *alpha, const void *beta, void *dst)
 {
     void *tmp_alias = amp_dnn_scope_desc(s, v, tmp_type, 0);
     void *dst_alias = amp_dnn_scope_desc(s, v, v->type, 0);
-    if (s->failed || s->f->transform(s->handle, alpha, tmp_alias, tmp, beta, dst_alias, dst) != AMP_DNN_OK)
+    if (s->failed ||
+        s->f->transform(s->handle, alpha, tmp_alias, tmp, beta, dst_alias, dst) != AMP_DNN_OK)
         return s->failed = 1, 0;
     s->converted += amp_dnn_span(v);
     return 1;
@@ -220,7 +224,7 @@ int amp_dnn_any_half(const struct amp_dnn *f, int n, void *const *descs)
 }
 
 int amp_dnn_upcast_begin(struct amp_dnn_upcast *u, const struct amp_dnn *f, void *handle, int n_in,
-                        void *const *descs, const void *const *ptrs, void *out_desc)
+                         void *const *descs, const void *const *ptrs, void *out_desc)
 {
     const int fp32 = AMP_CUDNN_DATA_FLOAT;
     void *alias;
@@ -234,11 +238,13 @@ int amp_dnn_upcast_begin(struct amp_dnn_upcast *u, const struct amp_dnn *f, void
     }
     if (!amp_dnn_describe(f, out_desc, 0, &u->out))
         u->s.failed = 1;
-    u->ptr[3] = u->s.failed ? NULL : amp_dnn_scope_buffer(&u->s, &u->out, fp32, &u->desc[3], &alias);
+    u->ptr[3] =
+        u->s.failed ? NULL : amp_dnn_scope_buffer(&u->s, &u->out, fp32, &u->desc[3], &alias);
     return !u->s.failed;
 }
 
-int amp_dnn_upcast_end(struct amp_dnn_upcast *u, int status, const void *alpha, const void *beta, void *out)
+int amp_dnn_upcast_end(struct amp_dnn_upcast *u, int status, const void *alpha, const void *beta,
+                       void *out)
 {
     if (status == AMP_DNN_OK &&
         !amp_dnn_scope_blend(&u->s, &u->out, u->ptr[3], AMP_CUDNN_DATA_FLOAT, alpha, beta, out))

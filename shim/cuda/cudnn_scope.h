@@ -32,7 +32,7 @@
     X(set_math, cudnnSetConvolutionMathType, void *, int)                                          \
     X(create_conv, cudnnCreateConvolutionDescriptor, void **)                                      \
     X(destroy_conv, cudnnDestroyConvolutionDescriptor, void *)                                     \
-    X(set_conv, cudnnSetConvolutionNdDescriptor, void *, int, const int *, const int *,           \
+    X(set_conv, cudnnSetConvolutionNdDescriptor, void *, int, const int *, const int *,            \
       const int *, int, int)                                                                       \
     X(get_groups, cudnnGetConvolutionGroupCount, void *, int *)                                    \
     X(set_groups, cudnnSetConvolutionGroupCount, void *, int)                                      \
@@ -100,7 +100,7 @@ struct amp_dnn_scope {
     struct {
         void *desc;
         int (*destroy)(void *);
-    } owned[4]; /* private copies of the program's descriptors (amp_dnn_scope_own) */
+    } owned[4];         /* private copies of the program's descriptors (amp_dnn_scope_own) */
     uint64_t converted; /* elements converted, for the counters */
 };
 
@@ -144,30 +144,32 @@ int amp_dnn_scope_workspace(struct amp_dnn_scope *s, size_t need, void **ws, siz
 /* A descriptor with v's shape in `type`: a filter descriptor when as_filter,
  * else a tensor descriptor with v's strides (for a filter: the strides its
  * format implies, so cudnnTransformTensor can address filter memory). */
-void *amp_dnn_scope_desc(struct amp_dnn_scope *s, const struct amp_dnn_view *v, int type, int as_filter);
+void *amp_dnn_scope_desc(struct amp_dnn_scope *s, const struct amp_dnn_view *v, int type,
+                         int as_filter);
 
 /* Scratch for v's elements in `type`, with *call_desc the descriptor a call
  * takes it by (tensor or filter, as v is) and *alias a tensor descriptor of
  * it for cudnnTransformTensor. */
-void *amp_dnn_scope_buffer(struct amp_dnn_scope *s, const struct amp_dnn_view *v, int type, void **call_desc,
-                          void **alias);
+void *amp_dnn_scope_buffer(struct amp_dnn_scope *s, const struct amp_dnn_view *v, int type,
+                           void **call_desc, void **alias);
 
 /* A copy of src (described by v) in `type`; *call_desc describes it. */
-void *amp_dnn_scope_convert(struct amp_dnn_scope *s, const struct amp_dnn_view *v, const void *src, int type,
-                           void **call_desc);
+void *amp_dnn_scope_convert(struct amp_dnn_scope *s, const struct amp_dnn_view *v, const void *src,
+                            int type, void **call_desc);
 
 /* dst = alpha * tmp + beta * dst, tmp being scratch of v's shape in
  * tmp_type and dst the program's buffer of v's shape and type. */
-int amp_dnn_scope_blend(struct amp_dnn_scope *s, const struct amp_dnn_view *v, const void *tmp, int tmp_type,
-                       const void *alpha, const void *beta, void *dst);
+int amp_dnn_scope_blend(struct amp_dnn_scope *s, const struct amp_dnn_view *v, const void *tmp,
+                        int tmp_type, const void *alpha, const void *beta, void *dst);
 
 /* Whether any of the tensors is half or bf16 (and all are half, bf16 or
  * fp32): the calls worth converting. */
 int amp_dnn_any_half(const struct amp_dnn *f, int n, void *const *descs);
 
 int amp_dnn_upcast_begin(struct amp_dnn_upcast *u, const struct amp_dnn *f, void *handle, int n_in,
-                        void *const *descs, const void *const *ptrs, void *out_desc);
+                         void *const *descs, const void *const *ptrs, void *out_desc);
 
-int amp_dnn_upcast_end(struct amp_dnn_upcast *u, int status, const void *alpha, const void *beta, void *out);
+int amp_dnn_upcast_end(struct amp_dnn_upcast *u, int status, const void *alpha, const void *beta,
+                       void *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include "shim/region_hook.h"
 #include "shim/resolve.h"
 
-#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_DEFINE_FP32_REGION_HOOK(sym, AMP_DEVICE_CUDA)
+#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta)                                    \
+    AMP_DEFINE_FP32_REGION_HOOK(sym, AMP_DEVICE_CUDA)
 AMPSHIM_HOOK_LIST_CUSOLVER(AMP_X_HOOK)
 #undef AMP_X_HOOK

@@ -27,20 +27,19 @@
 
 static int json;
 
-static const char usage_text[] =
-    "usage: ampctl [--json] VERB [ARGS]\n"
-    "  run [--dtype D] [--policy P] [--report] -- CMD [ARGS...]\n"
-    "  ps\n"
-    "  status PID\n"
-    "  enable PID [--thread TID|NAME]\n"
-    "  disable PID [--thread TID|NAME]\n"
-    "  get PID NAME\n"
-    "  set PID NAME=VALUE\n"
-    "  stats PID\n"
-    "  audit PID [--policy] [--tolerance X]\n"
-    "  policy [--device cpu|cuda] [--explain SYMBOL]\n"
-    "  settings [--man]\n"
-    "  gc\n";
+static const char usage_text[] = "usage: ampctl [--json] VERB [ARGS]\n"
+                                 "  run [--dtype D] [--policy P] [--report] -- CMD [ARGS...]\n"
+                                 "  ps\n"
+                                 "  status PID\n"
+                                 "  enable PID [--thread TID|NAME]\n"
+                                 "  disable PID [--thread TID|NAME]\n"
+                                 "  get PID NAME\n"
+                                 "  set PID NAME=VALUE\n"
+                                 "  stats PID\n"
+                                 "  audit PID [--policy] [--tolerance X]\n"
+                                 "  policy [--device cpu|cuda] [--explain SYMBOL]\n"
+                                 "  settings [--man]\n"
+                                 "  gc\n";
 
 static int usage(const char *why)
 {
@@ -86,8 +85,8 @@ static struct amp_ctl_block *map_block(long pid, const char *fd_path, int writab
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
         (st.st_mode & 077)) {
         close(fd);
-        snprintf(why, whylen, "the control block of %ld is not owned by you with mode 0600: refused",
-                 pid);
+        snprintf(why, whylen,
+                 "the control block of %ld is not owned by you with mode 0600: refused", pid);
         return NULL;
     }
     if ((size_t)st.st_size < sizeof(struct amp_ctl_block)) {
@@ -96,8 +95,8 @@ static struct amp_ctl_block *map_block(long pid, const char *fd_path, int writab
                  (long long)st.st_size);
         return NULL;
     }
-    void *mem = mmap(NULL, sizeof(struct amp_ctl_block), writable ? PROT_READ | PROT_WRITE : PROT_READ,
-                     MAP_SHARED, fd, 0);
+    void *mem = mmap(NULL, sizeof(struct amp_ctl_block),
+                     writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
     close(fd);
     if (mem == MAP_FAILED) {
         snprintf(why, whylen, "cannot map the control block of %ld: %s", pid, strerror(errno));
@@ -205,8 +204,8 @@ static void fetch_device_results(struct amp_ctl_block *b)
     int device = 0;
     uint32_t used = atomic_load(&b->audit_sites);
     for (uint32_t i = 0; i < used && i < AMP_CTL_AUDIT_SITES; i++)
-        device |= atomic_load(&b->audit_site[i].ready) &&
-                  b->audit_site[i].device == AMP_DEVICE_CUDA;
+        device |=
+            atomic_load(&b->audit_site[i].ready) && b->audit_site[i].device == AMP_DEVICE_CUDA;
     if (!device)
         return;
     uint32_t request = atomic_fetch_add(&b->audit_request, 1) + 1;
@@ -308,7 +307,8 @@ static int verb_switch(int argc, char **argv, int on)
     if (argc == 3 && strcmp(argv[1], "--thread") == 0)
         thread = argv[2];
     else if (argc != 1)
-        return usage(on ? "enable takes PID [--thread TID|NAME]" : "disable takes PID [--thread TID|NAME]");
+        return usage(on ? "enable takes PID [--thread TID|NAME]"
+                        : "disable takes PID [--thread TID|NAME]");
     WITH_BLOCK(argv[0], 1);
     uint32_t want = on ? AMP_CTL_ON : AMP_CTL_OFF;
     int matched = 0;
@@ -359,7 +359,8 @@ static int scan_blocks(void)
         char why[256];
         struct amp_ctl_block *b = open_block(pid, 0, why, sizeof why);
         if (!b) {
-            if (!json && !strstr(why, "no ampshim control block") && !strstr(why, "no such process"))
+            if (!json && !strstr(why, "no ampshim control block") &&
+                !strstr(why, "no such process"))
                 printf("%-8ld (%s)\n", pid, why);
             continue;
         }
@@ -406,8 +407,8 @@ static void explain_device(int h, enum amp_device dev)
                    dev ? "cuda" : "cpu", acc ? " (beta != 0)" : "", amp_category_names[cat], op,
                    amp_category_names[amp_policy_default[dev][amp_hook_op[h][acc]]]);
         else
-            printf("  %s%s: %s, because %s %s%s\n", dev ? "cuda" : "cpu",
-                   acc ? " (beta != 0)" : "", amp_category_names[cat], op,
+            printf("  %s%s: %s, because %s %s%s\n", dev ? "cuda" : "cpu", acc ? " (beta != 0)" : "",
+                   amp_category_names[cat], op,
                    file ? "is listed in policy/data/" : "is on no list (unlisted ops pass through)",
                    file ? file : "");
         int effective = amp_policy_category(environment_overrides(), dev, h, acc);
@@ -433,11 +434,14 @@ static void explain_sites(int h, int device)
         if (!names[0] && !names[1])
             continue;
         if (!shown++)
-            printf("  call-site entries in this environment (the last that matches a call wins):\n");
+            printf(
+                "  call-site entries in this environment (the last that matches a call wins):\n");
         printf("    %s%s%s@%s%s%s=%s%s\n", s->first_dev == s->last_dev ? amp_device_names[dev] : "",
                s->first_dev == s->last_dev ? ":" : "", s->name, s->either_glob ? "" : s->object,
                s->either_glob ? "" : ":", s->function, amp_category_names[s->category],
-               !names[0] ? " (beta != 0 only)" : !names[1] ? " (beta = 0 only)" : "");
+               !names[0]   ? " (beta != 0 only)"
+               : !names[1] ? " (beta = 0 only)"
+                           : "");
     }
 }
 
@@ -461,8 +465,7 @@ static int verb_policy(int argc, char **argv)
         if (h < 0)
             return failure("'%s' is not a hooked symbol (try ampctl policy)%s", explain, "");
         printf("%s: routine %s, op %s%s%s%s\n", explain, amp_hook_routines[h],
-               amp_op_names[amp_hook_op[h][0]],
-               amp_hook_op[h][1] != amp_hook_op[h][0] ? " (" : "",
+               amp_op_names[amp_hook_op[h][0]], amp_hook_op[h][1] != amp_hook_op[h][0] ? " (" : "",
                amp_hook_op[h][1] != amp_hook_op[h][0] ? amp_op_names[amp_hook_op[h][1]] : "",
                amp_hook_op[h][1] != amp_hook_op[h][0] ? " when beta != 0)" : "");
         printf("  hooked in %s\n", amp_hook_file[h]);
@@ -549,8 +552,7 @@ static int preloadable_path(const char *shim, char *out, size_t outlen)
     snprintf(dir, sizeof dir, "/tmp/ampshim-run-%u", (unsigned)getuid());
     mkdir(dir, 0700);
     struct stat st;
-    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-        (st.st_mode & 077))
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
         return -1;
     snprintf(out, outlen, "%s/libampshim.so", dir);
     snprintf(tmp, sizeof tmp, "%s/.libampshim.so.%ld", dir, (long)getpid());
@@ -622,7 +624,8 @@ static int verb_run(int argc, char **argv)
                        AMPSHIM_LIBDIR, "");
     if (preloadable_path(found, shim, sizeof shim) < 0)
         return failure("%s: its path has a space or colon, which LD_PRELOAD cannot hold, and no "
-                       "link to it could be made in /tmp/ampshim-run-UID%s", found, "");
+                       "link to it could be made in /tmp/ampshim-run-UID%s",
+                       found, "");
     /* After what the environment preloads already: a sanitizer runtime or an
      * allocator preloaded first must stay first. */
     const char *old = getenv("LD_PRELOAD");

@@ -13,9 +13,8 @@ static void clean(char *out, const char *field, size_t width)
 {
     size_t i = 0;
     for (; i < width && field[i]; i++)
-        out[i] = isprint((unsigned char)field[i]) && field[i] != '"' && field[i] != '\\'
-                     ? field[i]
-                     : '?';
+        out[i] = isprint((unsigned char)field[i]) && field[i] != '"' && field[i] != '\\' ? field[i]
+                                                                                         : '?';
     out[i] = '\0';
 }
 
@@ -116,8 +115,7 @@ void ampctl_render_stats(FILE *out, const struct amp_ctl_block *b, int json)
     } else {
         fprintf(out, "%-18s %-18s %10s", "symbol", "op", "calls");
         for (int i = 0; i < AMP_CTL_COUNTERS; i++)
-            fprintf(out, " %*s", (int)amp_ctl_counter_width[i],
-                    amp_ctl_counter_names[i]);
+            fprintf(out, " %*s", (int)amp_ctl_counter_width[i], amp_ctl_counter_names[i]);
         fputc('\n', out);
     }
     int first = 1;
@@ -138,8 +136,7 @@ void ampctl_render_stats(FILE *out, const struct amp_ctl_block *b, int json)
             if (json)
                 fprintf(out, ", \"%s\": %llu", amp_ctl_counter_names[i], (unsigned long long)c[i]);
             else
-                fprintf(out, " %*llu", (int)amp_ctl_counter_width[i],
-                        (unsigned long long)c[i]);
+                fprintf(out, " %*llu", (int)amp_ctl_counter_width[i], (unsigned long long)c[i]);
         }
         fputs(json ? "}" : "\n", out);
         first = 0;
