@@ -14,6 +14,7 @@
 #include "runtime/export.h"
 #include "runtime/export.h"
 #include "shim/cuda/cublas_abi.h"
+#include "tests/fakes/fake_common.h"
 #include "tests/fakes/fake_cublas.h"
 
 /* The shim's copy of the ABI values must match the real header's. */
@@ -49,7 +50,7 @@ AMP_EXPORT const struct fake_cublas_record *fake_cublas_last_call(void)
 
 static void record(const char *function, int at, int bt, int ct, int compute)
 {
-    strncpy(last.function, function, sizeof last.function - 1);
+    fake_record_name(last.function, sizeof last.function, function);
     last.atype = at;
     last.btype = bt;
     last.ctype = ct;
@@ -111,16 +112,6 @@ AMP_EXPORT cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t h, cublasPointe
     return CUBLAS_STATUS_SUCCESS;
 }
 
-static float round_bits(float x, unsigned drop)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7fffffffu) <= 0x7f800000u)
-        u = (u + ((1u << (drop - 1)) - 1) + ((u >> drop) & 1u)) & ~((1u << drop) - 1);
-    memcpy(&x, &u, 4);
-    return x;
-}
-
 /* An input as the tensor cores would see it under this compute type. */
 static float input(const void *p, int64_t i, int type, int compute)
 {
@@ -129,9 +120,9 @@ static float input(const void *p, int64_t i, int type, int compute)
     case CUBLAS_COMPUTE_32F_FAST_16F:
         return (float)(_Float16)x;
     case CUBLAS_COMPUTE_32F_FAST_16BF:
-        return round_bits(x, 16);
+        return fake_round_bits(x, 16);
     case CUBLAS_COMPUTE_32F_FAST_TF32:
-        return round_bits(x, 13);
+        return fake_round_bits(x, 13);
     default:
         return x;
     }

@@ -19,7 +19,12 @@
  *     compute type and need 64 bytes of workspace for an fp32 compute type
  *     over half data.
  * Built a second time with FAKE_CUDNN_PARTIAL (tests/fakes/partial), it
- * lacks cudnnGetReductionWorkspaceSize: a cuDNN the shim cannot use. */
+ * lacks cudnnGetReductionWorkspaceSize: a cuDNN the shim cannot use.
+ *
+ * This file: the record, precision, handle and descriptors, convolutions,
+ * element-wise and fp32-list operations; fake_cudnn_ctc.c has CTC loss and
+ * fake_cudnn_rnn.c the RNNs (tests/fakes/fake_cudnn_internal.h is what they
+ * share). */
 #include <cudnn.h>
 #include <math.h>
 #include <stdint.h>
@@ -28,7 +33,7 @@
 
 #include "runtime/export.h"
 #include "shim/cuda/cudnn_abi.h"
-#include "tests/fakes/fake_cudnn.h"
+#include "tests/fakes/fake_cudnn_internal.h"
 
 #define SAME(real, ours) _Static_assert((int)(real) == (int)(ours), #ours)
 SAME(CUDNN_STATUS_SUCCESS, AMP_CUDNN_STATUS_SUCCESS);
@@ -44,9 +49,6 @@ SAME(CUDNN_TENSOR_NHWC, AMP_CUDNN_TENSOR_NHWC);
 SAME(CUDNN_FWD_MODE_INFERENCE, AMP_CUDNN_FWD_MODE_INFERENCE);
 SAME(CUDNN_NORM_OPS_NORM, AMP_CUDNN_NORM_OPS_NORM);
 
-#define BAD CUDNN_STATUS_BAD_PARAM
-#define UNSUPPORTED CUDNN_STATUS_NOT_SUPPORTED
-
 /* Per thread, so threads calling at once each see their own last call. */
 static __thread struct fake_cudnn_record last;
 
@@ -55,11 +57,10 @@ AMP_EXPORT const struct fake_cudnn_record *fake_cudnn_last_call(void)
     return &last;
 }
 
-static void record(const char *function, int math, int t0, int t1, int t2, int compute,
+void fake_cudnn_record(const char *function, int math, int t0, int t1, int t2, int compute,
                    size_t workspace)
 {
-    memset(last.function, 0, sizeof last.function);
-    strncpy(last.function, function, sizeof last.function - 1);
+    fake_record_name(last.function, sizeof last.function, function);
     last.math = math;
     last.type[0] = t0;
     last.type[1] = t1;
@@ -70,34 +71,24 @@ static void record(const char *function, int math, int t0, int t1, int t2, int c
 }
 
 /* ---- precision ----------------------------------------------------------- */
-static float round_bits(float x, unsigned drop)
-{
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    if ((u & 0x7f800000u) != 0x7f800000u)
-        u = (u + ((1u << (drop - 1)) - 1) + ((u >> drop) & 1)) & ~((1u << drop) - 1);
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-static float to_type(cudnnDataType_t type, float x)
+float fake_to_type(cudnnDataType_t type, float x)
 {
     switch (type) {
     case CUDNN_DATA_HALF:
         return (float)(_Float16)x;
     case CUDNN_DATA_BFLOAT16:
-        return round_bits(x, 16);
+        return fake_round_bits(x, 16);
     default:
         return x;
     }
 }
 
-static int type_ok(cudnnDataType_t t)
+int fake_type_ok(cudnnDataType_t t)
 {
     return t == CUDNN_DATA_FLOAT || t == CUDNN_DATA_HALF || t == CUDNN_DATA_BFLOAT16;
 }
 
-static float load(cudnnDataType_t type, const void *p, long i)
+float fake_load(cudnnDataType_t type, const void *p, long i)
 {
     switch (type) {
     case CUDNN_DATA_HALF:
@@ -113,14 +104,14 @@ static float load(cudnnDataType_t type, const void *p, long i)
     }
 }
 
-static void store(cudnnDataType_t type, void *p, long i, float x)
+void fake_store(cudnnDataType_t type, void *p, long i, float x)
 {
     switch (type) {
     case CUDNN_DATA_HALF:
         ((_Float16 *)p)[i] = (_Float16)x;
         break;
     case CUDNN_DATA_BFLOAT16: {
-        float r = round_bits(x, 16);
+        float r = fake_round_bits(x, 16);
         uint32_t u;
         memcpy(&u, &r, 4);
         ((uint16_t *)p)[i] = (uint16_t)(u >> 16);
@@ -132,15 +123,15 @@ static void store(cudnnDataType_t type, void *p, long i, float x)
 }
 
 /* out = alpha * value + beta * out (out not read when beta is 0). */
-static void blend(cudnnDataType_t type, void *p, long i, float value, float alpha, float beta)
+void fake_blend(cudnnDataType_t type, void *p, long i, float value, float alpha, float beta)
 {
     float v = alpha * value;
     if (beta != 0.0f)
-        v += beta * load(type, p, i);
-    store(type, p, i, v);
+        v += beta * fake_load(type, p, i);
+    fake_store(type, p, i, v);
 }
 
-static int tf32_allowed(void)
+int fake_tf32_allowed(void)
 {
     static int allowed = -1;
     if (allowed < 0) {
@@ -151,10 +142,6 @@ static int tf32_allowed(void)
 }
 
 /* ---- handle and descriptors ---------------------------------------------- */
-struct cudnnContext {
-    cudaStream_t stream;
-};
-
 AMP_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
 {
     *h = calloc(1, sizeof **h);
@@ -179,11 +166,6 @@ AMP_EXPORT cudnnStatus_t cudnnGetStream(cudnnHandle_t h, cudaStream_t *s)
     return CUDNN_STATUS_SUCCESS;
 }
 
-struct cudnnTensorStruct {
-    cudnnDataType_t type;
-    int nb, dims[CUDNN_DIM_MAX], strides[CUDNN_DIM_MAX];
-};
-
 AMP_EXPORT cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d)
 {
     *d = calloc(1, sizeof **d);
@@ -199,7 +181,7 @@ AMP_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d)
 AMP_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d, cudnnDataType_t type,
                                               int nb, const int dims[], const int strides[])
 {
-    if (!d || nb < 3 || nb > CUDNN_DIM_MAX || !type_ok(type))
+    if (!d || nb < 3 || nb > CUDNN_DIM_MAX || !fake_type_ok(type))
         return BAD;
     for (int i = 0; i < nb; i++)
         if (dims[i] <= 0 || strides[i] <= 0)
@@ -257,7 +239,7 @@ AMP_EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d)
 AMP_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type,
                                               cudnnTensorFormat_t format, int nb, const int dims[])
 {
-    if (!d || nb < 3 || nb > CUDNN_DIM_MAX || !type_ok(type) ||
+    if (!d || nb < 3 || nb > CUDNN_DIM_MAX || !fake_type_ok(type) ||
         (format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC))
         return BAD;
     d->type = type;
@@ -465,7 +447,7 @@ static float operand(const struct conv_ops *o, float v)
         return v;
     if (o->conv->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
         return (float)(_Float16)v;
-    return tf32_allowed() ? round_bits(v, 13) : v;
+    return fake_tf32_allowed() ? fake_round_bits(v, 13) : v;
 }
 
 /* One of the three products. `a` and `b` are the two inputs in the order the
@@ -483,7 +465,7 @@ static cudnnStatus_t conv_run(const char *name, int kind, const struct conv_ops 
     size_t need = conv_workspace(o);
     if (ws < need || (need && !workspace))
         return BAD;
-    record(name, o->conv->math, kind == BWD_DATA ? o->w->type : o->x->type,
+    fake_cudnn_record(name, o->conv->math, kind == BWD_DATA ? o->w->type : o->x->type,
            kind == FWD ? o->w->type : o->y->type,
            kind == BWD_FILTER ? o->w->type
            : kind == FWD      ? o->y->type
@@ -523,13 +505,13 @@ static cudnnStatus_t conv_run(const char *name, int kind, const struct conv_ops 
                                           (long)q * ys[3];
                                 if (kind == FWD)
                                     acc[((long)(n * Y[1] + k) * Y[2] + p) * Y[3] + q] +=
-                                        operand(o, load(t, xp, xi)) * operand(o, load(t, wp, wi));
+                                        operand(o, fake_load(t, xp, xi)) * operand(o, fake_load(t, wp, wi));
                                 else if (kind == BWD_DATA)
                                     acc[((long)(n * X[1] + c) * X[2] + h) * X[3] + w] +=
-                                        operand(o, load(t, yp, yi)) * operand(o, load(t, wp, wi));
+                                        operand(o, fake_load(t, yp, yi)) * operand(o, fake_load(t, wp, wi));
                                 else
                                     acc[((long)(k * W[1] + c) * W[2] + r) * W[3] + s] +=
-                                        operand(o, load(t, xp, xi)) * operand(o, load(t, yp, yi));
+                                        operand(o, fake_load(t, xp, xi)) * operand(o, fake_load(t, yp, yi));
                             }
     /* Blend into the output at its own strides. */
     const int *D = kind == FWD ? Y : kind == BWD_DATA ? X : W;
@@ -539,7 +521,7 @@ static cudnnStatus_t conv_run(const char *name, int kind, const struct conv_ops 
         for (int b = 0; b < D[1]; b++)
             for (int c = 0; c < D[2]; c++)
                 for (int d = 0; d < D[3]; d++, i++)
-                    blend(t, out,
+                    fake_blend(t, out,
                           (long)a * ds[0] + (long)b * ds[1] + (long)c * ds[2] + (long)d * ds[3],
                           acc[i], alpha, beta);
     free(acc);
@@ -689,12 +671,12 @@ AMP_EXPORT cudnnStatus_t cudnnConvolutionBiasActivationForward(
                                   (long)c * yd->strides[2] + (long)d * yd->strides[3];
                         long zi = (long)a * zd->strides[0] + (long)b * zd->strides[1] +
                                   (long)c * zd->strides[2] + (long)d * zd->strides[3];
-                        float v = *(const float *)alpha1 * load(yd->type, typed, i) +
-                                  *(const float *)alpha2 * load(zd->type, z, zi) +
-                                  load(bd->type, bias, (long)b * bd->strides[1]);
+                        float v = *(const float *)alpha1 * fake_load(yd->type, typed, i) +
+                                  *(const float *)alpha2 * fake_load(zd->type, z, zi) +
+                                  fake_load(bd->type, bias, (long)b * bd->strides[1]);
                         if (act->mode == CUDNN_ACTIVATION_RELU && v < 0.0f)
                             v = 0.0f;
-                        store(yd->type, y, yi, v);
+                        fake_store(yd->type, y, yi, v);
                     }
     }
     free(typed);
@@ -731,7 +713,7 @@ struct transform_job {
 static void transform_one(long xi, long yi, void *user)
 {
     struct transform_job *j = user;
-    blend(j->yd->type, j->y, yi, load(j->xd->type, j->x, xi), j->alpha, j->beta);
+    fake_blend(j->yd->type, j->y, yi, fake_load(j->xd->type, j->x, xi), j->alpha, j->beta);
 }
 
 AMP_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t h, const void *alpha,
@@ -794,23 +776,23 @@ AMP_EXPORT cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t h, cudnnSoftmaxAlgori
     struct softmax_shape s;
     if (!same_layout(xd, yd) || !softmax_shape(mode, xd, &s))
         return UNSUPPORTED;
-    record(__func__, -1, xd->type, yd->type, yd->type, xd->type, 0);
+    fake_cudnn_record(__func__, -1, xd->type, yd->type, yd->type, xd->type, 0);
     cudnnDataType_t t = xd->type;
     for (int g = 0; g < s.groups; g++) {
         float max = -INFINITY, sum = 0.0f;
         for (int i = 0; i < s.len; i++)
-            max = fmaxf(max, load(t, x, s.base[g] + i * s.step));
+            max = fmaxf(max, fake_load(t, x, s.base[g] + i * s.step));
         if (algo == CUDNN_SOFTMAX_FAST)
             max = 0.0f;
         for (int i = 0; i < s.len; i++)
-            sum = to_type(
-                t, sum + to_type(t, expf(to_type(t, load(t, x, s.base[g] + i * s.step) - max))));
+            sum = fake_to_type(
+                t, sum + fake_to_type(t, expf(fake_to_type(t, fake_load(t, x, s.base[g] + i * s.step) - max))));
         for (int i = 0; i < s.len; i++) {
             long at = s.base[g] + i * s.step;
-            float d = to_type(t, load(t, x, at) - max);
-            float v = algo == CUDNN_SOFTMAX_LOG ? to_type(t, d - to_type(t, logf(sum)))
-                                                : to_type(t, to_type(t, expf(d)) / sum);
-            blend(yd->type, y, at, v, *(const float *)alpha, *(const float *)beta);
+            float d = fake_to_type(t, fake_load(t, x, at) - max);
+            float v = algo == CUDNN_SOFTMAX_LOG ? fake_to_type(t, d - fake_to_type(t, logf(sum)))
+                                                : fake_to_type(t, fake_to_type(t, expf(d)) / sum);
+            fake_blend(yd->type, y, at, v, *(const float *)alpha, *(const float *)beta);
         }
     }
     return CUDNN_STATUS_SUCCESS;
@@ -827,22 +809,22 @@ AMP_EXPORT cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t h, cudnnSoftmaxAlgor
     struct softmax_shape s;
     if (!same_layout(yd, dyd) || !same_layout(yd, dxd) || !softmax_shape(mode, yd, &s))
         return UNSUPPORTED;
-    record(__func__, -1, yd->type, dyd->type, dxd->type, yd->type, 0);
+    fake_cudnn_record(__func__, -1, yd->type, dyd->type, dxd->type, yd->type, 0);
     cudnnDataType_t t = yd->type;
     for (int g = 0; g < s.groups; g++) {
         float dot = 0.0f;
         for (int i = 0; i < s.len; i++) {
             long at = s.base[g] + i * s.step;
-            float term = algo == CUDNN_SOFTMAX_LOG ? load(t, dy, at)
-                                                   : to_type(t, load(t, dy, at) * load(t, y, at));
-            dot = to_type(t, dot + term);
+            float term = algo == CUDNN_SOFTMAX_LOG ? fake_load(t, dy, at)
+                                                   : fake_to_type(t, fake_load(t, dy, at) * fake_load(t, y, at));
+            dot = fake_to_type(t, dot + term);
         }
         for (int i = 0; i < s.len; i++) {
             long at = s.base[g] + i * s.step;
-            float yv = load(t, y, at), dyv = load(t, dy, at);
-            float v = algo == CUDNN_SOFTMAX_LOG ? to_type(t, dyv - to_type(t, expf(yv) * dot))
-                                                : to_type(t, yv * to_type(t, dyv - dot));
-            blend(dxd->type, dx, at, v, *(const float *)alpha, *(const float *)beta);
+            float yv = fake_load(t, y, at), dyv = fake_load(t, dy, at);
+            float v = algo == CUDNN_SOFTMAX_LOG ? fake_to_type(t, dyv - fake_to_type(t, expf(yv) * dot))
+                                                : fake_to_type(t, yv * fake_to_type(t, dyv - dot));
+            fake_blend(dxd->type, dx, at, v, *(const float *)alpha, *(const float *)beta);
         }
     }
     return CUDNN_STATUS_SUCCESS;
@@ -880,7 +862,7 @@ AMP_EXPORT cudnnStatus_t cudnnSetReduceTensorDescriptor(cudnnReduceTensorDescrip
                                                   cudnnReduceTensorIndices_t indices,
                                                   cudnnIndicesType_t index_type)
 {
-    if (!type_ok(comp))
+    if (!fake_type_ok(comp))
         return BAD;
     *d = (struct cudnnReduceTensorStruct){op, comp, nan, indices, index_type, d->writes + 1};
     return CUDNN_STATUS_SUCCESS;
@@ -933,7 +915,7 @@ AMP_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t h, const cudnnReduceTen
         r->op != CUDNN_REDUCE_TENSOR_NORM1 && r->op != CUDNN_REDUCE_TENSOR_NORM2 &&
         r->op != CUDNN_REDUCE_TENSOR_AVG)
         return UNSUPPORTED;
-    record(__func__, -1, ad->type, cd->type, cd->type, r->comp, ws_bytes);
+    fake_cudnn_record(__func__, -1, ad->type, cd->type, cd->type, r->comp, ws_bytes);
     long outputs = 1, count = 1;
     for (int i = 0; i < cd->nb; i++) {
         if (cd->dims[i] != 1 && cd->dims[i] != ad->dims[i])
@@ -961,26 +943,26 @@ AMP_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t h, const cudnnReduceTen
                     ai += (rem2 % ad->dims[i]) * ad->strides[i];
                     rem2 /= ad->dims[i];
                 }
-            float v = load(ad->type, A, ai);
+            float v = fake_load(ad->type, A, ai);
             switch (r->op) {
             case CUDNN_REDUCE_TENSOR_MUL:
-                acc = to_type(r->comp, acc * v);
+                acc = fake_to_type(r->comp, acc * v);
                 break;
             case CUDNN_REDUCE_TENSOR_NORM1:
-                acc = to_type(r->comp, acc + fabsf(v));
+                acc = fake_to_type(r->comp, acc + fabsf(v));
                 break;
             case CUDNN_REDUCE_TENSOR_NORM2:
-                acc = to_type(r->comp, acc + to_type(r->comp, v * v));
+                acc = fake_to_type(r->comp, acc + fake_to_type(r->comp, v * v));
                 break;
             default:
-                acc = to_type(r->comp, acc + v);
+                acc = fake_to_type(r->comp, acc + v);
             }
         }
         if (r->op == CUDNN_REDUCE_TENSOR_NORM2)
-            acc = to_type(r->comp, sqrtf(acc));
+            acc = fake_to_type(r->comp, sqrtf(acc));
         if (r->op == CUDNN_REDUCE_TENSOR_AVG)
-            acc = to_type(r->comp, acc / (float)count);
-        blend(cd->type, C, ci, acc, *(const float *)alpha, *(const float *)beta);
+            acc = fake_to_type(r->comp, acc / (float)count);
+        fake_blend(cd->type, C, ci, acc, *(const float *)alpha, *(const float *)beta);
     }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -998,7 +980,7 @@ AMP_EXPORT cudnnStatus_t cudnnNormalizationForwardInference(
     (void)h, (void)algo, (void)zd, (void)z, (void)act, (void)groups;
     if (ops != CUDNN_NORM_OPS_NORM || !same_layout(xd, yd) || xd->nb != 4)
         return UNSUPPORTED;
-    record(__func__, -1, xd->type, sbd->type, yd->type, xd->type, 0);
+    fake_cudnn_record(__func__, -1, xd->type, sbd->type, yd->type, xd->type, 0);
     const int *D = xd->dims, *S = xd->strides;
     cudnnDataType_t t = xd->type;
     for (int n = 0; n < D[0]; n++)
@@ -1014,13 +996,13 @@ AMP_EXPORT cudnnStatus_t cudnnNormalizationForwardInference(
                                  ? (long)c * mvd->strides[1]
                                  : (long)c * mvd->strides[1] + (long)hh * mvd->strides[2] +
                                        (long)w * mvd->strides[3];
-                    float inv = to_type(t, 1.0f / sqrtf(load(mvd->type, var, m) + (float)epsilon));
+                    float inv = fake_to_type(t, 1.0f / sqrtf(fake_load(mvd->type, var, m) + (float)epsilon));
                     float centred =
-                        to_type(t, load(t, x, at) - to_type(t, load(mvd->type, mean, m)));
-                    float v = to_type(t, to_type(t, to_type(t, centred * inv) *
-                                                        to_type(t, load(sbd->type, scale, p))) +
-                                             to_type(t, load(sbd->type, bias, p)));
-                    blend(yd->type, y, at, v, *(const float *)alpha, *(const float *)beta);
+                        fake_to_type(t, fake_load(t, x, at) - fake_to_type(t, fake_load(mvd->type, mean, m)));
+                    float v = fake_to_type(t, fake_to_type(t, fake_to_type(t, centred * inv) *
+                                                        fake_to_type(t, fake_load(sbd->type, scale, p))) +
+                                             fake_to_type(t, fake_load(sbd->type, bias, p)));
+                    fake_blend(yd->type, y, at, v, *(const float *)alpha, *(const float *)beta);
                 }
     return CUDNN_STATUS_SUCCESS;
 }
@@ -1057,7 +1039,7 @@ AMP_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(
         return UNSUPPORTED;
     if (ws_bytes < need || (need && !ws))
         return BAD;
-    record(__func__, -1, xd->type, sbd->type, yd->type, xd->type, ws_bytes);
+    fake_cudnn_record(__func__, -1, xd->type, sbd->type, yd->type, xd->type, ws_bytes);
     const int *D = xd->dims, *S = xd->strides;
     cudnnDataType_t t = xd->type;
     int per_channel = mode == CUDNN_NORM_PER_CHANNEL;
@@ -1071,21 +1053,21 @@ AMP_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(
         for (int n = 0; n < D[0]; n++)
             for (int hh = h0; hh < h0 + hn; hh++)
                 for (int w = w0; w < w0 + wn; w++)
-                    sum = to_type(t, sum + load(t, x,
+                    sum = fake_to_type(t, sum + fake_load(t, x,
                                                 (long)n * S[0] + (long)c * S[1] + (long)hh * S[2] +
                                                     (long)w * S[3]));
-        float mean = to_type(t, sum / (float)count);
+        float mean = fake_to_type(t, sum / (float)count);
         for (int n = 0; n < D[0]; n++)
             for (int hh = h0; hh < h0 + hn; hh++)
                 for (int w = w0; w < w0 + wn; w++) {
-                    float d = to_type(t, load(t, x,
+                    float d = fake_to_type(t, fake_load(t, x,
                                               (long)n * S[0] + (long)c * S[1] + (long)hh * S[2] +
                                                   (long)w * S[3]) -
                                              mean);
-                    sq = to_type(t, sq + to_type(t, d * d));
+                    sq = fake_to_type(t, sq + fake_to_type(t, d * d));
                 }
-        float var = to_type(t, sq / (float)count);
-        float inv = to_type(t, 1.0f / sqrtf(var + (float)epsilon));
+        float var = fake_to_type(t, sq / (float)count);
+        float inv = fake_to_type(t, 1.0f / sqrtf(var + (float)epsilon));
         float *rm = run_mean, *rv = run_var;
         rm[g] = (float)(1.0 - factor) * rm[g] + (float)factor * mean;
         rv[g] = (float)(1.0 - factor) * rv[g] + (float)factor * var;
@@ -1097,285 +1079,12 @@ AMP_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(
             for (int hh = h0; hh < h0 + hn; hh++)
                 for (int w = w0; w < w0 + wn; w++) {
                     long at = (long)n * S[0] + (long)c * S[1] + (long)hh * S[2] + (long)w * S[3];
-                    float v = to_type(t, to_type(t, to_type(t, load(t, x, at) - mean) * inv) *
+                    float v = fake_to_type(t, fake_to_type(t, fake_to_type(t, fake_load(t, x, at) - mean) * inv) *
                                              ((const float *)scale)[g]);
-                    v = to_type(t, v + ((const float *)bias)[g]);
-                    blend(yd->type, y, at, v, *(const float *)alpha, *(const float *)beta);
+                    v = fake_to_type(t, v + ((const float *)bias)[g]);
+                    fake_blend(yd->type, y, at, v, *(const float *)alpha, *(const float *)beta);
                 }
     }
     return CUDNN_STATUS_SUCCESS;
 }
 
-/* ---- CTC loss: the costs (negative log-likelihood, blank = label 0) -------- */
-struct cudnnCTCLossStruct {
-    cudnnDataType_t type;
-};
-
-AMP_EXPORT cudnnStatus_t cudnnCreateCTCLossDescriptor(cudnnCTCLossDescriptor_t *d)
-{
-    *d = calloc(1, sizeof **d);
-    return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnDestroyCTCLossDescriptor(cudnnCTCLossDescriptor_t d)
-{
-    free(d);
-    return CUDNN_STATUS_SUCCESS;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnSetCTCLossDescriptor(cudnnCTCLossDescriptor_t d, cudnnDataType_t type)
-{
-    d->type = type;
-    return CUDNN_STATUS_SUCCESS;
-}
-
-/* probs: T x N x A, packed, already softmax-ed; gradients are not computed
- * (this fake leaves them zero). */
-AMP_EXPORT cudnnStatus_t cudnnCTCLoss(cudnnHandle_t h, const cudnnTensorDescriptor_t pd,
-                                const void *probs, const int labels[], const int label_lengths[],
-                                const int input_lengths[], void *costs,
-                                const cudnnTensorDescriptor_t gd, void *gradients,
-                                cudnnCTCLossAlgo_t algo, cudnnCTCLossDescriptor_t ctc, void *ws,
-                                size_t ws_bytes)
-{
-    (void)h, (void)algo, (void)ws, (void)ws_bytes, (void)ctc;
-    if (pd->type != CUDNN_DATA_FLOAT || pd->nb != 3)
-        return UNSUPPORTED;
-    record(__func__, -1, pd->type, pd->type, pd->type, pd->type, ws_bytes);
-    int T = pd->dims[0], N = pd->dims[1], A = pd->dims[2];
-    const float *p = probs;
-    if (gradients)
-        memset(gradients, 0, sizeof(float) * (size_t)gd->dims[0] * gd->dims[1] * gd->dims[2]);
-    for (int n = 0, off = 0; n < N; off += label_lengths[n], n++) {
-        int L = 2 * label_lengths[n] + 1, Tn = input_lengths[n];
-        double *alpha = calloc((size_t)L, sizeof *alpha), *next = calloc((size_t)L, sizeof *next);
-        if (!alpha || !next || Tn > T) {
-            free(alpha), free(next);
-            return !alpha || !next ? CUDNN_STATUS_ALLOC_FAILED : BAD;
-        }
-#define EXT(s) ((s) % 2 ? labels[off + (s) / 2] : 0)
-#define PROB(t, s) ((double)p[((long)(t)*N + n) * A + EXT(s)])
-        alpha[0] = PROB(0, 0);
-        if (L > 1)
-            alpha[1] = PROB(0, 1);
-        for (int t = 1; t < Tn; t++) {
-            for (int s = 0; s < L; s++) {
-                double a = alpha[s] + (s > 0 ? alpha[s - 1] : 0.0);
-                if (s > 1 && EXT(s) != 0 && EXT(s) != EXT(s - 2))
-                    a += alpha[s - 2];
-                next[s] = a * PROB(t, s);
-            }
-            memcpy(alpha, next, sizeof(double) * (size_t)L);
-        }
-#undef PROB
-#undef EXT
-        double total = alpha[L - 1] + (L > 1 ? alpha[L - 2] : 0.0);
-        ((float *)costs)[n] = (float)-log(total);
-        free(alpha), free(next);
-    }
-    return CUDNN_STATUS_SUCCESS;
-}
-
-/* ---- RNNs: one layer, one direction, RELU or TANH cells, linear input, no
- * projection; weight space [W (hidden x input), R (hidden x hidden), bW,
- * bR] in row-major order (this fake's own layout). Precision as for
- * convolutions: FMA math exact, default and tensor-op math TF32,
- * ALLOW_CONVERSION fp16 operands (and 512 bytes of workspace). Training
- * mode needs 1024 bytes of reserve space. -------------------------------- */
-struct cudnnRNNStruct {
-    cudnnRNNAlgo_t algo;
-    cudnnRNNMode_t cell;
-    cudnnRNNBiasMode_t bias;
-    cudnnDirectionMode_t dir;
-    cudnnRNNInputMode_t input;
-    cudnnDataType_t data, prec;
-    cudnnMathType_t math;
-    int32_t input_size, hidden, proj, layers;
-    cudnnDropoutDescriptor_t dropout;
-    uint32_t aux;
-    /* Set apart from the rest, and reset by cudnnSetRNNDescriptor_v8, as in
-     * cuDNN 9 (a clip set before is gone after a re-set). */
-    cudnnRNNClipMode_t clip;
-    cudnnNanPropagation_t clip_nan;
-    double lclip, rclip;
-};
-
-AMP_EXPORT cudnnStatus_t cudnnRNNSetClip_v8(cudnnRNNDescriptor_t d, cudnnRNNClipMode_t mode,
-                                            cudnnNanPropagation_t nan, double lclip, double rclip)
-{
-    if (mode == CUDNN_RNN_CLIP_MINMAX && !(lclip <= rclip))
-        return BAD;
-    d->clip = mode, d->clip_nan = nan, d->lclip = lclip, d->rclip = rclip;
-    return CUDNN_STATUS_SUCCESS;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnRNNGetClip_v8(cudnnRNNDescriptor_t d, cudnnRNNClipMode_t *mode,
-                                            cudnnNanPropagation_t *nan, double *lclip,
-                                            double *rclip)
-{
-    *mode = d->clip, *nan = d->clip_nan, *lclip = d->lclip, *rclip = d->rclip;
-    return CUDNN_STATUS_SUCCESS;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t *d)
-{
-    *d = calloc(1, sizeof **d);
-    return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t d)
-{
-    free(d);
-    return CUDNN_STATUS_SUCCESS;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnSetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo_t algo,
-                                            cudnnRNNMode_t cell, cudnnRNNBiasMode_t bias,
-                                            cudnnDirectionMode_t dir, cudnnRNNInputMode_t input,
-                                            cudnnDataType_t data, cudnnDataType_t prec,
-                                            cudnnMathType_t math, int32_t input_size,
-                                            int32_t hidden, int32_t proj, int32_t layers,
-                                            cudnnDropoutDescriptor_t dropout, uint32_t aux)
-{
-    if ((cell != CUDNN_RNN_RELU && cell != CUDNN_RNN_TANH) || dir != CUDNN_UNIDIRECTIONAL ||
-        input != CUDNN_LINEAR_INPUT || layers != 1 || proj != hidden || !type_ok(data))
-        return UNSUPPORTED;
-    *d = (struct cudnnRNNStruct){algo,       cell,   bias, dir,    input,   data, prec,    math,
-                                 input_size, hidden, proj, layers, dropout, aux,
-                                 CUDNN_RNN_CLIP_NONE, CUDNN_NOT_PROPAGATE_NAN, 0.0, 0.0};
-    return CUDNN_STATUS_SUCCESS;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnGetRNNDescriptor_v8(cudnnRNNDescriptor_t d, cudnnRNNAlgo_t *algo,
-                                            cudnnRNNMode_t *cell, cudnnRNNBiasMode_t *bias,
-                                            cudnnDirectionMode_t *dir, cudnnRNNInputMode_t *input,
-                                            cudnnDataType_t *data, cudnnDataType_t *prec,
-                                            cudnnMathType_t *math, int32_t *input_size,
-                                            int32_t *hidden, int32_t *proj, int32_t *layers,
-                                            cudnnDropoutDescriptor_t *dropout, uint32_t *aux)
-{
-    *algo = d->algo, *cell = d->cell, *bias = d->bias, *dir = d->dir, *input = d->input;
-    *data = d->data, *prec = d->prec, *math = d->math, *input_size = d->input_size;
-    *hidden = d->hidden, *proj = d->proj, *layers = d->layers, *dropout = d->dropout;
-    *aux = d->aux;
-    return CUDNN_STATUS_SUCCESS;
-}
-
-struct cudnnRNNDataStruct {
-    cudnnDataType_t type;
-    cudnnRNNDataLayout_t layout;
-    int max_len, batch, vector;
-};
-
-AMP_EXPORT cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t *d)
-{
-    *d = calloc(1, sizeof **d);
-    return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor_t d)
-{
-    free(d);
-    return CUDNN_STATUS_SUCCESS;
-}
-
-/* Sequence-major unpacked layout, every sequence of the full length. */
-AMP_EXPORT cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t d, cudnnDataType_t type,
-                                             cudnnRNNDataLayout_t layout, int max_len, int batch,
-                                             int vector, const int lengths[], void *fill)
-{
-    (void)fill;
-    if (layout != CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED || !type_ok(type))
-        return UNSUPPORTED;
-    for (int b = 0; b < batch; b++)
-        if (lengths[b] != max_len)
-            return UNSUPPORTED;
-    *d = (struct cudnnRNNDataStruct){type, layout, max_len, batch, vector};
-    return CUDNN_STATUS_SUCCESS;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t h, cudnnRNNDescriptor_t d, size_t *size)
-{
-    (void)h;
-    *size = sizeof(float) * (size_t)(d->hidden * (d->input_size + d->hidden) + 2 * d->hidden);
-    return CUDNN_STATUS_SUCCESS;
-}
-
-static size_t rnn_workspace(const struct cudnnRNNStruct *d)
-{
-    return d->data == CUDNN_DATA_FLOAT && d->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? 512
-                                                                                           : 0;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnGetRNNTempSpaceSizes(cudnnHandle_t h, cudnnRNNDescriptor_t d,
-                                             cudnnForwardMode_t mode, cudnnRNNDataDescriptor_t x,
-                                             size_t *ws, size_t *reserve)
-{
-    (void)h, (void)x;
-    *ws = rnn_workspace(d);
-    if (reserve)
-        *reserve = mode == CUDNN_FWD_MODE_INFERENCE ? 0 : 1024;
-    return CUDNN_STATUS_SUCCESS;
-}
-
-static float rnn_operand(const struct cudnnRNNStruct *d, float v)
-{
-    if (d->data != CUDNN_DATA_FLOAT || d->math == CUDNN_FMA_MATH)
-        return v;
-    if (d->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-        return (float)(_Float16)v;
-    return tf32_allowed() ? round_bits(v, 13) : v;
-}
-
-AMP_EXPORT cudnnStatus_t cudnnRNNForward(cudnnHandle_t h, cudnnRNNDescriptor_t d, cudnnForwardMode_t mode,
-                                   const int32_t lengths[], cudnnRNNDataDescriptor_t xd,
-                                   const void *x, cudnnRNNDataDescriptor_t yd, void *y,
-                                   cudnnTensorDescriptor_t hd, const void *hx, void *hy,
-                                   cudnnTensorDescriptor_t cd, const void *cx, void *cy,
-                                   size_t weight_bytes, const void *weights, size_t ws_bytes,
-                                   void *ws, size_t reserve_bytes, void *reserve)
-{
-    (void)h, (void)lengths, (void)hd, (void)cd, (void)cx, (void)cy;
-    size_t need_ws = rnn_workspace(d), need_weights = 0;
-    cudnnGetRNNWeightSpaceSize(h, d, &need_weights);
-    if (ws_bytes < need_ws || (need_ws && !ws) || weight_bytes < need_weights ||
-        (mode != CUDNN_FWD_MODE_INFERENCE && (reserve_bytes < 1024 || !reserve)) ||
-        xd->vector != d->input_size || yd->vector != d->hidden || xd->batch != yd->batch ||
-        xd->max_len != yd->max_len)
-        return BAD;
-    record(__func__, d->math, d->data, d->prec, yd->type, d->prec, ws_bytes);
-    int H = d->hidden, I = d->input_size, B = xd->batch;
-    const float *W = weights, *R = W + H * I, *bw = R + H * H, *br = bw + H;
-    float *state = calloc((size_t)(B * H), sizeof *state), *next = calloc((size_t)H, sizeof *next);
-    if (!state || !next) {
-        free(state), free(next);
-        return CUDNN_STATUS_ALLOC_FAILED;
-    }
-    for (int i = 0; i < B * H; i++)
-        state[i] = hx ? load(d->data, hx, i) : 0.0f;
-    for (int t = 0; t < xd->max_len; t++)
-        for (int b = 0; b < B; b++) {
-            for (int j = 0; j < H; j++) {
-                float acc = 0.0f;
-                for (int i = 0; i < I; i++)
-                    acc += rnn_operand(d, W[j * I + i]) *
-                           rnn_operand(d, load(d->data, x, ((long)t * B + b) * I + i));
-                for (int i = 0; i < H; i++)
-                    acc += rnn_operand(d, R[j * H + i]) * rnn_operand(d, state[b * H + i]);
-                if (d->bias != CUDNN_RNN_NO_BIAS)
-                    acc += bw[j] + (d->bias == CUDNN_RNN_DOUBLE_BIAS ? br[j] : 0.0f);
-                if (d->clip == CUDNN_RNN_CLIP_MINMAX) /* the cell's input, clipped */
-                    acc = acc < d->lclip ? (float)d->lclip : acc > d->rclip ? (float)d->rclip : acc;
-                next[j] = d->cell == CUDNN_RNN_RELU ? (acc > 0.0f ? acc : 0.0f) : tanhf(acc);
-            }
-            for (int j = 0; j < H; j++) {
-                state[b * H + j] = next[j];
-                store(yd->type, y, ((long)t * B + b) * H + j, next[j]);
-            }
-        }
-    if (hy)
-        for (int i = 0; i < B * H; i++)
-            store(d->data, hy, i, state[i]);
-    free(state), free(next);
-    return CUDNN_STATUS_SUCCESS;
-}
