@@ -245,32 +245,6 @@ int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, ch
     return ok && m && n && alpha != 0.0f;
 }
 
-size_t amp_operand_span(const struct amp_operand *o)
-{
-    return (size_t)((o->outer - 1) * o->ld + o->inner);
-}
-
-uint64_t amp_operand_round(const struct amp_operand *o, float *dst, enum amp_lowp_dtype dtype)
-{
-    void (*round)(const float *, float *, size_t) = amp_convert()->round[dtype];
-    uint64_t count = 0;
-    for (int64_t line = 0; line < o->outer; line++) {
-        int64_t lo, hi;
-        if (!amp_operand_line(o, line, &lo, &hi))
-            continue;
-        size_t at = (size_t)(line * o->ld + lo);
-        round(o->p + at, dst + at, (size_t)(hi - lo));
-        count += (uint64_t)(hi - lo);
-    }
-    return count;
-}
-
-void amp_blas_round_accumulator(struct amp_blas_call *c)
-{
-    if (c->has_acc && c->acc_read && amp_live_load(&amp_rt.cfg.output_round))
-        c->converted += amp_operand_round(&c->acc, c->acc.p, c->dtype);
-}
-
 void amp_blas_round_output(struct amp_blas_call *c)
 {
     c->converted += amp_operand_round(&c->acc, c->acc.p, c->dtype);

@@ -116,17 +116,42 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     return c->outcome == AMP_OUTCOME_LOWERED;
 }
 
+/* Elements an operand spans in memory, padding included. */
+static inline size_t amp_operand_span(const struct amp_operand *o)
+{
+    return (size_t)((o->outer - 1) * o->ld + o->inner);
+}
+
+/* Rounds the referenced elements of o into dst (same shape, same ld);
+ * returns how many. Inline: the lowered path of a small product is a few
+ * dozen nanoseconds (bench/blas_bench). */
+static inline uint64_t amp_operand_round(const struct amp_operand *o, float *dst,
+                                         enum amp_lowp_dtype dtype)
+{
+    void (*round)(const float *, float *, size_t) = amp_convert()->round[dtype];
+    uint64_t count = 0;
+    for (int64_t line = 0; line < o->outer; line++) {
+        int64_t lo, hi;
+        if (!amp_operand_line(o, line, &lo, &hi))
+            continue;
+        size_t at = (size_t)(line * o->ld + lo);
+        round(o->p + at, dst + at, (size_t)(hi - lo));
+        count += (uint64_t)(hi - lo);
+    }
+    return count;
+}
+
 /* Rounds a read accumulator in place (AMPSHIM_OUTPUT=round), before the
  * product runs. */
-void amp_blas_round_accumulator(struct amp_blas_call *c);
+static inline void amp_blas_round_accumulator(struct amp_blas_call *c)
+{
+    if (c->has_acc && c->acc_read && amp_live_load(&amp_rt.cfg.output_round))
+        c->converted += amp_operand_round(&c->acc, c->acc.p, c->dtype);
+}
 
+/* Rounds the output in place (AMPSHIM_OUTPUT=round), after it (out of
+ * line: amp_blas_end below stays small). */
 void amp_blas_round_output(struct amp_blas_call *c);
-
-/* Elements an operand spans in memory, padding included. */
-size_t amp_operand_span(const struct amp_operand *o);
-/* Rounds the referenced elements of o into dst (same shape, same ld);
- * returns how many. */
-uint64_t amp_operand_round(const struct amp_operand *o, float *dst, enum amp_lowp_dtype dtype);
 
 /* Rounds the output (AMPSHIM_OUTPUT=round), closes the fp32 region, counts. */
 static inline void amp_blas_end(struct amp_blas_call *c)

@@ -27,11 +27,17 @@ enum { F32 = AMP_CUDA_R_32F, COMPUTE_32F = AMP_CUBLAS_COMPUTE_32F, ALGO = AMP_CU
 #define AMP_BY_WIDTH(c, FN, ...)                                                                   \
     ((c)->is64 ? ((FN(int64_t))(c)->real)(__VA_ARGS__) : ((FN(int))(c)->real)(__VA_ARGS__))
 
-static struct amp_cublas_call call_of(enum amp_hook_id hook, int is64, amp_cublas_as_made_fn made,
-                                      enum amp_cublas_target target)
+/* Sets the fields every kind has; the others (strides, batch, vector
+ * increments) are set by the kinds that have them and read by no other. */
+static inline void call_init(struct amp_cublas_call *c, enum amp_hook_id hook, int is64,
+                             amp_cublas_as_made_fn made, enum amp_cublas_target target)
 {
-    return (struct amp_cublas_call){
-        .hook = hook, .real = amp_real(hook), .as_made = made, .target = target, .is64 = is64};
+    c->hook = hook;
+    c->real = amp_real(hook);
+    c->as_made = made;
+    c->target = target;
+    c->is64 = (uint8_t)is64;
+    c->is_ex = c->eligible = 0;
 }
 
 /* Whether a gemv's arguments are ones cuBLAS accepts and its vectors have
@@ -90,7 +96,8 @@ static int sgemm(enum amp_hook_id hook, int is64, void *h, int ta, int tb, int64
                  int64_t k, const float *alpha, const float *A, int64_t lda, const float *B,
                  int64_t ldb, const float *beta, float *C, int64_t ldc)
 {
-    struct amp_cublas_call c = call_of(hook, is64, sgemm_as_made, AMP_CUBLAS_TO_GEMMEX);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, sgemm_as_made, AMP_CUBLAS_TO_GEMMEX);
     c.eligible = 1;
     c.g = (struct amp_gemmex_args){h, ta,  tb,  m,    n, k,   alpha, A,           F32, lda,
                                    B, F32, ldb, beta, C, F32, ldc,   COMPUTE_32F, ALGO};
@@ -132,7 +139,8 @@ static int gemmex_as_made(const struct amp_cublas_call *c, void *out, int64_t ld
 
 static int gemmex(enum amp_hook_id hook, int is64, const struct amp_gemmex_args *g)
 {
-    struct amp_cublas_call c = call_of(hook, is64, gemmex_as_made, AMP_CUBLAS_TO_GEMMEX);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, gemmex_as_made, AMP_CUBLAS_TO_GEMMEX);
     c.is_ex = c.eligible = 1;
     c.g = *g;
     return amp_cublas_gemm(&c);
@@ -177,7 +185,8 @@ static int sgemm_strided(enum amp_hook_id hook, int is64, void *h, int ta, int t
                          long long sa, const float *B, int64_t ldb, long long sb, const float *beta,
                          float *C, int64_t ldc, long long sc, int64_t batch)
 {
-    struct amp_cublas_call c = call_of(hook, is64, sgemm_strided_as_made, AMP_CUBLAS_TO_STRIDED);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, sgemm_strided_as_made, AMP_CUBLAS_TO_STRIDED);
     c.eligible = 1;
     c.g = (struct amp_gemmex_args){h, ta,  tb,  m,    n, k,   alpha, A,           F32, lda,
                                    B, F32, ldb, beta, C, F32, ldc,   COMPUTE_32F, ALGO};
@@ -225,7 +234,8 @@ static int gemmex_strided_as_made(const struct amp_cublas_call *c, void *out, in
 static int gemmex_strided(enum amp_hook_id hook, int is64, const struct amp_gemmex_args *g,
                           long long sa, long long sb, long long sc, int64_t batch)
 {
-    struct amp_cublas_call c = call_of(hook, is64, gemmex_strided_as_made, AMP_CUBLAS_TO_STRIDED);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, gemmex_strided_as_made, AMP_CUBLAS_TO_STRIDED);
     c.is_ex = c.eligible = 1;
     c.g = *g;
     c.sa = sa, c.sb = sb, c.sc = sc, c.batch = batch;
@@ -272,7 +282,8 @@ static int sgemmex_as_made(const struct amp_cublas_call *c, void *out, int64_t l
 
 static int sgemmex(enum amp_hook_id hook, int is64, const struct amp_gemmex_args *g)
 {
-    struct amp_cublas_call c = call_of(hook, is64, sgemmex_as_made, AMP_CUBLAS_TO_GEMMEX);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, sgemmex_as_made, AMP_CUBLAS_TO_GEMMEX);
     c.eligible = g->at == F32 && g->bt == F32 && g->ct == F32;
     c.g = *g;
     return amp_cublas_gemm(&c);
@@ -318,7 +329,8 @@ static int sgemv(enum amp_hook_id hook, int is64, void *h, int trans, int64_t m,
                  const float *alpha, const float *A, int64_t lda, const float *x, int64_t incx,
                  const float *beta, float *y, int64_t incy)
 {
-    struct amp_cublas_call c = call_of(hook, is64, sgemv_as_made, AMP_CUBLAS_TO_GEMMEX);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, sgemv_as_made, AMP_CUBLAS_TO_GEMMEX);
     c.eligible = gemv_shaped(trans, m, n, lda, incx, incy);
     c.g = gemv_as_gemm(h, trans, m, n, alpha, A, lda, x, beta, y);
     c.incx = incx, c.incy = incy;
@@ -359,7 +371,8 @@ static int sger(enum amp_hook_id hook, int is64, void *h, int64_t m, int64_t n, 
                 const float *x, int64_t incx, const float *y, int64_t incy, float *A, int64_t lda)
 {
     static const float one = 1.0f;
-    struct amp_cublas_call c = call_of(hook, is64, sger_as_made, AMP_CUBLAS_TO_GEMMEX);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, sger_as_made, AMP_CUBLAS_TO_GEMMEX);
     c.eligible = incx == 1 && incy == 1 && m >= 0 && n >= 0 && lda >= (m > 1 ? m : 1) &&
                  amp_cublas_host_pointers(c.real, h);
     c.g = (struct amp_gemmex_args){
@@ -401,7 +414,8 @@ static int sgemm_batched(enum amp_hook_id hook, int is64, void *h, int ta, int t
                          int64_t lda, const float *const *B, int64_t ldb, const float *beta,
                          float *const *C, int64_t ldc, int64_t batch)
 {
-    struct amp_cublas_call c = call_of(hook, is64, sgemm_batched_as_made, AMP_CUBLAS_TO_BATCHED);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, sgemm_batched_as_made, AMP_CUBLAS_TO_BATCHED);
     c.eligible = 1;
     c.g = (struct amp_gemmex_args){h, ta,  tb,  m,    n,         k,   alpha, A,           F32, lda,
                                    B, F32, ldb, beta, (void *)C, F32, ldc,   COMPUTE_32F, ALGO};
@@ -446,7 +460,8 @@ static int gemmex_batched_as_made(const struct amp_cublas_call *c, void *out, in
 static int gemmex_batched(enum amp_hook_id hook, int is64, const struct amp_gemmex_args *g,
                           int64_t batch)
 {
-    struct amp_cublas_call c = call_of(hook, is64, gemmex_batched_as_made, AMP_CUBLAS_TO_BATCHED);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, gemmex_batched_as_made, AMP_CUBLAS_TO_BATCHED);
     c.is_ex = c.eligible = 1;
     c.g = *g;
     c.batch = batch;
@@ -496,7 +511,8 @@ static int sgemv_batched(enum amp_hook_id hook, int is64, void *h, int trans, in
                          const float *const *x, int64_t incx, const float *beta, float *const *y,
                          int64_t incy, int64_t batch)
 {
-    struct amp_cublas_call c = call_of(hook, is64, sgemv_batched_as_made, AMP_CUBLAS_TO_BATCHED);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, sgemv_batched_as_made, AMP_CUBLAS_TO_BATCHED);
     c.eligible = gemv_shaped(trans, m, n, lda, incx, incy);
     c.g = gemv_as_gemm(h, trans, m, n, alpha, A, lda, x, beta, (void *)y);
     c.incx = incx, c.incy = incy, c.batch = batch;
@@ -542,7 +558,8 @@ static int sgemv_strided(enum amp_hook_id hook, int is64, void *h, int trans, in
                          const float *x, int64_t incx, long long sx, const float *beta, float *y,
                          int64_t incy, long long sy, int64_t batch)
 {
-    struct amp_cublas_call c = call_of(hook, is64, sgemv_strided_as_made, AMP_CUBLAS_TO_STRIDED);
+    struct amp_cublas_call c;
+    call_init(&c, hook, is64, sgemv_strided_as_made, AMP_CUBLAS_TO_STRIDED);
     c.eligible = gemv_shaped(trans, m, n, lda, incx, incy);
     c.g = gemv_as_gemm(h, trans, m, n, alpha, A, lda, x, beta, y);
     c.incx = incx, c.incy = incy, c.sa = sa, c.sb = sx, c.sc = sy, c.batch = batch;

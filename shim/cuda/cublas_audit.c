@@ -181,7 +181,7 @@ static int not_audited(struct amp_thread *t, enum amp_hook_id hook, void *gemmex
                        const struct amp_gemmex_args *a, int *run_as_made)
 {
     if (amp_audit_follows())
-        return amp_cublas_run_gemmex(gemmex, is64, a);
+        return amp_cublas_run_gemmex(gemmex, is64, a, a->compute);
     amp_count_not_lowered_after_all(t, hook);
     *run_as_made = 1;
     return OK;
@@ -217,7 +217,7 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
         amp_cuda_scratch_end(&scratch);
         return not_audited(t, hook, gemmex, is64, a, run_as_made);
     }
-    int status = amp_cublas_run_gemmex(gemmex, is64, a);
+    int status = amp_cublas_run_gemmex(gemmex, is64, a, a->compute);
     if (status != OK) {
         amp_cuda_scratch_end(&scratch);
         return status;

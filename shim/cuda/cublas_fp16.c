@@ -98,7 +98,7 @@ int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_arg
         half.ldb = b_rows;
         half.compute = AMP_CUBLAS_COMPUTE_32F;
         half.algo = AMP_CUBLAS_GEMM_DEFAULT;
-        status = amp_cublas_run_gemmex(gemmex, is64, &half);
+        status = amp_cublas_run_gemmex(gemmex, is64, &half, half.compute);
     }
     amp_cuda_scratch_end(&s);
     return status == AMP_CUBLAS_STATUS_SUCCESS ? status : -1;

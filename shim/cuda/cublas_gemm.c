@@ -104,54 +104,59 @@ typedef int (*batchedex_I64)(void *, int, int, int64_t, int64_t, int64_t, const 
                              const void *const *, int, int64_t, const void *const *, int, int64_t,
                              const void *, void *const *, int, int64_t, int64_t, int, int);
 
-/* The lowered call `a` (c's strides and batch) through a strided Ex form. */
-static int run_strided(void *ex, const struct amp_cublas_call *c, const struct amp_gemmex_args *a)
+/* c lowered to `compute` through a strided Ex form. */
+static int run_strided(void *ex, const struct amp_cublas_call *c, int compute)
 {
+    const struct amp_gemmex_args *a = &c->g;
     if (c->is64)
         return ((stridedex_I64)ex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A, a->at,
                                    a->lda, c->sa, a->B, a->bt, a->ldb, c->sb, a->beta, a->C, a->ct,
-                                   a->ldc, c->sc, c->batch, a->compute, a->algo);
+                                   a->ldc, c->sc, c->batch, compute, a->algo);
     return ((stridedex_I32)ex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha, a->A,
                                a->at, (int)a->lda, c->sa, a->B, a->bt, (int)a->ldb, c->sb, a->beta,
-                               a->C, a->ct, (int)a->ldc, c->sc, (int)c->batch, a->compute, a->algo);
+                               a->C, a->ct, (int)a->ldc, c->sc, (int)c->batch, compute, a->algo);
 }
 
 /* The same through a pointer-array Ex form (A, B and C are the arrays). */
-static int run_batched(void *ex, const struct amp_cublas_call *c, const struct amp_gemmex_args *a)
+static int run_batched(void *ex, const struct amp_cublas_call *c, int compute)
 {
+    const struct amp_gemmex_args *a = &c->g;
     if (c->is64)
-        return ((batchedex_I64)ex)(
-            a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, (const void *const *)a->A, a->at,
-            a->lda, (const void *const *)a->B, a->bt, a->ldb, a->beta, (void *const *)a->C, a->ct,
-            a->ldc, c->batch, a->compute, a->algo);
+        return ((batchedex_I64)ex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha,
+                                   (const void *const *)a->A, a->at, a->lda,
+                                   (const void *const *)a->B, a->bt, a->ldb, a->beta,
+                                   (void *const *)a->C, a->ct, a->ldc, c->batch, compute, a->algo);
     return ((batchedex_I32)ex)(
         a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha, (const void *const *)a->A,
         a->at, (int)a->lda, (const void *const *)a->B, a->bt, (int)a->ldb, a->beta,
-        (void *const *)a->C, a->ct, (int)a->ldc, (int)c->batch, a->compute, a->algo);
+        (void *const *)a->C, a->ct, (int)a->ldc, (int)c->batch, compute, a->algo);
 }
 
-/* The lowered call `a` through cublasGemmEx: plainly; in fp16 with
+/* c lowered to `compute` through cublasGemmEx: plainly; in fp16 with
  * AMPSHIM_CUDA_FP16=explicit (as made when that cannot be done), unless
  * AMPSHIM_AUDIT=1 promises the program its results as made; under the audit
  * run both ways, or as made when the audit says so. */
-static int run_gemmex(struct amp_thread *t, void *ex, const struct amp_cublas_call *c,
-                      const struct amp_gemmex_args *a)
+static int run_gemmex(struct amp_thread *t, void *ex, const struct amp_cublas_call *c, int compute)
 {
-    if (amp_unlikely(amp_rt.cfg.cuda_fp16_explicit) &&
-        a->compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F &&
-        amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_ON) {
+    int fp16 = amp_unlikely(amp_rt.cfg.cuda_fp16_explicit) &&
+               compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F &&
+               amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_ON;
+    int audit = !fp16 && amp_unlikely(amp_live_load(&amp_rt.cfg.audit));
+    if (amp_likely(!fp16 && !audit))
+        return amp_cublas_run_gemmex(ex, c->is64, &c->g, compute);
+    struct amp_gemmex_args lowered = c->g;
+    lowered.compute = compute;
+    const struct amp_gemmex_args *a = &lowered;
+    if (fp16) {
         int status = amp_cublas_fp16_explicit(ex, c->is64, a);
         if (status >= 0)
             return status;
         amp_count_not_lowered_after_all(t, c->hook);
         return as_made(c);
     }
-    if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit))) {
-        int run_as_made;
-        int status = amp_cublas_audited(t, c, ex, a, &run_as_made);
-        return run_as_made ? as_made(c) : status;
-    }
-    return amp_cublas_run_gemmex(ex, c->is64, a);
+    int run_as_made;
+    int status = amp_cublas_audited(t, c, ex, a, &run_as_made);
+    return run_as_made ? as_made(c) : status;
 }
 
 int amp_cublas_gemm(const struct amp_cublas_call *c)
@@ -173,15 +178,13 @@ int amp_cublas_gemm(const struct amp_cublas_call *c)
     int compute = decide(t, c);
     if (!compute)
         return as_made(c);
-    struct amp_gemmex_args lowered = c->g;
-    lowered.compute = compute;
     switch (c->target) {
     case AMP_CUBLAS_TO_STRIDED:
-        return run_strided(ex, c, &lowered);
+        return run_strided(ex, c, compute);
     case AMP_CUBLAS_TO_BATCHED:
-        return run_batched(ex, c, &lowered);
+        return run_batched(ex, c, compute);
     case AMP_CUBLAS_TO_GEMMEX:
         break;
     }
-    return run_gemmex(t, ex, c, &lowered);
+    return run_gemmex(t, ex, c, compute);
 }

@@ -34,16 +34,18 @@ typedef int (*amp_gemmex_I64)(void *, int, int, int64_t, int64_t, int64_t, const
                               const void *, int, int64_t, const void *, int, int64_t, const void *,
                               void *, int, int64_t, int, int);
 
-/* Issues a through `gemmex` (cublasGemmEx; is64: its _64 form). */
-static inline int amp_cublas_run_gemmex(void *gemmex, int is64, const struct amp_gemmex_args *a)
+/* Issues a through `gemmex` (cublasGemmEx; is64: its _64 form) with the
+ * compute type `compute` (a->compute, or the fast one of a lowered call). */
+static inline int amp_cublas_run_gemmex(void *gemmex, int is64, const struct amp_gemmex_args *a,
+                                        int compute)
 {
     if (is64)
         return ((amp_gemmex_I64)gemmex)(a->h, a->ta, a->tb, a->m, a->n, a->k, a->alpha, a->A, a->at,
                                         a->lda, a->B, a->bt, a->ldb, a->beta, a->C, a->ct, a->ldc,
-                                        a->compute, a->algo);
+                                        compute, a->algo);
     return ((amp_gemmex_I32)gemmex)(a->h, a->ta, a->tb, (int)a->m, (int)a->n, (int)a->k, a->alpha,
                                     a->A, a->at, (int)a->lda, a->B, a->bt, (int)a->ldb, a->beta,
-                                    a->C, a->ct, (int)a->ldc, a->compute, a->algo);
+                                    a->C, a->ct, (int)a->ldc, compute, a->algo);
 }
 
 /* Re-issues the program's own call c (its entry point, its compute type)

@@ -98,7 +98,25 @@ static struct {
     _Atomic(struct amp_cublas_helpers *) table;
 } anchors[CUBLAS_ANCHORS];
 
+/* The thread's last answer, in front of the table: a hot loop calls one
+ * entry point. */
+static __thread const void *last_anchor __attribute__((tls_model("initial-exec")));
+static __thread const struct amp_cublas_helpers *last_table
+    __attribute__((tls_model("initial-exec")));
+
+__attribute__((noinline)) static const struct amp_cublas_helpers *cublas_helpers(const void *real);
+
 const struct amp_cublas_helpers *amp_cublas_helpers(const void *real)
+{
+    if (amp_likely(real == last_anchor && last_table))
+        return last_table;
+    const struct amp_cublas_helpers *t = cublas_helpers(real);
+    last_anchor = real;
+    last_table = t;
+    return t;
+}
+
+static const struct amp_cublas_helpers *cublas_helpers(const void *real)
 {
     for (int i = 0; i < CUBLAS_ANCHORS; i++) {
         const void *a = atomic_load_explicit(&anchors[i].anchor, memory_order_acquire);
