@@ -79,10 +79,10 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
 /* One hook returning void. The slow function has exactly the hook's
  * parameters, so both exits of the hook are tail calls and the fast path
  * needs no stack frame; everything that is not a plain pass-through
- * (first-call resolution and set-up, lowering, fp32 regions) goes there. PARAMS and ARGS are parenthesised lists; ACC is
- * the accumulate test (beta != 0); PLAN plans the call, with `il` the
- * library's integer width and the parameters as locals the plan may redirect
- * to rounded copies. */
+ * (first-call resolution and set-up, lowering, fp32 regions) goes there.
+ * PARAMS and ARGS are parenthesised lists; ACC is the accumulate test
+ * (beta != 0); PLAN plans the call, with `il` the library's integer width
+ * and the parameters as locals the plan may redirect to rounded copies. */
 #define AMP_DEFINE_VOID_HOOK(sym, ints, PARAMS, ARGS, ACC, PLAN)                                   \
     typedef void (*sym##_fn)(AMP_UNPAREN PARAMS);                                                  \
     __attribute__((noinline)) static void sym##_slow(AMP_UNPAREN PARAMS)                           \

@@ -23,8 +23,9 @@ int amp_cublas_level3(enum amp_hook_id hook, enum amp_level3 kind, int is64, con
 
 /* Runs the call whose arguments are the words w (is64: the _64 entry
  * point's int64_t sizes) through `gemmex` (cublasGemmEx) with the fast
- * compute type `compute` and the helpers f of the program's cuBLAS; returns the cuBLAS status, or -1 when it could
- * not (the caller then makes the call as the program made it). */
+ * compute type `compute` and the helpers f of the program's cuBLAS;
+ * returns the cuBLAS status, or -1 when it could not (the caller then makes
+ * the call as the program made it). */
 struct amp_cublas_helpers;
 int amp_cublas_level3_lowp(enum amp_level3 kind, int is64, const uintptr_t *w, int compute,
                            void *gemmex, const struct amp_cublas_helpers *f);

@@ -104,11 +104,12 @@ struct amp_dnn_scope {
     uint64_t converted; /* elements converted, for the counters */
 };
 
-/* An fp32-list call made in fp32: up to three tensor inputs and one tensor output. amp_dnn_upcast_begin converts
- * every half or bf16 input into fp32 scratch and gives the output fp32
- * scratch; the caller then makes the call on the new descriptors and
- * pointers with alpha 1, beta 0; amp_dnn_upcast_end blends the result into the
- * program's output with its alpha and beta. */
+/* An fp32-list call made in fp32: up to three tensor inputs and one tensor
+ * output. amp_dnn_upcast_begin converts every half or bf16 input into fp32
+ * scratch and gives the output fp32 scratch; the caller then makes the call
+ * on the new descriptors and pointers with alpha 1, beta 0;
+ * amp_dnn_upcast_end blends the result into the program's output with its
+ * alpha and beta. */
 struct amp_dnn_upcast {
     struct amp_dnn_scope s;
     struct amp_dnn_view out;
