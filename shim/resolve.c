@@ -11,6 +11,8 @@
  * each dlopen (its hook bumps the generation every hook compares). */
 #include "shim/resolve.h"
 
+#include "shim/width.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -23,16 +25,6 @@
 #include "runtime/log.h"
 
 __thread uint8_t amp_tls_real_ilp64 __attribute__((tls_model("initial-exec")));
-
-/* 0: the library's own width, probed; else 32 or 64, known from the name. */
-static const uint8_t hook_ints[AMP_HOOK_COUNT] = {
-#define AMP_INTS_WIDTH_LP 0
-#define AMP_INTS_WIDTH_I32 32
-#define AMP_INTS_WIDTH_I64 64
-#define AMP_X_HOOK(sym, routine, kind, form, ints, op, op_beta) AMP_INTS_WIDTH_##ints,
-    AMPSHIM_HOOK_LIST(AMP_X_HOOK)
-#undef AMP_X_HOOK
-};
 
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -114,76 +106,6 @@ static void *find_real(const char *name)
         return p;
     void *found[1];
     return definitions(name, found, 1) ? found[0] : NULL;
-}
-
-#define PROBE_N ((int64_t)0xffffffff00000003ull)
-
-int amp_probe_ilp64_fortran(void *isamax_fortran)
-{
-    int64_t n = PROBE_N, inc = 1;
-    float x[3] = {1.0f, 2.0f, 3.0f};
-    int64_t (*isamax)(const int64_t *, const float *, const int64_t *) =
-        (int64_t(*)(const int64_t *, const float *, const int64_t *))isamax_fortran;
-    int32_t answer = (int32_t)isamax(&n, x, &inc); /* LP64 fills only eax */
-    return answer == 3 ? 0 : answer == 0 ? 1 : -1;
-}
-
-int amp_probe_ilp64_cblas(void *cblas_isamax)
-{
-    float x[3] = {1.0f, 2.0f, 3.0f};
-    int64_t (*isamax)(int64_t, const float *, int64_t) =
-        (int64_t(*)(int64_t, const float *, int64_t))cblas_isamax;
-    /* cblas_isamax is 0-based: an LP64 library answers 2. */
-    int32_t answer = (int32_t)isamax(PROBE_N, x, 1);
-    return answer == 2 ? 0 : answer == 0 ? 1 : -1;
-}
-
-/* Integer width of the library that defines `real` (hook's real function),
- * probed through the isamax of the hook's own mangling (scipy_isamax_ for
- * scipy_sgemm_), else the plain ones; cached by load base. */
-static struct {
-    void *base;
-    int ilp64;
-} width_cache[32];
-
-static int library_is_ilp64(enum amp_hook_id hook, void *real, const char **libname)
-{
-    Dl_info info;
-    if (!dladdr(real, &info))
-        return 0;
-    *libname = info.dli_fname;
-    struct amp_quiet quiet;
-    int ilp64 = -1;
-    lock_resolve(&quiet);
-    for (size_t i = 0; i < sizeof width_cache / sizeof *width_cache; i++)
-        if (width_cache[i].base == info.dli_fbase)
-            ilp64 = width_cache[i].ilp64;
-    unlock_resolve(&quiet);
-    if (ilp64 >= 0)
-        return ilp64;
-    void *probe =
-        amp_hook_width_probe[hook] ? amp_sibling_symbol(real, amp_hook_width_probe[hook]) : NULL;
-    if (probe)
-        ilp64 = amp_hook_form_is_cblas[hook] ? amp_probe_ilp64_cblas(probe)
-                                             : amp_probe_ilp64_fortran(probe);
-    else if ((probe = amp_sibling_symbol(real, "isamax_")))
-        ilp64 = amp_probe_ilp64_fortran(probe);
-    else if ((probe = amp_sibling_symbol(real, "cblas_isamax")))
-        ilp64 = amp_probe_ilp64_cblas(probe);
-    if (ilp64 < 0) {
-        amp_log(AMP_LOG_INFO, "%s: cannot tell its integer width (no isamax); assuming LP64",
-                info.dli_fname);
-        ilp64 = 0;
-    }
-    lock_resolve(&quiet);
-    for (size_t i = 0; i < sizeof width_cache / sizeof *width_cache; i++)
-        if (!width_cache[i].base || width_cache[i].base == info.dli_fbase) {
-            width_cache[i].base = info.dli_fbase;
-            width_cache[i].ilp64 = ilp64;
-            break;
-        }
-    unlock_resolve(&quiet);
-    return ilp64;
 }
 
 void *amp_resolve_name(const char *name)
@@ -288,12 +210,6 @@ static size_t binding_slot(void *caller, enum amp_hook_id hook)
     return (size_t)(k * 0x9e3779b97f4a7c15ull >> 52) % BINDINGS;
 }
 
-static int width_of(enum amp_hook_id hook, void *real)
-{
-    const char *libname = "?";
-    return hook_ints[hook] ? hook_ints[hook] == 64 : library_is_ilp64(hook, real, &libname);
-}
-
 /* What the code at `caller` would have bound `name` to: see the top. */
 static void *bind_for_caller(enum amp_hook_id hook, void *caller)
 {
@@ -334,7 +250,7 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
         return b->real;
     }
     void *real = bind_for_caller(hook, caller);
-    int ilp64 = real ? width_of(hook, real) : 0;
+    int ilp64 = real ? amp_width_ilp64(hook, real) : 0;
     lock_resolve(&quiet);
     if (real) {
         int i = atomic_fetch_add_explicit(&bindings_used, 1, memory_order_relaxed);
@@ -568,10 +484,8 @@ static void *resolve(enum amp_hook_id hook, int required)
                 name);
         _exit(127);
     }
-    const char *libname = "?";
-    int ilp64 = hook_ints[hook] ? hook_ints[hook] == 64 : library_is_ilp64(hook, real, &libname);
-    if (hook_ints[hook])
-        libname = file_of(real);
+    int ilp64 = amp_width_ilp64(hook, real);
+    const char *libname = file_of(real);
     /* Published once, by the first thread here; the others take its answer. */
     lock_resolve(&quiet);
     if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)) {

@@ -44,12 +44,6 @@ static inline void *amp_real(enum amp_hook_id hook)
     return __builtin_expect(p != NULL, 1) ? p : amp_resolve(hook);
 }
 
-/* Integer width of a BLAS library, judged by calling its isamax with
- * n = 0xffffffff00000003 (libblastrampoline's probe): an LP64 library reads
- * n = 3 and answers 3, an ILP64 one reads a negative n and answers 0.
- * Returns 1 for ILP64, 0 for LP64, -1 when the answer is neither. */
-int amp_probe_ilp64_fortran(void *isamax_fortran);
-int amp_probe_ilp64_cblas(void *cblas_isamax);
 
 /* After a dlopen (its hook bumps the generation; shim/load.c has each
  * thread's refresh call this): whether an object loaded since the last look
