@@ -22,6 +22,25 @@ struct cudnnTensorStruct {
     int nb, dims[CUDNN_DIM_MAX], strides[CUDNN_DIM_MAX];
 };
 
+struct cudnnFilterStruct {
+    cudnnDataType_t type;
+    cudnnTensorFormat_t format;
+    int nb, dims[CUDNN_DIM_MAX];
+};
+
+struct cudnnConvolutionStruct {
+    int pad[2], stride[2], dilation[2];
+    cudnnConvolutionMode_t mode;
+    cudnnDataType_t compute;
+    cudnnMathType_t math;
+    int groups;
+    cudnnReorderType_t reorder;
+    long writes; /* every setter call on this descriptor: tests see none from the shim */
+};
+
+/* A 4-d filter's strides in its own format. */
+void fake_filter_strides(const struct cudnnFilterStruct *f, int s[4]);
+
 /* Records the calling thread's last call. */
 void fake_cudnn_record(const char *function, int math, int t0, int t1, int t2, int compute,
                        size_t workspace);
