@@ -11,7 +11,9 @@
 #include "runtime/log.h"
 #include "shim/resolve.h"
 
-#define AMP_LIST(name, library_text, soname_text, table_type, X_LIST)                              \
+/* Each list's names and offsets, from its X-macro (the offset macros name
+ * the list's table type). */
+#define AMP_LIST(name, library_text, soname_text, X_LIST)                                          \
     static const char *const name##_names[] = {X_LIST(AMP_HELPER_NAME)};                           \
     static const size_t name##_offsets[] = {X_LIST(AMP_HELPER_OFFSET_OF_##name)};                  \
     const struct amp_helper_list amp_##name##_helper_list = {                                      \
@@ -22,11 +24,10 @@
 #define AMP_HELPER_OFFSET_OF_cudart(member, ...) offsetof(struct amp_cudart_helpers, member),
 #define AMP_HELPER_OFFSET_OF_cudnn_transform(member, ...)                                          \
     offsetof(struct amp_cudnn_transform_helpers, member),
-AMP_LIST(cublas, "cuBLAS", NULL, struct amp_cublas_helpers, AMP_CUBLAS_HELPERS)
-AMP_LIST(cublaslt, "cuBLASLt", NULL, struct amp_cublaslt_helpers, AMP_CUBLASLT_HELPERS)
-AMP_LIST(cudart, "CUDA runtime", AMP_CUDART_SONAME, struct amp_cudart_helpers, AMP_CUDART_HELPERS)
-AMP_LIST(cudnn_transform, "cuDNN", AMP_CUDNN_SONAME, struct amp_cudnn_transform_helpers,
-         AMP_CUDNN_TRANSFORM_HELPERS)
+AMP_LIST(cublas, "cuBLAS", NULL, AMP_CUBLAS_HELPERS)
+AMP_LIST(cublaslt, "cuBLASLt", NULL, AMP_CUBLASLT_HELPERS)
+AMP_LIST(cudart, "CUDA runtime", AMP_CUDART_SONAME, AMP_CUDART_HELPERS)
+AMP_LIST(cudnn_transform, "cuDNN", AMP_CUDNN_SONAME, AMP_CUDNN_TRANSFORM_HELPERS)
 
 static void **slot(void *table, size_t offset)
 {

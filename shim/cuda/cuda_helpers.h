@@ -95,7 +95,6 @@ struct amp_helper_list {
     const size_t *offsets;
 };
 #define AMP_HELPER_NAME(member, symbol, ...) #symbol,
-#define AMP_HELPER_OFFSET(type, member) offsetof(type, member),
 
 /* The one resolver: fills table with every helper of list, each from the
  * object that defines anchor (a hook's real function; NULL: whichever
