@@ -573,8 +573,8 @@ static int verb_settings(int argc, char **argv)
     if (argc && !man)
         return usage("settings takes [--man]");
     if (man)
-        printf(".TS\ntab(\t) box;\nlb lb lb lb lb\nl l l l lw(20).\n"
-               "variable\tcontrol name\tlive\tdefault\tvalues\n_\n");
+        printf(".TS\ntab(\t) box;\nlb lb lb lb\nl l lw(11) lw(14).\n"
+               "variable\tcontrol name\tdefault\tvalues\n_\n");
     else if (json)
         printf("[");
     else
@@ -585,8 +585,8 @@ static int verb_settings(int argc, char **argv)
         const char *env = s->env ? s->env : "-", *ctl = s->ctl ? s->ctl : "-";
         const char *live = s->live ? "yes" : "no";
         if (man)
-            printf("%s\t%s\t%s\tT{\n%s\nT}\tT{\n%s\nT}\n", env, ctl, live, s->default_text,
-                   s->values);
+            printf("%s\t%s%s\tT{\n%s\nT}\tT{\n%s\nT}\n", env, ctl, s->ctl && !s->live ? " (r)" : "",
+                   s->default_text, s->values);
         else if (json)
             printf("%s{\"variable\":%s%s%s,\"control\":%s%s%s,\"live\":%s,"
                    "\"default\":\"%s\",\"values\":\"%s\"}",
