@@ -9,6 +9,10 @@
 
 #include "runtime/hook_state.h"
 
+_Static_assert(offsetof(struct amp_config, enable) == AMP_SETTING_NO_FIELD &&
+                   offsetof(struct amp_ctl_block, magic) == AMP_SETTING_NO_FIELD,
+               "a setting's 'no field' must be an offset no setting lives at");
+
 const struct amp_setting *amp_setting_by_ctl(const char *ctl)
 {
     for (size_t i = 0; i < amp_setting_count; i++)

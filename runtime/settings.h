@@ -36,7 +36,10 @@ struct amp_ctl_req {
 };
 typedef int (*amp_ctl_leaf)(struct amp_ctl_req *r);
 
-#define AMP_SETTING_NO_FIELD ((size_t)-1)
+/* A setting without a config or block field leaves it 0: offset 0 is
+ * amp_config's enable and the block's magic, neither of them a setting's
+ * field (runtime/settings.c checks). */
+#define AMP_SETTING_NO_FIELD ((size_t)0)
 
 struct amp_setting {
     const char *env;    /* AMPSHIM_*, or NULL for a control-only name */
@@ -45,7 +48,8 @@ struct amp_setting {
     const char *default_text;
     uint8_t live; /* a write to ctl changes the running process */
     /* Where it lives: a 32-bit field of struct amp_config and an _Atomic
-     * uint32_t of struct amp_ctl_block (AMP_SETTING_NO_FIELD where none),
+     * uint32_t of struct amp_ctl_block (left out, AMP_SETTING_NO_FIELD, where
+     * none),
      * valid from `first` and below `limit`; `parse` turns text into such a
      * value (-1: bad, with the reason in err) and `names` a value into text
      * (NULL: decimal). A setting with these fields needs no handler of its

@@ -40,6 +40,19 @@ static inline void call_init(struct amp_cublas_call *c, enum amp_hook_id hook, i
     c->is_ex = c->eligible = 0;
 }
 
+/* Whether every data type of a call in GemmEx form is fp32. */
+static int all_fp32(const struct amp_gemmex_args *g)
+{
+    return g->at == F32 && g->bt == F32 && g->ct == F32;
+}
+
+/* An Ex call is lowered only when every data type is fp32 and its compute
+ * type is plain CUBLAS_COMPUTE_32F; whatever else the caller chose stays. */
+static int ex_eligible(const struct amp_gemmex_args *g)
+{
+    return all_fp32(g) && g->compute == COMPUTE_32F;
+}
+
 /* Whether a gemv's arguments are ones cuBLAS accepts and its vectors have
  * unit stride: only those become GEMMs with one column (rows of op(A),
  * inner its columns). Other strides, or arguments cuBLAS would reject,
@@ -141,7 +154,8 @@ static int gemmex(enum amp_hook_id hook, int is64, const struct amp_gemmex_args 
 {
     struct amp_cublas_call c;
     call_init(&c, hook, is64, gemmex_as_made, AMP_CUBLAS_TO_GEMMEX);
-    c.is_ex = c.eligible = 1;
+    c.is_ex = 1;
+    c.eligible = ex_eligible(g);
     c.g = *g;
     return amp_cublas_gemm(&c);
 }
@@ -236,7 +250,8 @@ static int gemmex_strided(enum amp_hook_id hook, int is64, const struct amp_gemm
 {
     struct amp_cublas_call c;
     call_init(&c, hook, is64, gemmex_strided_as_made, AMP_CUBLAS_TO_STRIDED);
-    c.is_ex = c.eligible = 1;
+    c.is_ex = 1;
+    c.eligible = ex_eligible(g);
     c.g = *g;
     c.sa = sa, c.sb = sb, c.sc = sc, c.batch = batch;
     return amp_cublas_gemm(&c);
@@ -284,7 +299,7 @@ static int sgemmex(enum amp_hook_id hook, int is64, const struct amp_gemmex_args
 {
     struct amp_cublas_call c;
     call_init(&c, hook, is64, sgemmex_as_made, AMP_CUBLAS_TO_GEMMEX);
-    c.eligible = g->at == F32 && g->bt == F32 && g->ct == F32;
+    c.eligible = all_fp32(g);
     c.g = *g;
     return amp_cublas_gemm(&c);
 }
@@ -462,7 +477,8 @@ static int gemmex_batched(enum amp_hook_id hook, int is64, const struct amp_gemm
 {
     struct amp_cublas_call c;
     call_init(&c, hook, is64, gemmex_batched_as_made, AMP_CUBLAS_TO_BATCHED);
-    c.is_ex = c.eligible = 1;
+    c.is_ex = 1;
+    c.eligible = ex_eligible(g);
     c.g = *g;
     c.batch = batch;
     return amp_cublas_gemm(&c);

@@ -32,11 +32,10 @@ static struct amp_cuda_own_handle own;
 
 static void resolve(void)
 {
-    amp_helpers_resolve(&amp_cudnn_transform_helper_list, &f, NULL);
+    complete = amp_helpers_resolve(&amp_cudnn_transform_helper_list, &f, NULL);
     own = (struct amp_cuda_own_handle){
         .create = f.create, .destroy = f.destroy, .set_stream = f.set_stream};
-    complete = f.create && f.destroy && f.set_stream && f.create_tensor && f.set_tensor &&
-               f.transform && f.destroy_tensor && amp_cuda_own_handle_init(&own);
+    complete = complete && amp_cuda_own_handle_init(&own);
     if (!complete)
         amp_log(AMP_LOG_INFO, "AMPSHIM_CUDA_FP16=explicit: no usable " AMP_CUDNN_SONAME " (its "
                               "cudnnTransformTensor converts the inputs); fp16 GEMMs run as made");

@@ -164,13 +164,7 @@ int amp_cublas_gemm(const struct amp_cublas_call *c)
     struct amp_thread *t = amp_thread_enter();
     if (!t)
         return as_made(c);
-    /* An Ex call is lowered only when every data type is fp32 and its
-     * compute type is plain CUBLAS_COMPUTE_32F; whatever else it chose stays. */
-    int eligible =
-        c->eligible &&
-        (!c->is_ex || (c->g.at == AMP_CUDA_R_32F && c->g.bt == AMP_CUDA_R_32F &&
-                       c->g.ct == AMP_CUDA_R_32F && c->g.compute == AMP_CUBLAS_COMPUTE_32F));
-    void *ex = eligible ? amp_real_optional(target_hook(c)) : NULL;
+    void *ex = c->eligible ? amp_real_optional(target_hook(c)) : NULL;
     if (!ex) {
         amp_count(t, c->hook, AMP_CTL_PASSTHROUGH, 1);
         return as_made(c);

@@ -23,7 +23,8 @@ struct amp_cublas_call {
     enum amp_cublas_target target;
     uint8_t is64;     /* a _64 entry point: its sizes are int64_t */
     uint8_t is_ex;    /* the call is itself an Ex form: lowering changes its compute type only */
-    uint8_t eligible; /* its types and shape allow a lowered form */
+    uint8_t eligible; /* its types and shape allow a lowered form (an Ex form:
+                         fp32 data and plain CUBLAS_COMPUTE_32F; the door says) */
     struct amp_gemmex_args g; /* in GemmEx form; g.compute is the program's
                                  (CUBLAS_COMPUTE_32F for the S routines) */
     int64_t incx, incy;       /* a gemv's or ger's own strides */
