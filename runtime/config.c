@@ -69,6 +69,7 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->control = 1;
     cfg->cuda_tf32_allowed = 1;
     cfg->audit_sample = 1;
+    cfg->lower_min[AMP_DEVICE_CPU] = cfg->lower_min[AMP_DEVICE_CUDA] = AMP_LOWER_MIN_AUTO;
     cfg->audit_tolerance = AMP_AUDIT_DEFAULT_TOLERANCE;
 }
 
@@ -108,17 +109,6 @@ static int64_t dtype_value(const char *v, char *err, size_t errlen)
         return d;
     snprintf(err, errlen, "unknown dtype '%s' (bf16, fp16, tf32)", v);
     return -1;
-}
-
-/* AMPSHIM_DTYPE: both devices. */
-static int parse_dtype(struct amp_config *cfg, const char *v, char *err, size_t errlen)
-{
-    int64_t d = dtype_value(v, err, errlen);
-    if (d < 0)
-        return -1;
-    for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
-        cfg->dtype[dev] = (enum amp_lowp_dtype)d;
-    return 0;
 }
 
 /* One warning per bad policy entry, naming the variable; the good entries
@@ -240,6 +230,28 @@ double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen)
         return -1.0;
     }
     return x;
+}
+
+int64_t amp_parse_lower_min(const char *s, char *err, size_t errlen)
+{
+    if (strcasecmp(s, "auto") == 0)
+        return AMP_LOWER_MIN_AUTO;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = isdigit((unsigned char)*s) ? strtoull(s, &end, 10) : 0;
+    int ok = isdigit((unsigned char)*s) && !errno;
+    if (ok && strcmp(end, "^3") == 0 && n < 2000000) {
+        n = n * n * n;
+        end += 2;
+    }
+    if (!ok || *end || n >= AMP_LOWER_MIN_AUTO) {
+        snprintf(err, errlen,
+                 "'%s' is not auto, a whole number of multiply-adds below 4294967295 or a cube "
+                 "such as 96^3",
+                 s);
+        return -1;
+    }
+    return (int64_t)n;
 }
 
 /* The settings' values over those (runtime/settings.h): -1 when bad. */
@@ -490,8 +502,7 @@ const struct amp_setting amp_settings[] = {
      .values = "bf16, fp16, tf32 (every device)",
      .default_text = "fp16 on CUDA, bf16 on CPU",
      .live = 1,
-     .parse_env = parse_dtype,
-     .leaf = amp_setting_dtype_leaf},
+     .per_device = {"opt.cpu_dtype", "opt.cuda_dtype"}},
     {.env = "AMPSHIM_CPU_DTYPE",
      .ctl = "opt.cpu_dtype",
      .values = "bf16, fp16, tf32",
@@ -540,6 +551,34 @@ const struct amp_setting amp_settings[] = {
      .limit = AMP_CPU_KERNEL_COUNT,
      .parse = cpu_kernel_value,
      .names = amp_cpu_kernel_names},
+    {.env = "AMPSHIM_LOWER_MIN",
+     .ctl = "opt.lower_min",
+     .values = "auto, or multiply-adds (a number or a cube: 96^3), every device",
+     .default_text = "auto",
+     .live = 1,
+     .per_device = {"opt.cpu_lower_min", "opt.cuda_lower_min"}},
+    {.env = "AMPSHIM_CPU_LOWER_MIN",
+     .ctl = "opt.cpu_lower_min",
+     .values = "auto, or multiply-adds (0: every size)",
+     .default_text = "AMPSHIM_LOWER_MIN",
+     .live = 1,
+     CFG(lower_min[AMP_DEVICE_CPU]),
+     BLOCK(lower_min[AMP_DEVICE_CPU]),
+     .limit = (uint64_t)AMP_LOWER_MIN_AUTO + 1,
+     .parse = amp_parse_lower_min,
+     .word = "auto",
+     .type = AMP_CTL_T_U64},
+    {.env = "AMPSHIM_CUDA_LOWER_MIN",
+     .ctl = "opt.cuda_lower_min",
+     .values = "auto, or multiply-adds (0: every size)",
+     .default_text = "AMPSHIM_LOWER_MIN",
+     .live = 1,
+     CFG(lower_min[AMP_DEVICE_CUDA]),
+     BLOCK(lower_min[AMP_DEVICE_CUDA]),
+     .limit = (uint64_t)AMP_LOWER_MIN_AUTO + 1,
+     .parse = amp_parse_lower_min,
+     .word = "auto",
+     .type = AMP_CTL_T_U64},
     {.env = "AMPSHIM_CUDA_FP16",
      .values = "fast, explicit",
      .default_text = "fast",
@@ -592,6 +631,7 @@ const struct amp_setting amp_settings[] = {
      .parse_env = parse_audit_policy},
 };
 const size_t amp_setting_count = sizeof amp_settings / sizeof *amp_settings;
+_Static_assert(AMP_LOWER_MIN_AUTO == AMP_SETTING_WORD_VALUE, "lower_min's auto is its word");
 
 #undef BLOCK
 #undef CFG

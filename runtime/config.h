@@ -35,6 +35,9 @@ struct amp_config {
     int cpu_kernel;              /* enum amp_cpu_kernel */
     int cuda_fp16_explicit;      /* AMPSHIM_CUDA_FP16=explicit: fp16 inputs by conversion */
     int audit;                   /* enum amp_audit_mode */
+    /* Multiply-adds below which a call the policy lowers runs as made
+     * (AMPSHIM_LOWER_MIN): a number, or AMP_LOWER_MIN_AUTO. */
+    uint32_t lower_min[AMP_DEVICE_COUNT];
     uint32_t audit_sample;       /* audit every Nth lowered call of a call site */
     double audit_tolerance;      /* relative Frobenius error above which a site stays fp32 */
     char audit_policy[PATH_MAX]; /* where the generated policy goes at exit ("" none) */
@@ -80,5 +83,9 @@ int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen);         /* en
 int amp_parse_audit_mode(const char *s, char *err, size_t errlen);         /* enum amp_audit_mode */
 uint32_t amp_parse_audit_sample(const char *s, char *err, size_t errlen);  /* 1 .. 2^31 */
 double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen); /* 0 < x < 1e30 */
+/* AMPSHIM_LOWER_MIN: "auto", a whole number of multiply-adds or a cube
+ * ("96^3"), below AMP_LOWER_MIN_AUTO; -1 when bad. */
+#define AMP_LOWER_MIN_AUTO UINT32_MAX
+int64_t amp_parse_lower_min(const char *s, char *err, size_t errlen);
 
 #endif

@@ -19,7 +19,9 @@
 #include "ampshim_generated.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-#define AMP_CTL_VERSION 4u /* 4: the audit's settings and call sites; 3: eight counter slots */
+/* 5: the small counter and lower_min; 4: the audit's settings and call sites; 3: eight counter
+ * slots */
+#define AMP_CTL_VERSION 5u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -139,7 +141,8 @@ struct amp_ctl_block {
     _Atomic double audit_tolerance; /* 152: for the generated policy */
     _Atomic uint32_t audit_request; /* 160: ampctl asks for device results to be read back */
     _Atomic uint32_t audit_served;  /* 164: the last request the process answered */
-    uint8_t reserved[24];           /* 168 */
+    _Atomic uint32_t lower_min[2];  /* 168: [device] AMPSHIM_LOWER_MIN (UINT32_MAX: auto) */
+    uint8_t reserved[16];           /* 176 */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t
         exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
@@ -172,6 +175,7 @@ _Static_assert(offsetof(struct amp_ctl_block, threads) == 25280, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit) == 140, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_tolerance) == 152, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_request) == 160, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, lower_min) == 168, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
                    25280 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread),
                "layout");

@@ -75,6 +75,7 @@ enum amp_outcome {
     AMP_OUTCOME_FP32,        /* computed in fp32; an fp32 region while it runs */
     AMP_OUTCOME_PROMOTE,     /* widest input type: typed fp32 calls run as made */
     AMP_OUTCOME_INTERNAL,    /* a numerical library calling itself: untouched */
+    AMP_OUTCOME_SMALL, /* lowered by the policy, but too small for lowering to pay: run as made */
 };
 
 struct amp_decision {
@@ -162,6 +163,7 @@ static inline enum amp_ctl_counter amp_outcome_counter(enum amp_outcome outcome)
     return outcome == AMP_OUTCOME_LOWERED    ? AMP_CTL_LOWERED
            : outcome == AMP_OUTCOME_FP32     ? AMP_CTL_FP32
            : outcome == AMP_OUTCOME_INTERNAL ? AMP_CTL_INTERNAL
+           : outcome == AMP_OUTCOME_SMALL    ? AMP_CTL_SMALL
                                              : AMP_CTL_PASSTHROUGH;
 }
 

@@ -42,13 +42,13 @@ int amp_report_write(FILE *out)
     if (!rows)
         return 0;
     /* The live settings as they are now (runtime/settings.h), the CUDA
-     * dtype only when CUDA calls are reported. */
+     * ones only when CUDA calls are reported. */
     fprintf(out, "ampshim report, pid %ld (%s):", (long)getpid(), program_invocation_short_name);
     const char *sep = " ";
     for (size_t i = 0; i < amp_setting_count; i++) {
         const struct amp_setting *s = &amp_settings[i];
         if (!s->live || s->cfg_field == AMP_SETTING_NO_FIELD ||
-            (!cuda && s->cfg_field == offsetof(struct amp_config, dtype[AMP_DEVICE_CUDA])))
+            (!cuda && amp_setting_device(s) == AMP_DEVICE_CUDA))
             continue;
         char value[64];
         amp_setting_text(s, &amp_rt.cfg, value, sizeof value);

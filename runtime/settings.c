@@ -21,6 +21,15 @@ const struct amp_setting *amp_setting_by_ctl(const char *ctl)
     return NULL;
 }
 
+int amp_setting_device(const struct amp_setting *s)
+{
+    for (size_t i = 0; s->ctl && i < amp_setting_count; i++)
+        for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
+            if (amp_settings[i].per_device[dev] && strcmp(amp_settings[i].per_device[dev], s->ctl) == 0)
+                return dev;
+    return -1;
+}
+
 static _Atomic uint32_t *block_word(const struct amp_setting *s, const struct amp_ctl_block *b)
 {
     return (_Atomic uint32_t *)((char *)b + s->block_field);
@@ -38,7 +47,9 @@ static int valid(const struct amp_setting *s, uint32_t v)
 
 static void value_text(const struct amp_setting *s, uint32_t v, char *out, size_t outlen)
 {
-    if (!s->names)
+    if (s->word && v == AMP_SETTING_WORD_VALUE)
+        snprintf(out, outlen, "%s", s->word);
+    else if (!s->names)
         snprintf(out, outlen, "%u", (unsigned)v);
     else
         snprintf(out, outlen, "%s", valid(s, v) ? s->names[v] : "?");
@@ -48,6 +59,14 @@ int amp_setting_ctl(const struct amp_setting *s, struct amp_ctl_req *r)
 {
     if (s->leaf)
         return s->leaf(r);
+    if (s->per_device[0]) {
+        const struct amp_setting *cpu = amp_setting_by_ctl(s->per_device[0]);
+        int rc = amp_setting_ctl(cpu, r);
+        for (int dev = 1; rc == 0 && r->value && dev < AMP_DEVICE_COUNT; dev++)
+            atomic_store(block_word(amp_setting_by_ctl(s->per_device[dev]), r->b),
+                         atomic_load(block_word(cpu, r->b)));
+        return rc;
+    }
     if (s->block_field == AMP_SETTING_NO_FIELD)
         return ENOENT;
     _Atomic uint32_t *word = block_word(s, r->b);
@@ -67,21 +86,18 @@ int amp_setting_ctl(const struct amp_setting *s, struct amp_ctl_req *r)
     return 0;
 }
 
-int amp_setting_dtype_leaf(struct amp_ctl_req *r)
-{
-    const struct amp_setting *cpu = amp_setting_by_ctl("opt.cpu_dtype"),
-                             *cuda = amp_setting_by_ctl("opt.cuda_dtype");
-    int rc = amp_setting_ctl(cpu, r);
-    if (rc == 0 && r->value)
-        atomic_store(block_word(cuda, r->b), atomic_load(block_word(cpu, r->b)));
-    return rc;
-}
-
 int amp_setting_parse_env(const struct amp_setting *s, struct amp_config *cfg, const char *value,
                           char *err, size_t errlen)
 {
     if (s->parse_env)
         return s->parse_env(cfg, value, err, errlen);
+    if (s->per_device[0]) {
+        const struct amp_setting *cpu = amp_setting_by_ctl(s->per_device[0]);
+        int rc = amp_setting_parse_env(cpu, cfg, value, err, errlen);
+        for (int dev = 1; rc == 0 && dev < AMP_DEVICE_COUNT; dev++)
+            *cfg_word(amp_setting_by_ctl(s->per_device[dev]), cfg) = *cfg_word(cpu, cfg);
+        return rc;
+    }
     int64_t v = s->parse(value, err, errlen);
     if (v < 0)
         return -1;

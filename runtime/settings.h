@@ -40,6 +40,8 @@ typedef int (*amp_ctl_leaf)(struct amp_ctl_req *r);
  * amp_config's enable and the block's magic, neither of them a setting's
  * field (runtime/settings.c checks). */
 #define AMP_SETTING_NO_FIELD ((size_t)0)
+/* The value a setting's `word` names. */
+#define AMP_SETTING_WORD_VALUE UINT32_MAX
 
 struct amp_setting {
     const char *env;    /* AMPSHIM_*, or NULL for a control-only name */
@@ -55,10 +57,19 @@ struct amp_setting {
      * (NULL: decimal). A setting with these fields needs no handler of its
      * own. */
     size_t cfg_field, block_field;
-    uint32_t first, limit;
+    uint32_t first;
+    uint64_t limit;
     int64_t (*parse)(const char *text, char *err, size_t errlen);
     const char *const *names;
+    /* A number's one word (NULL: none): the name of the value
+     * AMP_SETTING_WORD_VALUE, which parse also takes ("auto"). */
+    const char *word;
     enum amp_ctl_type type;
+    /* A setting for every device at once (AMPSHIM_DTYPE): the control names
+     * of the per-device settings it sets, CPU's first. It has no field of
+     * its own: a read answers the CPU's value, a write or the environment
+     * sets each device's (with the CPU's parser). */
+    const char *per_device[AMP_DEVICE_COUNT];
     /* Its own handlers, where the fields above do not say it all: the
      * environment (0, -1 with err, or N > 0 problems it reported itself),
      * the control leaf, and publishing into a new block. */
@@ -70,8 +81,9 @@ struct amp_setting {
 extern const struct amp_setting amp_settings[];
 extern const size_t amp_setting_count;
 
-/* opt.dtype's leaf: reads the CPU's dtype, writes both devices'. */
-int amp_setting_dtype_leaf(struct amp_ctl_req *r);
+/* The device whose member of a per-device group s is (opt.cuda_dtype:
+ * CUDA), or -1. */
+int amp_setting_device(const struct amp_setting *s);
 
 /* The setting whose control name is ctl, or NULL. */
 const struct amp_setting *amp_setting_by_ctl(const char *ctl);

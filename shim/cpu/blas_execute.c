@@ -1,5 +1,6 @@
 /* The CPU executor: runs a planned, lowered BLAS call one of three ways,
- * chosen here. Under the audit (shim/cpu/blas_audit.c) it is first counted
+ * chosen here, unless it is too small for lowering to pay (AMPSHIM_LOWER_MIN:
+ * then it runs as made, counted small). Under the audit (shim/cpu/blas_audit.c) it is first counted
  * at its site, which may keep it as made; a gemm or syrk the native
  * executor (shim/cpu/blas_native.c) takes runs as oneDNN low-precision
  * matmuls and is done; anything else is emulated: its multiplicands are
@@ -11,10 +12,27 @@
 #include "shim/cpu/blas_audit.h"
 #include "shim/cpu/blas_native.h"
 
+/* Whether a product is too small for lowering to pay (AMPSHIM_LOWER_MIN):
+ * one load when the threshold is a number. */
+static inline int too_small(const struct amp_blas_call *c)
+{
+    uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CPU]);
+    if (amp_likely(set == 0))
+        return 0;
+    double madds = c->flops / 2; /* the planners count a multiply-add as two flops */
+    if (set != AMP_LOWER_MIN_AUTO)
+        return madds < (double)set;
+    return madds < (double)amp_blas_native_lower_min(c->dtype);
+}
+
 void amp_blas_lower(struct amp_blas_call *c, int valid)
 {
     if (!valid) {
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
+        return;
+    }
+    if (too_small(c)) {
+        c->outcome = AMP_OUTCOME_SMALL;
         return;
     }
     if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {

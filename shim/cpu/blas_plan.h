@@ -173,6 +173,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
     case AMP_OUTCOME_PASSTHROUGH:
     case AMP_OUTCOME_PROMOTE:
     case AMP_OUTCOME_INTERNAL:
+    case AMP_OUTCOME_SMALL:
         amp_count(c->t, c->hook, amp_outcome_counter(c->outcome), 1);
         break;
     }
