@@ -213,6 +213,31 @@ static inline int amp_decide_lower_dtype_unaudited(const struct amp_thread *t, e
     return dtype;
 }
 
+/* ---- the size rule (AMPSHIM_LOWER_MIN) ---- */
+
+/* AMPSHIM_CUDA_LOWER_MIN=auto's threshold until a GPU has measured the
+ * crossover: 256^3 multiply-adds. Below it a product is bound by its kernel
+ * launch on every current NVIDIA GPU (256^3 in fp32 is 34 MFLOP: about
+ * 0.5 us on an H100's 67 fp32 TFLOP/s, less than the 2-5 us a launch
+ * takes), so lowering cannot make it measurably faster and would only
+ * change its result. */
+#define AMP_CUDA_LOWER_MIN_AUTO (256u * 256u * 256u)
+
+/* The size rule on a CUDA call the policy lowers to dtype (>= 0): a call of
+ * fewer multiply-adds than AMPSHIM_CUDA_LOWER_MIN runs as made, counted
+ * small (-1 returned, *counter set). A dtype < 0 is returned as it is. */
+static inline int amp_cuda_size_rule(int dtype, double madds, enum amp_ctl_counter *counter)
+{
+    if (dtype < 0)
+        return dtype;
+    uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CUDA]);
+    double min = set == AMP_LOWER_MIN_AUTO ? (double)AMP_CUDA_LOWER_MIN_AUTO : (double)set;
+    if (madds >= min)
+        return dtype;
+    *counter = AMP_CTL_SMALL;
+    return -1;
+}
+
 static inline int amp_decide_fp32(const struct amp_thread *t, enum amp_device dev,
                                   enum amp_hook_id hook)
 {

@@ -27,8 +27,9 @@ enum { F32 = AMP_CUDA_R_32F, COMPUTE_32F = AMP_CUBLAS_COMPUTE_32F, ALGO = AMP_CU
 #define AMP_BY_WIDTH(c, FN, ...)                                                                   \
     ((c)->is64 ? ((FN(int64_t))(c)->real)(__VA_ARGS__) : ((FN(int))(c)->real)(__VA_ARGS__))
 
-/* Sets the fields every kind has; the others (strides, batch, vector
- * increments) are set by the kinds that have them and read by no other. */
+/* Sets the fields every kind has, and a batch of one (the size rule reads
+ * it); the others (strides, vector increments) are set by the kinds that
+ * have them and read by no other. */
 static inline void call_init(struct amp_cublas_call *c, enum amp_hook_id hook, int is64,
                              amp_cublas_as_made_fn made, enum amp_cublas_target target)
 {
@@ -38,6 +39,7 @@ static inline void call_init(struct amp_cublas_call *c, enum amp_hook_id hook, i
     c->target = target;
     c->is64 = (uint8_t)is64;
     c->is_ex = c->eligible = 0;
+    c->batch = 1;
 }
 
 /* Whether every data type of a call in GemmEx form is fp32. */

@@ -23,6 +23,9 @@ enum {
     AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0,        /* int32_t */
     AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,          /* int32_t (cudaDataType) */
     AMP_CUBLASLT_MATRIX_LAYOUT_TYPE = 0,              /* uint32_t (cudaDataType) */
+    AMP_CUBLASLT_MATRIX_LAYOUT_ROWS = 2,              /* uint64_t */
+    AMP_CUBLASLT_MATRIX_LAYOUT_COLS = 3,              /* uint64_t */
+    AMP_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,       /* int32_t */
     AMP_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1, /* uint64_t */
     /* Attribute numbers a private copy of a descriptor walks: every matmul
      * descriptor attribute below this (CUDA 13 defines up to 38) and every

@@ -200,6 +200,22 @@ int amp_cublas_level3_lowp(enum amp_level3 kind, int is64, const uintptr_t *w, i
     return status;
 }
 
+/* The multiply-adds a call does, for the size rule: syrk (handle, uplo,
+ * trans, n, k, ...) n(n+1)k/2; symm (handle, side, uplo, m, n, ...) m n
+ * times A's order; trmm and trsm (handle, side, uplo, trans, diag, m, n,
+ * ...) half that. A side of 0 is CUBLAS_SIDE_LEFT. */
+static double level3_madds(enum amp_level3 kind, int is64, const uintptr_t *w)
+{
+    if (kind == AMP_LEVEL3_SYRK) {
+        double n = (double)arg(w, 3, is64);
+        return n * (n + 1) * (double)arg(w, 4, is64) / 2;
+    }
+    int at = kind == AMP_LEVEL3_SYMM ? 3 : 5;
+    double m = (double)arg(w, at, is64), n = (double)arg(w, at + 1, is64);
+    double madds = m * n * ((int)w[1] == 0 ? m : n);
+    return kind == AMP_LEVEL3_SYMM ? madds : madds / 2;
+}
+
 int amp_cublas_level3(enum amp_hook_id hook, enum amp_level3 kind, int is64, const uintptr_t *w)
 {
     amp_cublas_words_fn real = (amp_cublas_words_fn)amp_real(hook);
@@ -218,6 +234,7 @@ int amp_cublas_level3(enum amp_hook_id hook, enum amp_level3 kind, int is64, con
     enum amp_ctl_counter outcome;
     int dtype = amp_decide_lower_dtype_unaudited(
         t, AMP_DEVICE_CUDA, hook, amp_cublas_accumulates(hook, real, h, beta), &outcome);
+    dtype = amp_cuda_size_rule(dtype, level3_madds(kind, is64, w), &outcome);
     int math = -1, status = -1, done = 0;
     if (dtype >= 0 && (!amp_cublas_math_mode(real, h, &math) || amp_cublas_mode_keeps_calls(math)))
         dtype = -1;

@@ -78,6 +78,21 @@ static int plain_fp32(const struct amp_cublaslt_helpers *f, void *desc, void *a,
            layout_is_fp32(f, c) && layout_is_fp32(f, d);
 }
 
+/* The multiply-adds of a matmul, for the size rule: A holds m x k
+ * elements whichever way it is stored, D is m x n, each of D's batch.
+ * 0 when the library does not answer (the call is then small). */
+static double matmul_madds(const struct amp_cublaslt_helpers *f, void *a, void *d)
+{
+    uint64_t a_rows = 0, a_cols = 0, d_cols = 0;
+    int32_t batch = 1;
+    size_t written = 0;
+    f->layout_get(a, AMP_CUBLASLT_MATRIX_LAYOUT_ROWS, &a_rows, sizeof a_rows, &written);
+    f->layout_get(a, AMP_CUBLASLT_MATRIX_LAYOUT_COLS, &a_cols, sizeof a_cols, &written);
+    f->layout_get(d, AMP_CUBLASLT_MATRIX_LAYOUT_COLS, &d_cols, sizeof d_cols, &written);
+    f->layout_get(d, AMP_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch, &written);
+    return (double)a_rows * (double)a_cols * (double)d_cols * (double)(batch > 1 ? batch : 1);
+}
+
 /* ---- the algorithm cache ---- */
 
 /* A call's identity for the cache: the bytes of every attribute of its
@@ -299,8 +314,9 @@ static int lt_matmul(const struct lt_call *c)
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
     int32_t fast = 0;
     if (f && plain_fp32(f, c->desc, c->a_layout, c->b_layout, c->c_layout, c->d_layout))
-        fast = amp_cublas_fast_compute(
-            amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, 1, &outcome));
+        fast = amp_cublas_fast_compute(amp_cuda_size_rule(
+            amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, 1, &outcome),
+            matmul_madds(f, c->a_layout, c->d_layout), &outcome));
     int status = fast
                      ? run_lowered(f, real, fast, c->handle, c->desc, c->alpha, c->A, c->a_layout,
                                    c->B, c->b_layout, c->beta, c->C, c->c_layout, c->D, c->d_layout,

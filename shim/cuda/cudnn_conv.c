@@ -87,6 +87,23 @@ static int conv_plain_fp32(const struct amp_dnn *f, enum conv_kind kind, const s
            (*math == AMP_CUDNN_DEFAULT_MATH || *math == AMP_CUDNN_TENSOR_OP_MATH);
 }
 
+/* The multiply-adds of a convolution in any direction, for the size rule:
+ * each element of y (forward's output, the backward passes' dy) takes one
+ * per element of a filter of K (its first dimension). */
+static double conv_madds(enum conv_kind kind, const struct amp_dnn_view v[3])
+{
+    const struct amp_dnn_view *w = &v[kind == CONV_FWD        ? 1
+                                      : kind == CONV_BWD_DATA ? 0
+                                                              : 2],
+                              *y = &v[kind == CONV_FWD ? 2 : 1];
+    double w_elems = 1, y_elems = 1;
+    for (int i = 0; i < w->nb; i++)
+        w_elems *= w->dims[i];
+    for (int i = 0; i < y->nb; i++)
+        y_elems *= y->dims[i];
+    return w->nb > 0 && w->dims[0] > 0 ? y_elems * w_elems / w->dims[0] : 0;
+}
+
 /* A private copy of a convolution descriptor with math type `math`, owned
  * by the scope; NULL if it cannot be made. */
 static void *conv_private(struct amp_dnn_scope *s, void *conv, int math)
@@ -145,7 +162,9 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
     int math = -1, dtype = -1, status = -1;
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
     if (f && conv_plain_fp32(f, kind, &a, v, &math))
-        dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
+        dtype = amp_cuda_size_rule(
+            amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome),
+            conv_madds(kind, v), &outcome);
     if (dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) {
         struct amp_dnn_scope s;
         amp_dnn_scope_begin(&s, f, a.h);
@@ -205,7 +224,9 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
     int math = -1, dtype = -1, status = -1;
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
     if (f && conv_plain_fp32(f, CONV_FWD, &a, v, &math))
-        dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
+        dtype = amp_cuda_size_rule(
+            amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome),
+            conv_madds(CONV_FWD, v), &outcome);
     if (dtype == AMP_DTYPE_FP16) {
         struct amp_dnn_scope s;
         amp_dnn_scope_begin(&s, f, h);

@@ -30,6 +30,18 @@ static int rnn_get(const struct amp_dnn *f, void *rd, struct rnn_config *c)
                       &c->aux) == AMP_DNN_OK;
 }
 
+/* The multiply-adds of an inference pass, for the size rule: each fp32
+ * weight (biases too, a few in a thousand) once per token of the batch. 0
+ * when cuDNN does not describe x (the call is then small). */
+static double rnn_madds(const struct amp_dnn *f, void *xd, size_t weight_bytes)
+{
+    int type, layout, max_len = 0, batch = 0, vector, length;
+    if (f->get_rnn_data(xd, &type, &layout, &max_len, &batch, &vector, 0, &length, NULL) !=
+        AMP_DNN_OK)
+        return 0;
+    return (double)(weight_bytes / sizeof(float)) * (double)max_len * (double)batch;
+}
+
 /* A private descriptor owned by the scope: the program's settings with math
  * type `math`, and its clip; NULL if cuDNN refuses any of it. */
 static void *rnn_private(struct amp_dnn_scope *s, void *rd, const struct rnn_config *c, int math)
@@ -69,7 +81,9 @@ static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, in
     if (f && mode == AMP_CUDNN_FWD_MODE_INFERENCE && rnn_get(f, rd, &c) &&
         c.data == AMP_CUDNN_DATA_FLOAT && c.prec == AMP_CUDNN_DATA_FLOAT &&
         (c.math == AMP_CUDNN_DEFAULT_MATH || c.math == AMP_CUDNN_TENSOR_OP_MATH))
-        dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome);
+        dtype = amp_cuda_size_rule(
+            amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome),
+            rnn_madds(f, xd, weight_bytes), &outcome);
     if (dtype == AMP_DTYPE_FP16 && c.algo != AMP_CUDNN_RNN_ALGO_PERSIST_DYNAMIC) {
         struct amp_dnn_scope s;
         size_t need = 0, reserve_need = 0, work_bytes = ws_bytes;

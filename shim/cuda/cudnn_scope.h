@@ -60,6 +60,8 @@
     X(create_rnn, cudnnCreateRNNDescriptor, void **)                                               \
     X(destroy_rnn, cudnnDestroyRNNDescriptor, void *)                                              \
     X(get_clip, cudnnRNNGetClip_v8, void *, int *, int *, double *, double *)                      \
+    X(get_rnn_data, cudnnGetRNNDataDescriptor, void *, int *, int *, int *, int *, int *, int,     \
+      int *, void *)                                                                               \
     X(set_clip, cudnnRNNSetClip_v8, void *, int, int, double, double)                              \
     X(ws_norm_train, cudnnGetNormalizationForwardTrainingWorkspaceSize, void *, int, int, int,     \
       void *, void *, void *, void *, void *, void *, size_t *, int)

@@ -29,7 +29,8 @@ check = checker.check
 program, preload, ampctl, libpath = sys.argv[1:5]
 work = tempfile.mkdtemp(prefix="cublas_audit_")
 base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
-base.update(LD_LIBRARY_PATH=libpath, AMPCTL=ampctl)
+# The audit of small products: the size rule off (AMPSHIM_LOWER_MIN=0).
+base.update(LD_LIBRARY_PATH=libpath, AMPCTL=ampctl, AMPSHIM_LOWER_MIN="0")
 shim = dict(base, LD_PRELOAD=preload, AMPSHIM_CUDA_DTYPE="fp16")
 
 

@@ -126,6 +126,19 @@ AMP_EXPORT cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t d, c
     return CUDNN_STATUS_SUCCESS;
 }
 
+AMP_EXPORT cudnnStatus_t cudnnGetRNNDataDescriptor(cudnnRNNDataDescriptor_t d, cudnnDataType_t *type,
+                                                   cudnnRNNDataLayout_t *layout, int *max_len,
+                                                   int *batch, int *vector, int n_lengths,
+                                                   int lengths[], void *fill)
+{
+    (void)fill;
+    *type = d->type, *layout = d->layout, *max_len = d->max_len, *batch = d->batch;
+    *vector = d->vector;
+    for (int b = 0; b < n_lengths && b < d->batch; b++)
+        lengths[b] = d->max_len;
+    return CUDNN_STATUS_SUCCESS;
+}
+
 AMP_EXPORT cudnnStatus_t cudnnGetRNNWeightSpaceSize(cudnnHandle_t h, cudnnRNNDescriptor_t d, size_t *size)
 {
     (void)h;

@@ -31,7 +31,8 @@ check = checker.check
 program, preload, ampctl = sys.argv[1:4]
 work = tempfile.mkdtemp(prefix="audit_check_")
 base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
-base.update(OPENBLAS_NUM_THREADS="1", AUDIT_DTYPE="fp16", AMPCTL=ampctl)
+# The audit of small products: the size rule off (AMPSHIM_LOWER_MIN=0).
+base.update(OPENBLAS_NUM_THREADS="1", AUDIT_DTYPE="fp16", AMPCTL=ampctl, AMPSHIM_LOWER_MIN="0")
 shim = dict(base, LD_PRELOAD=preload, AMPSHIM_CPU_DTYPE="fp16", AMPSHIM_CPU_KERNEL="emulate")
 
 
