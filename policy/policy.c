@@ -51,6 +51,30 @@ const char *const amp_family_display[AMP_FAMILY_COUNT] = {
 #undef AMP_X_FAMILY
 };
 
+const char *const amp_library_glob[AMP_LIBRARY_COUNT] = {
+#define AMP_X_LIBRARY(glob, what) glob,
+    AMPSHIM_LIBRARY_LIST(AMP_X_LIBRARY)
+#undef AMP_X_LIBRARY
+};
+
+const char *const amp_library_what[AMP_LIBRARY_COUNT] = {
+#define AMP_X_LIBRARY(glob, what) what,
+    AMPSHIM_LIBRARY_LIST(AMP_X_LIBRARY)
+#undef AMP_X_LIBRARY
+};
+
+int amp_listed_library(const char *object)
+{
+    if (!object)
+        return -1;
+    const char *slash = strrchr(object, '/');
+    const char *base = slash ? slash + 1 : object;
+    for (int i = 0; i < AMP_LIBRARY_COUNT; i++)
+        if (fnmatch(amp_library_glob[i], base, 0) == 0)
+            return i;
+    return -1;
+}
+
 const char *const amp_category_names[AMP_CAT_COUNT] = {
 #define AMP_X_CATEGORY(name, NAME) #name,
     AMPSHIM_CATEGORY_LIST(AMP_X_CATEGORY)

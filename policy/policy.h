@@ -59,6 +59,17 @@ extern const uint8_t amp_family_device[AMP_FAMILY_COUNT];
 extern const char *const amp_family_prefix[AMP_FAMILY_COUNT];
 extern const char *const amp_family_display[AMP_FAMILY_COUNT];
 
+/* Numerical libraries outside the BLAS (policy/data/libraries.txt): an
+ * object-basename glob each, and what it is. */
+#define AMP_LIBRARY_COUNT (0 AMPSHIM_LIBRARY_LIST(AMP_X_COUNT_ONE))
+#define AMP_X_COUNT_ONE(glob, what) +1
+extern const char *const amp_library_glob[AMP_LIBRARY_COUNT];
+extern const char *const amp_library_what[AMP_LIBRARY_COUNT];
+
+/* The line of libraries.txt that names an object (a path or basename), or
+ * -1. */
+int amp_listed_library(const char *object);
+
 /* Generated (ampshim_policy_tables.c): the op lists as a table, the list
  * file each listed op's category comes from (NULL: unlisted), and each
  * hook's family and device. */

@@ -26,8 +26,8 @@ __thread uint8_t amp_tls_library_answer __attribute__((tls_model("initial-exec")
 
 enum { CACHE_SIZE = 1024 };
 
-/* Each entry packs (address << 1) | answer in one word; 0 is empty. User
- * addresses fit in 63 bits on every 64-bit Linux. */
+/* Each entry packs (address << 2) | answer (0 to 3) in one word; 0 is
+ * empty. User addresses fit in 57 bits on every 64-bit Linux. */
 struct answer_cache {
     _Atomic uint64_t entry[CACHE_SIZE];
 };
@@ -42,13 +42,13 @@ static int cached(struct answer_cache *c, void *return_address)
 {
     uint64_t addr = (uint64_t)(uintptr_t)return_address;
     uint64_t entry = atomic_load_explicit(cache_slot(c, addr), memory_order_relaxed);
-    return entry && entry >> 1 == addr ? (int)(entry & 1) : -1;
+    return entry && entry >> 2 == addr ? (int)(entry & 3) : -1;
 }
 
 static int remember(struct answer_cache *c, void *return_address, int answer)
 {
     uint64_t addr = (uint64_t)(uintptr_t)return_address;
-    atomic_store_explicit(cache_slot(c, addr), addr << 1 | (uint64_t)(answer != 0),
+    atomic_store_explicit(cache_slot(c, addr), addr << 2 | ((uint64_t)answer & 3),
                           memory_order_relaxed);
     return answer;
 }
@@ -139,10 +139,11 @@ static int is_main_program(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-/* Whether the object at `base` (file `path`) is a numerical library: a CUDA
- * library of a hooked family by its file name, or a shared object that
- * defines, in its own symbol table, an entry point ampshim hooks (libopenblas,
- * libblas and its CBLAS, liblapack, ...). The program itself never is. */
+/* Whether the object at `base` (file `path`) is a numerical library (enum
+ * amp_library): a CUDA library of a hooked family by its file name, a
+ * shared object that defines, in its own symbol table, an entry point
+ * ampshim hooks (libopenblas, libblas and its CBLAS, liblapack, ...), or
+ * one libraries.txt lists. The program itself never is. */
 static int object_is_library(const char *path, void *base)
 {
     uintptr_t main_base = 0;
@@ -154,14 +155,16 @@ static int object_is_library(const char *path, void *base)
     for (int f = 0; f < AMP_FAMILY_COUNT; f++)
         if (amp_family_prefix[f][0] &&
             strncmp(file, amp_family_prefix[f], strlen(amp_family_prefix[f])) == 0)
-            return 1;
+            return AMP_LIBRARY_ITSELF;
     void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return 0;
-    int library = 0;
-    for (int i = 0; i < AMP_HOOK_COUNT && !library; i++)
-        library = amp_own_symbol(h, amp_hook_names[i]) != NULL;
-    dlclose(h);
+    int library = AMP_NOT_LIBRARY;
+    for (int i = 0; h && i < AMP_HOOK_COUNT && !library; i++)
+        if (amp_own_symbol(h, amp_hook_names[i]))
+            library = AMP_LIBRARY_ITSELF;
+    if (h)
+        dlclose(h);
+    if (!library && amp_listed_library(file) >= 0)
+        library = AMP_LIBRARY_LISTED;
     return library;
 }
 
@@ -218,7 +221,7 @@ static void forget_answers(struct answer_cache *c)
 {
     for (size_t i = 0; i < CACHE_SIZE; i++) {
         uint64_t entry = atomic_load_explicit(&c->entry[i], memory_order_relaxed);
-        if (entry && !amp_address_loaded((void *)(uintptr_t)(entry >> 1)))
+        if (entry && !amp_address_loaded((void *)(uintptr_t)(entry >> 2)))
             atomic_compare_exchange_strong_explicit(&c->entry[i], &entry, 0, memory_order_relaxed,
                                                     memory_order_relaxed);
     }

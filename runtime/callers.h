@@ -10,10 +10,18 @@
 #include "loader/loader.h"
 #include "policy/policy.h"
 
-/* Is the code at this return address a numerical library calling itself
- * (an object that defines hooked entry points, or a CUDA library of a hooked
- * family)? Cached. */
-int amp_caller_is_library(void *return_address);
+/* Is the code at this return address a numerical library calling itself?
+ * Cached. */
+enum amp_library {
+    AMP_NOT_LIBRARY,
+    /* an object that defines hooked entry points (a BLAS, a LAPACK), or a
+     * CUDA library of a hooked family */
+    AMP_LIBRARY_ITSELF,
+    /* a numerical library outside them (policy/data/libraries.txt): a
+     * call-site policy entry naming it wins */
+    AMP_LIBRARY_LISTED,
+};
+int amp_caller_is_library(void *return_address); /* enum amp_library */
 
 /* The same, with the thread's last call site remembered in front of the
  * shared cache: a hot loop calls from one site. */

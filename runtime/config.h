@@ -32,9 +32,9 @@ struct amp_config {
     enum amp_lowp_dtype dtype[AMP_DEVICE_COUNT];
     struct amp_policy_overrides policy;
     int output_round;
-    int cpu_kernel;              /* enum amp_cpu_kernel */
-    int cuda_fp16_explicit;      /* AMPSHIM_CUDA_FP16=explicit: fp16 inputs by conversion */
-    int audit;                   /* enum amp_audit_mode */
+    int cpu_kernel;         /* enum amp_cpu_kernel */
+    int cuda_fp16_explicit; /* AMPSHIM_CUDA_FP16=explicit: fp16 inputs by conversion */
+    int audit;              /* enum amp_audit_mode */
     /* Multiply-adds below which a call the policy lowers runs as made
      * (AMPSHIM_LOWER_MIN): a number, or AMP_LOWER_MIN_AUTO. */
     uint32_t lower_min[AMP_DEVICE_COUNT];

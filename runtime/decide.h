@@ -102,8 +102,13 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
     struct amp_decision d = {AMP_OUTCOME_PASSTHROUGH, AMP_DTYPE_BF16};
     /* A call libopenblas, liblapack, cuSOLVER or cuDNN makes to its own kind
      * is part of a routine the program called: forwarded untouched, so every
-     * library routine computes as without the shim, listed or not. */
-    if (amp_call_from_library(amp_tls_caller)) {
+     * library routine computes as without the shim, listed or not. So is a
+     * call from a numerical library of libraries.txt (ARPACK, SuperLU, ...),
+     * unless a call-site policy entry names its caller. */
+    int library = amp_call_from_library(amp_tls_caller);
+    if (amp_unlikely(library) &&
+        !(library == AMP_LIBRARY_LISTED && t->caller_filter && amp_rt.cfg.policy.n_sites &&
+          amp_caller_site_category(amp_tls_caller, dev, hook, accumulates) != AMP_CAT_UNSET)) {
         d.outcome = AMP_OUTCOME_INTERNAL;
         return d;
     }

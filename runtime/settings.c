@@ -25,7 +25,8 @@ int amp_setting_device(const struct amp_setting *s)
 {
     for (size_t i = 0; s->ctl && i < amp_setting_count; i++)
         for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
-            if (amp_settings[i].per_device[dev] && strcmp(amp_settings[i].per_device[dev], s->ctl) == 0)
+            if (amp_settings[i].per_device[dev] &&
+                strcmp(amp_settings[i].per_device[dev], s->ctl) == 0)
                 return dev;
     return -1;
 }

@@ -66,6 +66,13 @@ static struct kind {
 static int n_kinds;
 #define N_KINDS n_kinds
 
+/* libraries.txt: numerical libraries outside the BLAS, by object glob. */
+enum { MAX_LIBRARIES = 64 };
+static struct library {
+    char glob[NAME_MAX_LEN], what[256];
+} libraries[MAX_LIBRARIES];
+static int n_libraries;
+
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];
 static int op_source[MAX_OPS][2]; /* index in list_files, for a listed op */
@@ -251,6 +258,38 @@ static void read_kinds(const char *dir, const char *root)
         copy_field(k->name, field[0], path, lineno);
         copy_field(k->family, field[1], path, lineno);
         copy_field(k->file, field[2], path, lineno);
+    }
+    fclose(f);
+}
+
+/* libraries.txt: glob what... A glob holds no quote or backslash (it
+ * becomes a C string). */
+static void read_libraries(const char *dir)
+{
+    char path[4096], line[512];
+    FILE *f = open_data(dir, "libraries.txt", path, sizeof path);
+    for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *glob = strtok(line, " \t\r\n");
+        if (!glob)
+            continue;
+        char *what = strtok(NULL, "\r\n");
+        while (what && (*what == ' ' || *what == '\t'))
+            what++;
+        if (!what || !*what || strpbrk(glob, "\"\\") || strpbrk(what, "\"\\"))
+            die("%s:%d: expected: glob what (no quotes or backslashes)", path, lineno);
+        if (n_libraries == MAX_LIBRARIES)
+            die("%s:%d: too many libraries", path, lineno);
+        for (int i = 0; i < n_libraries; i++)
+            if (strcmp(libraries[i].glob, glob) == 0)
+                die("%s:%d: '%s' twice", path, lineno, glob);
+        struct library *l = &libraries[n_libraries++];
+        copy_field(l->glob, glob, path, lineno);
+        if (strlen(what) >= sizeof l->what)
+            die("%s:%d: description too long", path, lineno);
+        strcpy(l->what, what);
     }
     fclose(f);
 }
@@ -517,6 +556,10 @@ static void write_header(const char *path)
     for (int i = 0; i < n_families; i++)
         fprintf(f, " \\\n    X(%s, %s, \"%s\", \"%s\")", families[i].name,
                 device_macros[families[i].device], families[i].prefix, families[i].display);
+    fprintf(f, "\n\n/* X(\"object glob\", \"what it is\"): libraries.txt. */\n"
+               "#define AMPSHIM_LIBRARY_LIST(X)");
+    for (int i = 0; i < n_libraries; i++)
+        fprintf(f, " \\\n    X(\"%s\", \"%s\")", libraries[i].glob, libraries[i].what);
     fprintf(f, "\n\n/* X(name, NAME, KIND, width, \"description\"): counters.txt; KIND OUTCOME\n"
                " * (calls is their sum), LIBRARY (a library's calls to itself) or AMOUNT. "
                "*/\n#define AMPSHIM_COUNTER_LIST(X)");
@@ -715,13 +758,19 @@ static void write_man(const char *template_path, const char *out_path)
     while (fgets(line, sizeof line, in)) {
         if (strcmp(line, "@POLICY_TABLE@\n") == 0) {
             write_man_table(out);
-            replaced = 1;
+            replaced |= 1;
+        } else if (strcmp(line, "@LIBRARIES_TABLE@\n") == 0) {
+            fprintf(out, ".TS\ntab(\t) box;\nlb lb\nl lx.\nobject\twhat it is\n_\n");
+            for (int i = 0; i < n_libraries; i++)
+                fprintf(out, "%s\tT{\n%s\nT}\n", libraries[i].glob, libraries[i].what);
+            fprintf(out, ".TE\n");
+            replaced |= 2;
         } else {
             fputs(line, out);
         }
     }
-    if (!replaced)
-        die("%s: no @POLICY_TABLE@ line", template_path);
+    if (replaced != 3)
+        die("%s: no @POLICY_TABLE@ or no @LIBRARIES_TABLE@ line", template_path);
     fclose(in);
     fclose(out);
 }
@@ -753,6 +802,7 @@ int main(int argc, char **argv)
         snprintf(root, sizeof root, "..");
     read_kinds(argv[1], root);
     read_counters(argv[1]);
+    read_libraries(argv[1]);
     read_manglings(argv[1]);
     for (int i = 0; i < n_list_files; i++)
         read_op_list(argv[1], &list_files[i]);

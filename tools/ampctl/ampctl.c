@@ -445,6 +445,16 @@ static void explain_sites(int h, int device)
     }
 }
 
+/* The numerical libraries whose calls run as made (policy/data/libraries.txt). */
+static void explain_libraries(void)
+{
+    printf("  calls from a numerical library run as made, counted internal: from an object that "
+           "defines a hooked entry point (a BLAS, a LAPACK, a CUDA library), or from one of "
+           "policy/data/libraries.txt, unless a call-site entry names the caller:\n");
+    for (int i = 0; i < AMP_LIBRARY_COUNT; i++)
+        printf("    %-26s %s\n", amp_library_glob[i], amp_library_what[i]);
+}
+
 static int verb_policy(int argc, char **argv)
 {
     int device = -1;
@@ -473,6 +483,9 @@ static int verb_policy(int argc, char **argv)
             if (device < 0 || device == dev)
                 explain_device(h, (enum amp_device)dev);
         explain_sites(h, device);
+        explain_libraries();
+        printf("  a call the policy lowers runs as made, counted small, below the size rule's "
+               "threshold (AMPSHIM_LOWER_MIN; ampshim(7), WHERE LOWERING PAYS)\n");
         printf("  (AMPSHIM_POLICY, AMPSHIM_POLICY_FILE and ampctl set PID policy.DEVICE.OP "
                "override these in a process)\n");
         return 0;
