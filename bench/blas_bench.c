@@ -1,7 +1,9 @@
 /* BLAS benchmarks, side by side in one run:
  *   1. hook cost: a 4x4 cblas_sgemm / sgemm_ called directly (the real
  *      OpenBLAS function through a dlopen handle) and through the shim, with
- *      autocast disabled, with a passthrough policy, and lowered;
+ *      autocast disabled, with a passthrough policy, lowered (the size rule
+ *      off: AMPSHIM_LOWER_MIN=0), and as shipped (the size rule runs it as
+ *      made, counted small);
  *      the same with a second BLAS (Debian's ILP64 OpenBLAS, same plain
  *      names) loaded, so each call is bound for its caller;
  *   2. lowered sgemm / fp32 sgemm at n = 256, 1024, 2048.
@@ -178,12 +180,13 @@ int main(int argc, char **argv)
         {"disabled (AMPSHIM_ENABLE=0)", {"AMPSHIM_ENABLE=0", NULL}},
         {"passthrough (policy)", {"AMPSHIM_POLICY=cpu:mm=passthrough,cpu:addmm=passthrough", NULL}},
         {"passthrough, beta decides", {"AMPSHIM_POLICY=cpu:mm=passthrough", NULL}},
-        {"lowered to bf16", {NULL}},
+        {"lowered to bf16 (LOWER_MIN=0)", {"AMPSHIM_LOWER_MIN=0", NULL}},
+        {"small: run as made (default)", {NULL}},
         {"two BLAS loaded: disabled", {"AMPSHIM_ENABLE=0", "BLAS_BENCH_SECOND_BLAS=1", NULL}},
         {"two BLAS loaded: passthrough",
          {"AMPSHIM_POLICY=cpu:mm=passthrough,cpu:addmm=passthrough", "BLAS_BENCH_SECOND_BLAS=1",
           NULL}},
-        {"two BLAS loaded: lowered", {"BLAS_BENCH_SECOND_BLAS=1", NULL}},
+        {"two BLAS loaded: lowered", {"AMPSHIM_LOWER_MIN=0", "BLAS_BENCH_SECOND_BLAS=1", NULL}},
     };
     print_cpu();
     printf("Hook cost: 4x4x4 sgemm, ns per call; medians of 301 paired rounds of 4000 calls,\n"

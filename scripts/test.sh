@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds and runs every test suite (unit, preload, control, fakes, clients;
+# Builds and runs every test suite (unit, preload, control, fakes, clients,
+# outside (numpy, scipy and scikit-learn's own suites under the shim);
 # gpu skips without a GPU), then prints one
 # summary line "N passed, N failed, N skipped".
 #   sh scripts/test.sh [MESON TEST ARGS]
