@@ -47,6 +47,10 @@ fresh; echo "cublas_newkind CUBLAS shim/cuda/no_such_file.c" >> "$work/d/kinds.t
 expect_failure "kind in a file that is not there" "no_such_file.c: No such file"
 fresh; printf 'spilled amount 10 one too many\nspilt amount 10 two too many\n' >> "$work/d/counters.txt"
 expect_failure "a ninth counter" "more than 8 counters"
+fresh; echo "libnodescription.so*" >> "$work/d/libraries.txt"
+expect_failure "a library without what it is" "expected: glob what"
+fresh; echo 'lib"quoted.so  a quote' >> "$work/d/libraries.txt"
+expect_failure "a library glob with a quote" "no quotes or backslashes"
 
 # An edit to a data file is all it takes to change the policy.
 fresh
@@ -73,6 +77,13 @@ if grep -q '^sgemm	mm (addmm)	fp32	-$' "$work/m"; then
     passed=$((passed + 1))
 else
     echo "FAIL: the man page table does not follow the data"; failed=$((failed + 1))
+fi
+fresh; echo "libnewsolver.so*   a new solver" >> "$work/d/libraries.txt"
+"$gen" "$work/d" "$work/h" "$work/c" "$man" "$work/m" "$work/dep" || { echo "FAIL: a new library rejected"; exit 1; }
+if grep -q 'X("libnewsolver.so\*", "a new solver")' "$work/h" && grep -q '^libnewsolver.so\*	T{' "$work/m"; then
+    passed=$((passed + 1))
+else
+    echo "FAIL: a line of libraries.txt is not in the generated list and man page"; failed=$((failed + 1))
 fi
 echo "gen_rejects_bad_data: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

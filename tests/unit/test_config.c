@@ -113,6 +113,18 @@ static void good_values(void)
     load(&cfg, d2);
     CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_BF16 && cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_TF32,
           "AMPSHIM_CPU_DTYPE beats AMPSHIM_DTYPE");
+    /* The size rule: auto by default, a number or a cube, per device. */
+    CHECK(load(&cfg, none) == 0 && cfg.lower_min[AMP_DEVICE_CPU] == AMP_LOWER_MIN_AUTO &&
+              cfg.lower_min[AMP_DEVICE_CUDA] == AMP_LOWER_MIN_AUTO,
+          "AMPSHIM_LOWER_MIN defaults to auto on both devices");
+    const char *m1[] = {"AMPSHIM_LOWER_MIN=96^3", "AMPSHIM_CUDA_LOWER_MIN=0", NULL};
+    CHECK(load(&cfg, m1) == 0 && cfg.lower_min[AMP_DEVICE_CPU] == 884736 &&
+              cfg.lower_min[AMP_DEVICE_CUDA] == 0,
+          "AMPSHIM_LOWER_MIN=96^3 sets the CPU's, AMPSHIM_CUDA_LOWER_MIN beats it on CUDA");
+    const char *m2[] = {"AMPSHIM_CPU_LOWER_MIN=4294967294", "AMPSHIM_LOWER_MIN=Auto", NULL};
+    CHECK(load(&cfg, m2) == 0 && cfg.lower_min[AMP_DEVICE_CPU] == 4294967294u &&
+              cfg.lower_min[AMP_DEVICE_CUDA] == AMP_LOWER_MIN_AUTO,
+          "the largest number; auto in any case");
     const char *d3[] = {"AMPSHIM_CUDA_DTYPE=half", NULL};
     load(&cfg, d3);
     CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_BF16 && cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_FP16,
@@ -200,6 +212,11 @@ static void bad_values(void)
     expect_bad("AMPSHIM_ENABLE=yes please", "is not one of");
     expect_bad("AMPSHIM_STRICT=sure", "is not one of");
     expect_bad("AMPSHIM_DTYPE=fp8", "unknown dtype 'fp8'");
+    expect_bad("AMPSHIM_LOWER_MIN=4294967295", "is not auto, a whole number");
+    expect_bad("AMPSHIM_LOWER_MIN=-1", "is not auto, a whole number");
+    expect_bad("AMPSHIM_CPU_LOWER_MIN=1626^3", "is not auto, a whole number");
+    expect_bad("AMPSHIM_CUDA_LOWER_MIN=96^2", "is not auto, a whole number");
+    expect_bad("AMPSHIM_LOWER_MIN=1e6", "is not auto, a whole number");
     expect_bad("AMPSHIM_CPU_DTYPE=float32", "unknown dtype");
     expect_bad("AMPSHIM_CUDA_DTYPE=bf16 ", "unknown dtype");
     expect_bad_entries("AMPSHIM_POLICY=mm", 1, "not NAME=CATEGORY");

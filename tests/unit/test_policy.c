@@ -317,6 +317,28 @@ static void site_limit(void)
           ov.n_sites);
 }
 
+/* policy/data/libraries.txt: matched by basename, with globs. */
+static void listed_libraries(void)
+{
+    CHECK(AMP_LIBRARY_COUNT > 0, "libraries.txt lists libraries");
+    int arpack = amp_listed_library(
+        "/usr/lib/python3/dist-packages/scipy/sparse/linalg/_eigen/arpack/"
+        "_arpack.cpython-311-x86_64-linux-gnu.so");
+    CHECK(arpack >= 0 && strstr(amp_library_what[arpack], "ARPACK"),
+          "scipy's _arpack is listed as ARPACK");
+    CHECK(amp_listed_library("_cpropack.cpython-311-x86_64-linux-gnu.so") >= 0 &&
+              amp_listed_library("_spropack.cpython-312-aarch64-linux-gnu.so") >= 0,
+          "PROPACK's modules are listed, any Python");
+    CHECK(amp_listed_library("/usr/lib/x86_64-linux-gnu/libarpack.so.2") >= 0 &&
+              amp_listed_library("libsuperlu.so.5") >= 0,
+          "system ARPACK and SuperLU are listed");
+    CHECK(amp_listed_library("_multiarray_umath.cpython-311-x86_64-linux-gnu.so") < 0 &&
+              amp_listed_library("/usr/bin/python3.11") < 0 && amp_listed_library(NULL) < 0,
+          "numpy (the program's products) and the program are not");
+    CHECK(amp_listed_library("/opt/arpack/lib/_arpack.cpython-311.so/other.so") < 0,
+          "only the basename is matched");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -327,6 +349,7 @@ int main(int argc, char **argv)
     hook_list();
     overrides();
     site_limit();
+    listed_libraries();
     printf("test_policy: %d passed, %d failed\n", checks - failures, (int)failures);
     return failures ? 1 : 0;
 }
