@@ -221,7 +221,8 @@ static inline int amp_decide_lower_dtype_unaudited(const struct amp_thread *t, e
 /* ---- the size rule (AMPSHIM_LOWER_MIN) ---- */
 
 /* AMPSHIM_CUDA_LOWER_MIN=auto's threshold until a GPU has measured the
- * crossover: 256^3 multiply-adds. Below it a product is bound by its kernel
+ * crossover (bench/gpu/sgemm_gpu.c prints it; scripts/gpu-check.sh runs
+ * it): 256^3 multiply-adds. Below it a product is bound by its kernel
  * launch on every current NVIDIA GPU (256^3 in fp32 is 34 MFLOP: about
  * 0.5 us on an H100's 67 fp32 TFLOP/s, less than the 2-5 us a launch
  * takes), so lowering cannot make it measurably faster and would only

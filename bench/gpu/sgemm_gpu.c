@@ -5,7 +5,8 @@
  * from CUDA events, median of 9, on random data (a GPU clocks higher on
  * zeros). After each mode the shim's own counters for cublasSgemm_v2 are
  * printed (lowered, passthrough: how the calls really ran), so a silent
- * fallback cannot pass for a lowered figure. Run under
+ * fallback cannot pass for a lowered figure. Then the size rule's crossover
+ * (from n = 64 to 2048). Run under
  * LD_PRELOAD=libampshim.so; exits 77 without a GPU. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -36,6 +37,66 @@ static int cmp(const void *x, const void *y)
 {
     float a = *(const float *)x, b = *(const float *)y;
     return a < b ? -1 : a > b;
+}
+
+/* The size rule's CUDA crossover (AMPSHIM_CUDA_LOWER_MIN): square sgemm
+ * from 64 to 2048, plain fp32 against ampshim's fp16 with the rule off, in
+ * a hot loop (50 calls between two events, median of 9 such batches), and
+ * the smallest n from which fp16 is at least 1.1x faster at every larger n
+ * measured: the threshold to set. */
+static void crossover(int (*ctl)(const char *, void *, size_t *, const void *, size_t),
+                      sgemm_fn direct, cublasHandle_t h, cudaEvent_t e0, cudaEvent_t e1)
+{
+    static const int sizes[] = {64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048};
+    enum { N_SIZES = sizeof sizes / sizeof *sizes, CALLS = 50 };
+    ctl("opt.cuda_dtype", NULL, NULL, "fp16", 4);
+    ctl("opt.cuda_lower_min", NULL, NULL, "0", 1);
+    printf("\nThe size rule's crossover: us per cublasSgemm in a loop of %d (median of 9)\n",
+           CALLS);
+    printf("%-8s %12s %14s %8s\n", "n", "fp32", "ampshim fp16", "speedup");
+    float *a, *b, *c;
+    size_t count = (size_t)2048 * 2048;
+    cudaMalloc((void **)&a, count * 4);
+    cudaMalloc((void **)&b, count * 4);
+    cudaMalloc((void **)&c, count * 4);
+    device_random(a, NULL, count, 3);
+    device_random(b, NULL, count, 4);
+    float one = 1.0f, zero = 0.0f, speedup[N_SIZES];
+    for (int s = 0; s < N_SIZES; s++) {
+        int n = sizes[s];
+        float us[2];
+        for (int mode = 0; mode < 2; mode++) {
+            float ms[9];
+            for (int r = -2; r < 9; r++) {
+                cudaEventRecord(e0, 0);
+                for (int i = 0; i < CALLS; i++)
+                    if (mode == 0)
+                        direct(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
+                    else
+                        cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero,
+                                    c, n);
+                cudaEventRecord(e1, 0);
+                cudaEventSynchronize(e1);
+                if (r >= 0)
+                    cudaEventElapsedTime(&ms[r], e0, e1);
+            }
+            qsort(ms, 9, sizeof *ms, cmp);
+            us[mode] = ms[4] * 1000.0f / CALLS;
+        }
+        speedup[s] = us[0] / us[1];
+        printf("%-8d %12.2f %14.2f %7.2fx\n", n, us[0], us[1], speedup[s]);
+    }
+    int from = N_SIZES;
+    while (from > 0 && speedup[from - 1] >= 1.1f)
+        from--;
+    if (from < N_SIZES)
+        printf("fp16 pays (>= 1.1x) from n = %d at every larger size measured: "
+               "AMPSHIM_CUDA_LOWER_MIN=%d^3 (%lld multiply-adds)\n",
+               sizes[from], sizes[from], (long long)sizes[from] * sizes[from] * sizes[from]);
+    else
+        printf("fp16 did not pay by 1.1x at 2048: keep the default\n");
+    ctl("opt.cuda_lower_min", NULL, NULL, "auto", 4);
+    cudaFree(a), cudaFree(b), cudaFree(c);
 }
 
 int main(void)
@@ -113,5 +174,6 @@ int main(void)
                ran[1][0], ran[1][1], ran[2][0], ran[2][1], ran[3][0], ran[3][1]);
         cudaFree(a), cudaFree(b), cudaFree(c), cudaFree(ah), cudaFree(bh);
     }
+    crossover(ctl, direct, h, e0, e1);
     return 0;
 }
