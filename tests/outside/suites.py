@@ -1,5 +1,6 @@
 """Outside test suites under the shim as shipped: numpy.linalg,
-scipy.sparse.linalg, scikit-learn's linear_model and decomposition, each run
+scipy.linalg, scipy.sparse.linalg, scikit-learn's linear_model and
+decomposition, each run
 by pytest with libampshim.so preloaded and the default settings (the size
 rule, the numerical-library list). Every failure must be on the list of
 expected failures (tests/outside/expected_failures.txt, each with its
@@ -21,7 +22,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from check import Checker  # noqa: E402
 
-SUITES = ["numpy.linalg", "scipy.sparse.linalg", "sklearn.linear_model", "sklearn.decomposition"]
+SUITES = ["numpy.linalg", "scipy.linalg", "scipy.sparse.linalg", "sklearn.linear_model",
+          "sklearn.decomposition"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
