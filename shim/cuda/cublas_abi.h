@@ -20,13 +20,16 @@ enum {
     AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION = 16,
     AMP_CUBLAS_POINTER_MODE_HOST = 0,
     AMP_CUBLAS_GEMM_DEFAULT = -1,
-    AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0,        /* int32_t */
-    AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,          /* int32_t (cudaDataType) */
-    AMP_CUBLASLT_MATRIX_LAYOUT_TYPE = 0,              /* uint32_t (cudaDataType) */
-    AMP_CUBLASLT_MATRIX_LAYOUT_ROWS = 2,              /* uint64_t */
-    AMP_CUBLASLT_MATRIX_LAYOUT_COLS = 3,              /* uint64_t */
-    AMP_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,       /* int32_t */
-    AMP_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1, /* uint64_t */
+    AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE = 0,          /* int32_t */
+    AMP_CUBLASLT_MATMUL_DESC_SCALE_TYPE = 1,            /* int32_t (cudaDataType) */
+    AMP_CUBLASLT_MATRIX_LAYOUT_TYPE = 0,                /* uint32_t (cudaDataType) */
+    AMP_CUBLASLT_MATRIX_LAYOUT_ROWS = 2,                /* uint64_t */
+    AMP_CUBLASLT_MATRIX_LAYOUT_COLS = 3,                /* uint64_t */
+    AMP_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT = 5,         /* int32_t */
+    AMP_CUBLASLT_MATMUL_DESC_EPILOGUE = 7,              /* uint32_t */
+    AMP_CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8,          /* void * */
+    AMP_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1,   /* uint64_t */
+    AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5, /* uint32_t; B, C, D follow */
     /* Attribute numbers a private copy of a descriptor walks: every matmul
      * descriptor attribute below this (CUDA 13 defines up to 38) and every
      * layout attribute below the other (up to 8); one the library does not

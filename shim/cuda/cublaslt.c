@@ -11,10 +11,16 @@
  * asks cublasLtMatmulAlgoGetHeuristic for nn.Linear with a bias), and under
  * another compute type cuBLASLt may refuse it or run the compute type it was
  * made for. So the shim asks cublasLtMatmulAlgoGetHeuristic itself, for the
- * private descriptor, the program's layouts and at most the program's
- * workspace, and caches the answer per (descriptor attributes, layouts,
- * workspace size); a program that passes NULL lets cuBLASLt choose, as it
- * asked. If anything fails (an attribute that cannot be copied, no algorithm
+ * private descriptor, the program's layouts, at most the program's
+ * workspace and the alignment of the real A, B, C and D (cuBLASLt's
+ * preferences assume 256 bytes unless told: an algorithm chosen so faults on
+ * a sliced tensor's pointer, which kills the context), takes the first of
+ * several answers that runs, and caches it per (descriptor attributes,
+ * layouts, workspace size, operand alignments, device). Pointer attributes
+ * (bias, the epilogue's aux buffer, scale and amax pointers) are in that key
+ * by their alignment, not their value, so a buffer that moves every step
+ * still finds its algorithm. A bias not 16-byte aligned is never lowered. A
+ * program that passes NULL lets cuBLASLt choose, as it asked. If anything fails (an attribute that cannot be copied, no algorithm
  * within the workspace, the lowered call itself), the program's own call runs
  * as it made it, counted as not lowered: a call counts as lowered only when
  * it ran on the private descriptor with an algorithm chosen for it. */
@@ -142,10 +148,33 @@ static const int8_t *sizes_of(struct attr_sizes *t, desc_get_fn get, void *obj, 
     return t->size;
 }
 
+/* A device pointer's alignment as cuBLASLt's MIN_ALIGNMENT preferences
+ * count it: its lowest set bit, at most 256 (NULL: 256). */
+static uint32_t alignment_of(const void *p)
+{
+    uintptr_t v = (uintptr_t)p, low = v & (~v + 1);
+    return low == 0 || low > 256 ? 256u : (uint32_t)low;
+}
+
+/* Whether a descriptor attribute holds a device pointer: BIAS_POINTER (8),
+ * EPILOGUE_AUX_POINTER (11), the A, B, C and D scale pointers (17 to 20),
+ * AMAX_D_POINTER (21), EPILOGUE_AUX_SCALE_POINTER and _AMAX_POINTER (23,
+ * 24), D_OUT_SCALE_POINTER (36); the numbers are cublasLt.h's (checked by
+ * the test fake). */
+static int pointer_attribute(int attr)
+{
+    static const uint8_t pointers[] = {8, 11, 17, 18, 19, 20, 21, 23, 24, 36};
+    for (size_t i = 0; i < sizeof pointers; i++)
+        if (attr == pointers[i])
+            return 1;
+    return 0;
+}
+
 /* Copies every attribute of the program's descriptor but the compute and
- * scale types onto priv, and adds them to the key; 0 if one cannot be. */
+ * scale types onto priv, and adds them to the key (a pointer by its
+ * alignment); *bias is the bias pointer. 0 if one cannot be copied. */
 static int copy_descriptor(const struct amp_cublaslt_helpers *f, void *desc, void *priv,
-                           struct lt_key *k)
+                           struct lt_key *k, const void **bias)
 {
     const int8_t *size =
         sizes_of(&desc_sizes, f->desc_get, desc, AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES);
@@ -161,7 +190,16 @@ static int copy_descriptor(const struct amp_cublaslt_helpers *f, void *desc, voi
             f->desc_set(priv, attr, value, written) != AMP_CUBLAS_STATUS_SUCCESS)
             return 0;
         key_add(k, &attr, sizeof attr);
-        key_add(k, value, written);
+        if (pointer_attribute(attr) && written == sizeof(void *)) {
+            const void *p;
+            memcpy(&p, value, sizeof p);
+            uint32_t align = alignment_of(p);
+            key_add(k, &align, sizeof align);
+            if (attr == AMP_CUBLASLT_MATMUL_DESC_BIAS_POINTER)
+                *bias = p;
+        } else {
+            key_add(k, value, written);
+        }
     }
     return 1;
 }
@@ -216,37 +254,47 @@ static void remember_algo(const struct lt_key *k, const struct amp_lt_algo *algo
     amp_unlock_quietly(&algo_lock, &quiet);
 }
 
-/* An algorithm for the private descriptor within the program's workspace:
- * from the cache, or cublasLtMatmulAlgoGetHeuristic. */
-static int choose_algo(const struct amp_cublaslt_helpers *f, void *handle, void *priv,
-                       void *layouts[4], size_t workspace_bytes, struct lt_key *k,
-                       struct amp_lt_algo *algo)
+/* Candidate algorithms for the private descriptor within the program's
+ * workspace and for the operands' alignments, best first: the cached one,
+ * or up to CANDIDATES answers of cublasLtMatmulAlgoGetHeuristic. Returns
+ * how many (0: none), with *cached set when it came from the cache. */
+enum { CANDIDATES = 8 };
+static int choose_algos(const struct amp_cublaslt_helpers *f, void *handle, void *priv,
+                        void *layouts[4], const uint32_t align[4], size_t workspace_bytes,
+                        struct lt_key *k, struct amp_lt_algo algos[CANDIDATES], int *cached)
 {
     for (int i = 0; i < 4; i++)
         key_layout(f, layouts[i], k);
     uint64_t ws = workspace_bytes;
     key_add(k, &ws, sizeof ws);
-    if (!k->overflow && cached_algo(k, algo))
+    key_add(k, align, 4 * sizeof *align);
+    const struct amp_cudart_helpers *rt = amp_cudart_helpers();
+    int device = -1;
+    if (!rt || rt->get_device(&device) != 0)
+        device = -1;
+    key_add(k, &device, sizeof device);
+    *cached = !k->overflow && cached_algo(k, &algos[0]);
+    if (*cached)
         return 1;
     void *pref = NULL;
-    struct amp_lt_heuristic result;
-    int count = 0;
-    memset(&result, 0, sizeof result);
+    struct amp_lt_heuristic results[CANDIDATES];
+    int count = 0, n = 0;
+    memset(results, 0, sizeof results);
     int ok = f->pref_create(&pref) == AMP_CUBLAS_STATUS_SUCCESS && pref &&
              f->pref_set(pref, AMP_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws) ==
-                 AMP_CUBLAS_STATUS_SUCCESS &&
-             f->heuristic(handle, priv, layouts[0], layouts[1], layouts[2], layouts[3], pref, 1,
-                          &result, &count) == AMP_CUBLAS_STATUS_SUCCESS &&
-             count >= 1 && result.state == AMP_CUBLAS_STATUS_SUCCESS &&
-             result.workspace_size <= workspace_bytes;
+                 AMP_CUBLAS_STATUS_SUCCESS;
+    for (int i = 0; ok && i < 4; i++)
+        ok = f->pref_set(pref, AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + i, &align[i],
+                         sizeof align[i]) == AMP_CUBLAS_STATUS_SUCCESS;
+    ok = ok && f->heuristic(handle, priv, layouts[0], layouts[1], layouts[2], layouts[3], pref,
+                            CANDIDATES, results, &count) == AMP_CUBLAS_STATUS_SUCCESS;
+    for (int i = 0; ok && i < count && i < CANDIDATES; i++)
+        if (results[i].state == AMP_CUBLAS_STATUS_SUCCESS &&
+            results[i].workspace_size <= workspace_bytes)
+            algos[n++] = results[i].algo;
     if (pref)
         f->pref_destroy(pref);
-    if (ok) {
-        *algo = result.algo;
-        if (!k->overflow)
-            remember_algo(k, algo);
-    }
-    return ok;
+    return n;
 }
 
 /* Runs the matmul lowered on a private descriptor with compute type `fast`;
@@ -268,12 +316,28 @@ static int run_lowered(const struct amp_cublaslt_helpers *f, matmul_fn real, int
     key.overflow = 0;
     key_add(&key, &fast, sizeof fast);
     int status = -1;
-    struct amp_lt_algo chosen;
+    const void *bias = NULL;
+    const uint32_t align[4] = {alignment_of(A), alignment_of(B), alignment_of(C), alignment_of(D)};
     void *layouts[4] = {a_layout, b_layout, c_layout, d_layout};
-    if (copy_descriptor(f, desc, priv, &key) &&
-        (!algo || choose_algo(f, handle, priv, layouts, workspace_bytes, &key, &chosen)))
+    if (!copy_descriptor(f, desc, priv, &key, &bias) || alignment_of(bias) < 16) {
+        f->desc_destroy(priv);
+        return -1;
+    }
+    if (!algo) {
         status = real(handle, priv, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D, d_layout,
-                      algo ? &chosen : NULL, workspace, workspace_bytes, stream);
+                      NULL, workspace, workspace_bytes, stream);
+    } else {
+        /* The first candidate that runs; a refusal writes nothing. */
+        struct amp_lt_algo algos[CANDIDATES];
+        int cached = 0, n = choose_algos(f, handle, priv, layouts, align, workspace_bytes, &key,
+                                         algos, &cached);
+        for (int i = 0; i < n && status != AMP_CUBLAS_STATUS_SUCCESS; i++) {
+            status = real(handle, priv, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,
+                          d_layout, &algos[i], workspace, workspace_bytes, stream);
+            if (status == AMP_CUBLAS_STATUS_SUCCESS && !cached && !key.overflow)
+                remember_algo(&key, &algos[i]);
+        }
+    }
     f->desc_destroy(priv);
     return status;
 }

@@ -44,7 +44,11 @@ int main(int argc, char **argv)
     CHECK_SHIM_LOADED();
     matmul_fn direct = (matmul_fn)dlsym(dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD),
                                         "cublasLtMatmul");
-    static float a[M * K], b[K * N], c[M * N], d[M * N], want[M * N], plain[M * N];
+    /* 256-byte aligned, as cudaMalloc gives: the program's own algo (from
+     * default preferences) assumes it. */
+#define ALIGNED __attribute__((aligned(256)))
+    static float a[M * K] ALIGNED, b[K * N] ALIGNED, c[M * N] ALIGNED, d[M * N] ALIGNED,
+        want[M * N] ALIGNED, plain[M * N] ALIGNED;
     for (int i = 0; i < M * K; i++)
         a[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;
     for (int i = 0; i < K * N; i++)
@@ -80,7 +84,7 @@ int main(int argc, char **argv)
     CHECK(compute == CUBLAS_COMPUTE_32F, "the descriptor is unchanged (%d)", compute);
 
     /* nn.Linear with a bias: epilogue BIAS, an algo chosen for 32F. */
-    static float bias[M], want_bias[M * N];
+    static float bias[M] ALIGNED, want_bias[M * N] ALIGNED;
     for (int i = 0; i < M; i++)
         bias[i] = 0.25f * (float)i - 1.0f;
     uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
@@ -102,7 +106,7 @@ int main(int argc, char **argv)
     int count = 0;
     cublasLtMatmulAlgoGetHeuristic(lt, desc, al, bl, cl, cl, pref, 1, &result, &count);
     CHECK(count == 1 && (int)result.algo.data[0] == CUBLAS_COMPUTE_32F, "the program's algo");
-    static char workspace[1 << 20];
+    static char workspace[1 << 20] ALIGNED;
     int heuristics = fake_cublaslt_heuristic_calls();
     uint64_t before = lowered_calls();
     for (int round = 0; round < 2; round++) {
@@ -135,7 +139,7 @@ int main(int argc, char **argv)
     setenv("FAKE_CUBLASLT_WORKSPACE", "64", 1);
     cublasLtMatrixLayout_t wl; /* another shape: not in the cache */
     cublasLtMatrixLayoutCreate(&wl, CUDA_R_32F, M, N, M + 1);
-    static float e[(M + 1) * N];
+    static float e[(M + 1) * N] ALIGNED;
     before = lowered_calls();
     CHECK(cublasLtMatmul(lt, desc, &alpha, a, al, b, bl, &beta, c, cl, e, wl, &result.algo, NULL, 0,
                          0) == CUBLAS_STATUS_SUCCESS &&

@@ -7,7 +7,17 @@
  * compute type it was chosen for (data[0]); given one for another compute
  * type, cublasLtMatmul does what the real library may do: refuses it
  * (CUBLAS_STATUS_NOT_SUPPORTED), or with FAKE_CUBLASLT_MISMATCH=silent runs
- * the algo's own compute type. */
+ * the algo's own compute type.
+ *
+ * Alignment, as the real library has it: a preference assumes A, B, C and D
+ * 256-byte aligned unless its MIN_ALIGNMENT_*_BYTES say less, and an algo
+ * the heuristic answers is made for the smallest of those (data[1]); run on
+ * a pointer less aligned than that (or a bias under 16 bytes), a real
+ * kernel faults with a misaligned address and the context is lost: the fake
+ * counts such a launch (fake_cublaslt_misaligned) and answers
+ * CUBLAS_STATUS_EXECUTION_FAILED. The heuristic answers two algos; under
+ * FAKE_CUBLASLT_FIRST_FAILS=1 the first is refused at run time
+ * (data[2]: CUBLAS_STATUS_NOT_SUPPORTED, nothing written). */
 #include <cublasLt.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +35,23 @@ SAME(CUBLASLT_MATRIX_LAYOUT_ROWS, AMP_CUBLASLT_MATRIX_LAYOUT_ROWS);
 SAME(CUBLASLT_MATRIX_LAYOUT_COLS, AMP_CUBLASLT_MATRIX_LAYOUT_COLS);
 SAME(CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, AMP_CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT);
 SAME(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, AMP_CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
+SAME(CUBLASLT_MATMUL_DESC_EPILOGUE, AMP_CUBLASLT_MATMUL_DESC_EPILOGUE);
+SAME(CUBLASLT_MATMUL_DESC_BIAS_POINTER, AMP_CUBLASLT_MATMUL_DESC_BIAS_POINTER);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + 1);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + 2);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + 3);
+/* Every descriptor attribute that holds a device pointer (the shim keys
+ * its algorithm cache on their alignment, not their value). */
+SAME(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, 11);
+SAME(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, 17);
+SAME(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, 18);
+SAME(CUBLASLT_MATMUL_DESC_C_SCALE_POINTER, 19);
+SAME(CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, 20);
+SAME(CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, 21);
+SAME(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER, 23);
+SAME(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER, 24);
+SAME(CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER, 36);
 _Static_assert((int)CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR < (int)AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES,
                "the shim walks every descriptor attribute");
 _Static_assert((int)CUBLASLT_MATRIX_LAYOUT_BATCH_MODE < (int)AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES,
@@ -40,6 +67,12 @@ static int heuristic_calls;
 AMP_EXPORT int fake_cublaslt_heuristic_calls(void)
 {
     return heuristic_calls;
+}
+
+static int misaligned;
+AMP_EXPORT int fake_cublaslt_misaligned(void)
+{
+    return misaligned;
 }
 
 
@@ -190,11 +223,16 @@ AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_
     return answer(&v, have, buf, size, written);
 }
 
-/* Preferences: only the workspace limit is kept (data[0]). */
+/* Preferences: the workspace limit (data[0]) and the four minimum
+ * alignments (data[1] to data[4], 256 until set). */
 AMP_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p)
 {
     *p = calloc(1, sizeof **p);
-    return *p ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
+    if (!*p)
+        return CUBLAS_STATUS_ALLOC_FAILED;
+    for (int i = 1; i <= 4; i++)
+        (*p)->data[i] = 256;
+    return CUBLAS_STATUS_SUCCESS;
 }
 
 AMP_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p)
@@ -207,10 +245,18 @@ AMP_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPre
                                                          cublasLtMatmulPreferenceAttributes_t attr,
                                                          const void *buf, size_t size)
 {
-    if (attr != CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES || size != sizeof(uint64_t))
-        return CUBLAS_STATUS_INVALID_VALUE;
-    memcpy(&p->data[0], buf, size);
-    return CUBLAS_STATUS_SUCCESS;
+    if (attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES && size == sizeof(uint64_t)) {
+        memcpy(&p->data[0], buf, size);
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    if (attr >= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES &&
+        attr <= CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES && size == sizeof(uint32_t)) {
+        uint32_t v;
+        memcpy(&v, buf, sizeof v);
+        p->data[1 + attr - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES] = v;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    return CUBLAS_STATUS_INVALID_VALUE;
 }
 
 /* One algorithm, made for the descriptor's compute type; it needs 64 bytes
@@ -227,12 +273,26 @@ AMP_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     *count = 0;
     if (wanted < 1 || need > p->data[0])
         return CUBLAS_STATUS_NOT_SUPPORTED;
-    memset(&results[0], 0, sizeof results[0]);
-    results[0].algo.data[0] = d->data[CUBLASLT_MATMUL_DESC_COMPUTE_TYPE];
-    results[0].workspaceSize = need;
-    results[0].state = CUBLAS_STATUS_SUCCESS;
-    *count = 1;
+    uint64_t align = p->data[1];
+    for (int i = 2; i <= 4; i++)
+        align = p->data[i] < align ? p->data[i] : align;
+    const char *first_fails = getenv("FAKE_CUBLASLT_FIRST_FAILS");
+    for (int i = 0; i < 2 && i < wanted; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        results[i].algo.data[0] = d->data[CUBLASLT_MATMUL_DESC_COMPUTE_TYPE];
+        results[i].algo.data[1] = align;
+        results[i].algo.data[2] = i == 0 && first_fails && *first_fails == '1';
+        results[i].workspaceSize = need;
+        results[i].state = CUBLAS_STATUS_SUCCESS;
+        *count = i + 1;
+    }
     return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Whether p is aligned to `align` bytes. */
+static int aligned(const void *p, uint64_t align)
+{
+    return align == 0 || (uintptr_t)p % align == 0;
 }
 
 static float input(const void *p, uint64_t i, int type, int compute)
@@ -266,9 +326,17 @@ AMP_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_
             return CUBLAS_STATUS_NOT_SUPPORTED;
         compute = (int)algo->data[0]; /* the algo's own kernel runs */
     }
-    last_compute = compute;
     uint32_t epilogue = (uint32_t)d->data[CUBLASLT_MATMUL_DESC_EPILOGUE];
     const float *bias = (const float *)(uintptr_t)d->data[CUBLASLT_MATMUL_DESC_BIAS_POINTER];
+    if (algo && algo->data[2])
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (algo && (!aligned(A, algo->data[1]) || !aligned(B, algo->data[1]) ||
+                 !aligned(C, algo->data[1]) || !aligned(D, algo->data[1]) ||
+                 ((epilogue & CUBLASLT_EPILOGUE_BIAS) && !aligned(bias, 16)))) {
+        misaligned++;
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    last_compute = compute;
     if ((epilogue & CUBLASLT_EPILOGUE_BIAS) && !bias)
         return CUBLAS_STATUS_INVALID_VALUE;
     uint64_t m = al->data[1], k = al->data[2], n = bl->data[2];

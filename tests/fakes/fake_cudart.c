@@ -168,9 +168,20 @@ AMP_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStrea
     return cudaSuccess;
 }
 
+/* Two devices; each thread's current one, as the real runtime keeps it. */
+static __thread int current_device;
+
+AMP_EXPORT cudaError_t cudaSetDevice(int device)
+{
+    if (device < 0 || device > 1)
+        return cudaErrorInvalidDevice;
+    current_device = device;
+    return cudaSuccess;
+}
+
 AMP_EXPORT cudaError_t cudaGetDevice(int *device)
 {
-    *device = 0;
+    *device = current_device;
     return cudaSuccess;
 }
 
