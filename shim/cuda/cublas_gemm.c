@@ -35,6 +35,7 @@ int amp_cublas_host_pointers(const void *real, void *handle)
 int amp_cublas_mode_keeps_calls(int mode)
 {
     return (mode & 0xf) == AMP_CUBLAS_PEDANTIC_MATH ||
+           (mode & 0xf) == AMP_CUBLAS_FP32_EMULATED_BF16X9_MATH ||
            (mode & AMP_CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
 }
 

@@ -42,8 +42,8 @@ int amp_cublas_gemm(const struct amp_cublas_call *c);
 /* A handle's math mode (cublasGetMathMode of real's own library, real being
  * a hook's real function); 0 when it cannot be read. */
 int amp_cublas_math_mode(const void *real, void *handle, int *mode);
-/* Whether a math mode (pedantic, no reduced-precision reduction) keeps the
- * handle's calls as made. */
+/* Whether a math mode (pedantic, bf16x9 emulation, no reduced-precision
+ * reduction) keeps the handle's calls as made. */
 int amp_cublas_mode_keeps_calls(int mode);
 /* Whether a handle's scalars are host pointers (asked of real's library). */
 int amp_cublas_host_pointers(const void *real, void *handle);

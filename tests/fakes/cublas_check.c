@@ -331,6 +331,14 @@ int main(int argc, char **argv)
     cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, M, B, K, &zero, got, M);
     CHECK(strcmp(last()->function, "cublasSgemm_v2") == 0, "CUBLAS_PEDANTIC_MATH: Sgemm kept (%s)",
           last()->function);
+    /* cuBLAS 13's bf16x9 emulation: the program asks for fp32 accuracy. */
+    cublasSetMathMode(h, CUBLAS_FP32_EMULATED_BF16X9_MATH);
+    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, M, B, K, &zero, got, M);
+    CHECK(strcmp(last()->function, "cublasSgemm_v2") == 0,
+          "CUBLAS_FP32_EMULATED_BF16X9_MATH: Sgemm kept (%s)", last()->function);
+    cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, &alpha, A, M, &half, s1, M);
+    CHECK(last()->compute == CUBLAS_COMPUTE_32F,
+          "CUBLAS_FP32_EMULATED_BF16X9_MATH: Ssyrk kept (%d)", last()->compute);
     cublasSetMathMode(h, CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
     cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, M, B, K, &zero, got, M);
     CHECK(strcmp(last()->function, "cublasSgemm_v2") == 0,
