@@ -13,21 +13,25 @@
 
 /* Each list's names and offsets, from its X-macro (the offset macros name
  * the list's table type). */
-#define AMP_LIST(name, library_text, soname_text, X_LIST)                                          \
+#define AMP_LIST(name, library_text, sonames, X_LIST)                                              \
     static const char *const name##_names[] = {X_LIST(AMP_HELPER_NAME)};                           \
     static const size_t name##_offsets[] = {X_LIST(AMP_HELPER_OFFSET_OF_##name)};                  \
     const struct amp_helper_list amp_##name##_helper_list = {                                      \
-        library_text, soname_text, sizeof name##_names / sizeof *name##_names, name##_names,       \
+        library_text, sonames, sizeof name##_names / sizeof *name##_names, name##_names,           \
         name##_offsets};
 #define AMP_HELPER_OFFSET_OF_cublas(member, ...) offsetof(struct amp_cublas_helpers, member),
 #define AMP_HELPER_OFFSET_OF_cublaslt(member, ...) offsetof(struct amp_cublaslt_helpers, member),
 #define AMP_HELPER_OFFSET_OF_cudart(member, ...) offsetof(struct amp_cudart_helpers, member),
 #define AMP_HELPER_OFFSET_OF_cudnn_transform(member, ...)                                          \
     offsetof(struct amp_cudnn_transform_helpers, member),
+/* The runtime of either major a program may have been built for (pip's
+ * CUDA 12 torch is still the most common), newest first. */
+static const char *const cudart_sonames[] = {AMP_CUDART_SONAME, "libcudart.so.12", NULL};
+static const char *const cudnn_sonames[] = {AMP_CUDNN_SONAME, NULL};
 AMP_LIST(cublas, "cuBLAS", NULL, AMP_CUBLAS_HELPERS)
 AMP_LIST(cublaslt, "cuBLASLt", NULL, AMP_CUBLASLT_HELPERS)
-AMP_LIST(cudart, "CUDA runtime", AMP_CUDART_SONAME, AMP_CUDART_HELPERS)
-AMP_LIST(cudnn_transform, "cuDNN", AMP_CUDNN_SONAME, AMP_CUDNN_TRANSFORM_HELPERS)
+AMP_LIST(cudart, "CUDA runtime", cudart_sonames, AMP_CUDART_HELPERS)
+AMP_LIST(cudnn_transform, "cuDNN", cudnn_sonames, AMP_CUDNN_TRANSFORM_HELPERS)
 
 static void **slot(void *table, size_t offset)
 {
@@ -37,15 +41,17 @@ static void **slot(void *table, size_t offset)
 int amp_helpers_resolve(const struct amp_helper_list *list, void *table, const void *anchor)
 {
     void *opened = NULL;
-    int complete = 1;
+    int complete = 1, tried = 0;
     for (size_t i = 0; i < list->count; i++) {
         const char *name = list->names[i];
         void *p = anchor ? amp_sibling_symbol(anchor, name) : amp_resolve_name(name);
-        if (!p && !anchor && list->soname) {
-            if (!opened)
-                opened = dlopen(list->soname, RTLD_NOW | RTLD_LOCAL);
-            p = opened ? dlsym(opened, name) : NULL;
+        if (!p && !anchor && !tried) {
+            tried = 1;
+            for (size_t k = 0; !opened && list->sonames && list->sonames[k]; k++)
+                opened = dlopen(list->sonames[k], RTLD_NOW | RTLD_LOCAL);
         }
+        if (!p && opened)
+            p = dlsym(opened, name);
         *slot(table, list->offsets[i]) = p;
         complete &= p != NULL;
     }

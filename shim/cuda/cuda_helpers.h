@@ -89,7 +89,9 @@ struct amp_cudnn_transform_helpers {
 /* A list's names and where each goes in its table. */
 struct amp_helper_list {
     const char *library; /* its name in messages ("cuBLAS") */
-    const char *soname;  /* opened when nothing loaded defines a helper; NULL: never */
+    /* opened in turn, the first found kept, when nothing loaded defines a
+     * helper (NULL-ended; NULL: never) */
+    const char *const *sonames;
     size_t count;
     const char *const *names;
     const size_t *offsets;
@@ -98,7 +100,8 @@ struct amp_helper_list {
 
 /* The one resolver: fills table with every helper of list, each from the
  * object that defines anchor (a hook's real function; NULL: whichever
- * loaded object defines it first, then list->soname opened). A missing
+ * loaded object defines it first, then the first of list->sonames that
+ * opens). A missing
  * helper stays NULL (amp_helpers_complete says so). Returns whether none
  * is missing. */
 int amp_helpers_resolve(const struct amp_helper_list *list, void *table, const void *anchor);
@@ -114,7 +117,7 @@ int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
 const struct amp_cublas_helpers *amp_cublas_helpers(const void *real);
 
 /* The CUDA runtime's, resolved once (the program's own, else
- * AMP_CUDART_SONAME opened); NULL members are missing. */
+ * libcudart.so.13 or libcudart.so.12 opened); NULL members are missing. */
 const struct amp_cudart_helpers *amp_cudart_helpers(void);
 
 extern const struct amp_helper_list amp_cublas_helper_list, amp_cublaslt_helper_list,
