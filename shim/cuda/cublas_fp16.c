@@ -82,11 +82,13 @@ int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_arg
     int64_t a_rows = a->ta == 0 ? a->m : a->k, a_cols = a->ta == 0 ? a->k : a->m;
     int64_t b_rows = a->tb == 0 ? a->k : a->n, b_cols = a->tb == 0 ? a->n : a->k;
     struct amp_cuda_scratch s = {.stream = stream};
-    void *h = amp_cuda_own_handle(&own, stream);
-    void *a16 = h ? amp_cuda_take(&s, (size_t)(a_rows * a_cols) * 2) : NULL;
+    /* Scratch first: taking it checks for stream capture, under which the
+     * shim's own handle must not be made either (cudnnCreate allocates). */
+    void *a16 = amp_cuda_take(&s, (size_t)(a_rows * a_cols) * 2);
     void *b16 = a16 ? amp_cuda_take(&s, (size_t)(b_rows * b_cols) * 2) : NULL;
+    void *h = b16 ? amp_cuda_own_handle(&own, stream) : NULL;
     int status = -1;
-    if (b16 && to_half(h, a->A, a_rows, a_cols, a->lda, a16) &&
+    if (h && to_half(h, a->A, a_rows, a_cols, a->lda, a16) &&
         to_half(h, a->B, b_rows, b_cols, a->ldb, b16)) {
         struct amp_gemmex_args half = *a;
         half.A = a16;

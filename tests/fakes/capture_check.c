@@ -4,12 +4,15 @@
  * scratch) runs as the program made it and nothing is allocated, while one
  * that needs none (cublasSgemm, lowered in place) is still lowered. Without
  * capture the scratch comes from the shim's own pool (release threshold 256
- * MiB), never the runtime's default one, and is all given back.
+ * MiB), never the runtime's default one, and is all given back. With
+ * AMPSHIM_CUDA_FP16=explicit the Sgemm needs scratch too (its fp16 copies),
+ * and the shim's own cuDNN handle is never made under capture.
  * usage: capture_check capture|free */
 #include <cublas_v2.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/check.h"
@@ -22,6 +25,8 @@ int main(int argc, char **argv)
     if (argc != 2)
         return 2;
     int capture = strcmp(argv[1], "capture") == 0;
+    const char *fp16 = getenv("AMPSHIM_CUDA_FP16");
+    int explicit_fp16 = fp16 && strcmp(fp16, "explicit") == 0;
     CHECK_SHIM_LOADED();
     void *rt = dlopen("libcudart.so.13", RTLD_NOW);
     long (*allocations)(void) = rt ? (long (*)(void))dlsym(rt, "fake_cudart_allocations") : NULL;
@@ -46,8 +51,20 @@ int main(int argc, char **argv)
           "fp16 Ssyrk %s: reached %s", capture ? "under capture (needs scratch)" : "free",
           fake_cublas_last_call()->function);
     cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, M, M, K, &one, a, M, b, K, &zero, d, M);
-    CHECK(fake_cublas_last_call()->compute == CUBLAS_COMPUTE_32F_FAST_16F,
-          "Sgemm (no scratch) lowered either way (compute %d)", fake_cublas_last_call()->compute);
+    if (!explicit_fp16)
+        CHECK(fake_cublas_last_call()->compute == CUBLAS_COMPUTE_32F_FAST_16F,
+              "Sgemm (no scratch) lowered either way (compute %d)",
+              fake_cublas_last_call()->compute);
+    else if (capture)
+        CHECK(strcmp(fake_cublas_last_call()->function, "cublasSgemm_v2") == 0,
+              "explicit fp16 Sgemm under capture (its conversions need scratch): as made (%s)",
+              fake_cublas_last_call()->function);
+    /* The shim's own cuDNN handle (explicit fp16's conversions) is never
+     * made while a stream is captured. */
+    void *dnn = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
+    int (*during)(void) = dnn ? (int (*)(void))dlsym(dnn, "fake_cudnn_created_during_capture") : NULL;
+    CHECK(!during || during() == 0, "no cuDNN handle made under capture (%d)",
+          during ? during() : 0);
     if (capture) {
         CHECK(allocations() == 0, "under capture: no allocation (%ld)", allocations());
     } else {

@@ -143,8 +143,19 @@ int fake_tf32_allowed(void)
 }
 
 /* ---- handle and descriptors ---------------------------------------------- */
+/* Handles made while the fake runtime says a stream is being captured
+ * (FAKE_CUDART_CAPTURING=1): the real cudnnCreate allocates device memory,
+ * which a capture does not allow (it invalidates the graph). */
+static int created_during_capture;
+AMP_EXPORT int fake_cudnn_created_during_capture(void)
+{
+    return created_during_capture;
+}
+
 AMP_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
 {
+    const char *c = getenv("FAKE_CUDART_CAPTURING");
+    created_during_capture += c && *c == '1';
     *h = calloc(1, sizeof **h);
     return *h ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
