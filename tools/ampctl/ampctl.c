@@ -591,7 +591,7 @@ static int verb_settings(int argc, char **argv)
     else if (json)
         printf("[");
     else
-        printf("%-24s %-16s %-4s %-26s %s\n", "variable", "control name", "live", "default",
+        printf("%-24s %-18s %-4s %-26s %s\n", "variable", "control name", "live", "default",
                "values");
     for (size_t i = 0; i < amp_setting_count; i++) {
         const struct amp_setting *s = &amp_settings[i];
@@ -607,7 +607,7 @@ static int verb_settings(int argc, char **argv)
                    s->ctl ? "\"" : "", s->ctl ? s->ctl : "null", s->ctl ? "\"" : "",
                    s->live ? "true" : "false", s->default_text, s->values);
         else
-            printf("%-24s %-16s %-4s %-26s %s\n", env, ctl, live, s->default_text, s->values);
+            printf("%-24s %-18s %-4s %-26s %s\n", env, ctl, live, s->default_text, s->values);
     }
     if (man)
         printf(".TE\n");
