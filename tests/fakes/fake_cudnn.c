@@ -29,6 +29,7 @@
 #include <cudnn.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,16 +147,17 @@ int fake_tf32_allowed(void)
 /* Handles made while the fake runtime says a stream is being captured
  * (FAKE_CUDART_CAPTURING=1): the real cudnnCreate allocates device memory,
  * which a capture does not allow (it invalidates the graph). */
-static int created_during_capture;
+static _Atomic int created_during_capture;
 AMP_EXPORT int fake_cudnn_created_during_capture(void)
 {
-    return created_during_capture;
+    return atomic_load(&created_during_capture);
 }
 
 AMP_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t *h)
 {
     const char *c = getenv("FAKE_CUDART_CAPTURING");
-    created_during_capture += c && *c == '1';
+    if (c && *c == '1')
+        atomic_fetch_add(&created_during_capture, 1);
     *h = calloc(1, sizeof **h);
     return *h ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
