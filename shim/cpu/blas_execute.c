@@ -1,7 +1,8 @@
 /* The CPU executor: runs a planned, lowered BLAS call one of three ways,
  * chosen here, unless it is too small for lowering to pay (AMPSHIM_LOWER_MIN:
- * then it runs as made, counted small). Under the audit (shim/cpu/blas_audit.c) it is first counted
- * at its site, which may keep it as made; a gemm or syrk the native
+ * then it runs as made, counted small). Under the audit
+ * (shim/cpu/blas_audit.c) it is first counted at its site, which may keep
+ * it as made; a gemm or syrk the native
  * executor (shim/cpu/blas_native.c) takes runs as oneDNN low-precision
  * matmuls and is done; anything else is emulated: its multiplicands are
  * rounded (round-to-nearest-even) into per-thread scratch with the caller's

@@ -20,10 +20,11 @@
  * (bias, the epilogue's aux buffer, scale and amax pointers) are in that key
  * by their alignment, not their value, so a buffer that moves every step
  * still finds its algorithm. A bias not 16-byte aligned is never lowered. A
- * program that passes NULL lets cuBLASLt choose, as it asked. If anything fails (an attribute that cannot be copied, no algorithm
- * within the workspace, the lowered call itself), the program's own call runs
- * as it made it, counted as not lowered: a call counts as lowered only when
- * it ran on the private descriptor with an algorithm chosen for it. */
+ * program that passes NULL lets cuBLASLt choose, as it asked. If anything
+ * fails (an attribute that cannot be copied, no algorithm within the
+ * workspace, the lowered call itself), the program's own call runs as it
+ * made it, counted as not lowered: a call counts as lowered only when it ran
+ * on the private descriptor with an algorithm chosen for it. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
