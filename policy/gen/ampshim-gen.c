@@ -62,6 +62,7 @@ static int n_counters;
 enum { MAX_KINDS = 64 };
 static struct kind {
     char name[NAME_MAX_LEN], family[NAME_MAX_LEN], file[NAME_MAX_LEN];
+    int decided; /* its rows are decided and counted, never exported */
 } kinds[MAX_KINDS];
 static int n_kinds;
 #define N_KINDS n_kinds
@@ -82,7 +83,8 @@ static struct routine {
     char name[NAME_MAX_LEN];
     int kind, family;
     int op, op_beta;
-    int cuda_ints;   /* 0 for a CPU routine; 32 or 64 for a CUDA entry point */
+    int ints;        /* 0 for a mangled CPU routine; 32 or 64 for an entry point named in
+                        full (CUDA, oneDNN) */
     int binding_cat; /* the binding's own category, -1 for the op list's */
 } routines[MAX_ROUTINES];
 static int n_routines;
@@ -236,12 +238,12 @@ static void read_kinds(const char *dir, const char *root)
     char path[4096], line[512];
     FILE *f = open_data(dir, "kinds.txt", path, sizeof path);
     for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
-        char *field[3];
-        int n = split_fields(line, field, 3);
+        char *field[4];
+        int n = split_fields(line, field, 4);
         if (n == 0)
             continue;
-        if (n != 3 || !is_identifier(field[0]))
-            die("%s:%d: expected: kind family file", path, lineno);
+        if ((n != 3 && !(n == 4 && strcmp(field[3], "decided") == 0)) || !is_identifier(field[0]))
+            die("%s:%d: expected: kind family file [decided]", path, lineno);
         for (int k = 0; k < n_kinds; k++)
             if (strcmp(kinds[k].name, field[0]) == 0)
                 die("%s:%d: kind '%s' twice", path, lineno, field[0]);
@@ -258,6 +260,7 @@ static void read_kinds(const char *dir, const char *root)
         copy_field(k->name, field[0], path, lineno);
         copy_field(k->family, field[1], path, lineno);
         copy_field(k->file, field[2], path, lineno);
+        k->decided = n == 4;
     }
     fclose(f);
 }
@@ -365,22 +368,25 @@ static void read_op_list(const char *dir, const struct list_file *lf)
     fclose(f);
 }
 
-/* bindings.txt: routine kind op op_beta; bindings_cuda.txt adds ints and
- * an optional category of the binding's own, which replaces the op list's
- * for that entry point (ampshim(7) says why for each). */
-static void read_bindings(const char *dir, const char *file, int cuda)
+/* bindings.txt: routine kind op op_beta; the tables of entry points named
+ * in full (bindings_cuda.txt, bindings_onednn.txt) add ints and an optional
+ * category of the binding's own, which replaces the op list's for that
+ * entry point (ampshim(7) says why for each). An entry point that decides
+ * by what it is given (oneDNN's dnnl_primitive_execute) has op "-" and a
+ * category: its op is `dispatch`, in no list. */
+static void read_bindings(const char *dir, const char *file, int exact, int device)
 {
     char path[4096], line[512];
     FILE *f = open_data(dir, file, path, sizeof path);
-    int want = cuda ? 5 : 4;
+    int want = exact ? 5 : 4;
     for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
         char *field[6];
         int n = split_fields(line, field, 6);
         if (n == 0)
             continue;
-        if (n != want && !(cuda && n == want + 1))
+        if (n != want && !(exact && n == want + 1))
             die("%s:%d: expected: %s", path, lineno,
-                cuda ? "symbol kind op op_beta ints [category]" : "routine kind op op_beta");
+                exact ? "symbol kind op op_beta ints [category]" : "routine kind op op_beta");
         if (n_routines == MAX_ROUTINES)
             die("too many routines");
         struct routine *r = &routines[n_routines];
@@ -399,12 +405,12 @@ static void read_bindings(const char *dir, const char *file, int cuda)
         if (r->family < 0)
             die("%s:%d: kind '%s' belongs to family %s, which families.txt does not name", path,
                 lineno, field[1], kinds[r->kind].family);
-        if ((families[r->family].device == 1) != cuda)
-            die("%s:%d: a %s routine in the %s binding table", path, lineno,
-                device_names[families[r->family].device], cuda ? "CUDA" : "CPU");
-        r->cuda_ints = 0;
-        if (cuda) {
-            r->cuda_ints = atoi(field[4]);
+        if (families[r->family].device != device)
+            die("%s:%d: a %s routine in %s", path, lineno, device_names[families[r->family].device],
+                file);
+        r->ints = 0;
+        if (exact) {
+            r->ints = atoi(field[4]);
             if (strcmp(field[4], "32") != 0 && strcmp(field[4], "64") != 0)
                 die("%s:%d: ints must be 32 or 64, not '%s'", path, lineno, field[4]);
         }
@@ -416,6 +422,8 @@ static void read_bindings(const char *dir, const char *file, int cuda)
             if (r->binding_cat < 0)
                 die("%s:%d: unknown category '%s'", path, lineno, field[5]);
         }
+        if (exact && strcmp(field[2], "-") == 0 && r->binding_cat >= 0)
+            field[2] = field[3] = "dispatch";
         r->op = find_op(field[2]);
         if (r->op < 0)
             die("%s:%d: op '%s' appears in no op list", path, lineno, field[2]);
@@ -517,10 +525,10 @@ static int write_hook_rows(FILE *f, int family, int kind)
         const struct routine *rt = &routines[r];
         if (rt->family != family || (kind >= 0 && rt->kind != kind))
             continue;
-        if (rt->cuda_ints) {
+        if (rt->ints) {
             /* One entry point, named in full; FORM is the family, INTS I32/I64. */
             char ints[8];
-            snprintf(ints, sizeof ints, "I%d", rt->cuda_ints);
+            snprintf(ints, sizeof ints, "I%d", rt->ints);
             write_hook_row(f, rt, rt->name, families[family].name, ints);
             n++;
             continue;
@@ -607,9 +615,15 @@ static void write_header(const char *path)
     fprintf(f, "\n\n#define AMPSHIM_HOOK_LIST(X)");
     for (int fam = 0; fam < n_families; fam++)
         fprintf(f, " AMPSHIM_HOOK_LIST_%s(X)", families[fam].name);
+    int n_decided = 0;
+    for (int r = 0; r < n_routines; r++)
+        n_decided += kinds[routines[r].kind].decided;
     fprintf(f,
-            "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n",
-            n_ops, n_hooks);
+            "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n"
+            "/* Of the hooks, those that are entry points (libampshim.so exports them);\n"
+            " * the rest are rows decided for an entry point (kinds.txt: decided). */\n"
+            "#define AMPSHIM_GENERATED_ENTRY_COUNT %d\n",
+            n_ops, n_hooks, n_hooks - n_decided);
     fprintf(f, "\n#endif\n");
     fclose(f);
 }
@@ -649,8 +663,8 @@ static void write_tables(const char *path)
             for (int r = 0; r < n_routines; r++) {
                 if (routines[r].family != fam)
                     continue;
-                int entries = routines[r].cuda_ints ? 1 : 0;
-                for (int i = 0; i < n_manglings && !routines[r].cuda_ints; i++)
+                int entries = routines[r].ints ? 1 : 0;
+                for (int i = 0; i < n_manglings && !routines[r].ints; i++)
                     entries += strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack;
                 for (int i = 0; i < entries; i++) {
                     if (table == 0)
@@ -671,8 +685,8 @@ static void write_tables(const char *path)
         for (int r = 0; r < n_routines; r++) {
             if (routines[r].family != fam)
                 continue;
-            int entries = routines[r].cuda_ints ? 1 : 0;
-            for (int i = 0; i < n_manglings && !routines[r].cuda_ints; i++)
+            int entries = routines[r].ints ? 1 : 0;
+            for (int i = 0; i < n_manglings && !routines[r].ints; i++)
                 entries += strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack;
             for (int i = 0; i < entries; i++)
                 fprintf(f, "    \"%s\",\n", kinds[routines[r].kind].file);
@@ -682,7 +696,7 @@ static void write_tables(const char *path)
         for (int r = 0; r < n_routines; r++) {
             if (routines[r].family != fam)
                 continue;
-            if (routines[r].cuda_ints) {
+            if (routines[r].ints) {
                 fprintf(f, "    0,\n");
                 continue;
             }
@@ -698,7 +712,7 @@ static void write_tables(const char *path)
         for (int r = 0; r < n_routines; r++) {
             if (routines[r].family != fam)
                 continue;
-            if (routines[r].cuda_ints) {
+            if (routines[r].ints) {
                 fprintf(f, "    NULL,\n");
                 continue;
             }
@@ -729,10 +743,10 @@ static void write_man_table(FILE *f)
             snprintf(op, sizeof op, "%s (%s)", ops[rt->op], ops[rt->op_beta]);
         else
             snprintf(op, sizeof op, "%s", ops[rt->op]);
-        const char *cpu = rt->cuda_ints ? "-" : category_names[op_category[rt->op][0]];
-        const char *cuda = !rt->cuda_ints         ? "-"
-                           : rt->binding_cat >= 0 ? category_names[rt->binding_cat]
-                                                  : category_names[op_category[rt->op][1]];
+        int dev = families[rt->family].device;
+        const char *cat = rt->binding_cat >= 0 ? category_names[rt->binding_cat]
+                                               : category_names[op_category[rt->op][dev]];
+        const char *cpu = dev == 0 ? cat : "-", *cuda = dev == 1 ? cat : "-";
         fprintf(f, "%s\t%s\t%s\t%s\n", rt->name, op, cpu, cuda);
     }
     fprintf(f, ".TE\n.PP\nWhere the hooks of each kind of entry point are defined (their\n"
@@ -806,8 +820,14 @@ int main(int argc, char **argv)
     read_manglings(argv[1]);
     for (int i = 0; i < n_list_files; i++)
         read_op_list(argv[1], &list_files[i]);
-    read_bindings(argv[1], "bindings.txt", 0);
-    read_bindings(argv[1], "bindings_cuda.txt", 1);
+    /* The op of entry points that decide by what they are given (op "-" in
+     * a binding table): passthrough everywhere, in no list. */
+    if (find_op("dispatch") >= 0 || n_ops == MAX_OPS)
+        die("an op list names 'dispatch', the op of dispatching entry points");
+    strcpy(ops[n_ops++], "dispatch");
+    read_bindings(argv[1], "bindings.txt", 0, 0);
+    read_bindings(argv[1], "bindings_cuda.txt", 1, 1);
+    read_bindings(argv[1], "bindings_onednn.txt", 1, 0);
     write_header(argv[2]);
     write_tables(argv[3]);
     write_man(argv[4], argv[5]);

@@ -1,0 +1,66 @@
+/* The oneDNN hook: dnnl_primitive_execute, the one call every oneDNN
+ * program makes to run a primitive (torch's ideep among them: libtorch_cpu
+ * runs its fp32 convolutions this way). The primitive is classified (its
+ * kind, direction and spatial rank pick a primitive row of
+ * policy/data/bindings_onednn.txt, whose op the policy decides) and, when
+ * the policy lowers it and it is large enough, its twin runs instead
+ * (shim/onednn/twin.h): the inputs converted into scratch, the program's
+ * fp32 outputs written by a native low-precision kernel. Anything else runs
+ * the program's primitive as made. The primitive rows are never entry points
+ * of their own: AMPSHIM_HOOKS_ONEDNN_PRIMITIVE defines nothing. */
+#include "runtime/decide.h"
+#include "runtime/export.h"
+#include "shim/cpu/blas_native.h"
+#include "shim/onednn/twin.h"
+#include "shim/resolve.h"
+
+/* The size rule on the CPU (AMPSHIM_CPU_LOWER_MIN): auto is the crossover
+ * the BLAS hooks use for the dtype's native kernel. */
+static int too_small(int dtype, double madds)
+{
+    uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CPU]);
+    if (set == 0)
+        return 0;
+    double min = set == AMP_LOWER_MIN_AUTO
+                     ? (double)amp_blas_native_lower_min((enum amp_lowp_dtype)dtype)
+                     : (double)set;
+    return madds < min;
+}
+
+static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs, const void *args)
+{
+    struct amp_thread *t = amp_thread_enter();
+    if (!t)
+        return real(prim, stream, nargs, args);
+    struct amp_dnnl_call c;
+    amp_dnnl_classify(prim, real, &c);
+    if (c.hook < 0)
+        return real(prim, stream, nargs, args);
+    enum amp_hook_id hook = (enum amp_hook_id)c.hook;
+    enum amp_ctl_counter outcome;
+    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CPU, hook, 0, &outcome);
+    if (dtype >= 0 && too_small(dtype, c.madds)) {
+        outcome = AMP_CTL_SMALL;
+        dtype = -1;
+    }
+    uint64_t converted = 0;
+    if (dtype >= 0) {
+        if (amp_dnnl_twin_run(&c, t, dtype, real, stream, nargs, args, &converted) == 0) {
+            amp_count(t, hook, AMP_CTL_NATIVE, 1);
+            amp_count(t, hook, AMP_CTL_CONVERTED, converted);
+            amp_count(t, hook, outcome, 1);
+            return 0; /* dnnl_success */
+        }
+        outcome = amp_not_lowered_after_all(outcome);
+    }
+    amp_count(t, hook, outcome, 1);
+    return real(prim, stream, nargs, args);
+}
+
+#define AMP_DEFINE_EXECUTE(sym, ...)                                                               \
+    AMP_EXPORT int sym(void *prim, void *stream, int nargs, const void *args)                      \
+    {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
+        return execute((amp_dnnl_execute_fn)amp_real(AMP_HOOK_##sym), prim, stream, nargs, args);  \
+    }
+AMPSHIM_HOOKS_ONEDNN_EXECUTE(AMP_DEFINE_EXECUTE)

@@ -1,0 +1,44 @@
+/* The oneDNN family's rooms: what a primitive the program executes is, and
+ * its low-precision twin (a primitive of the same kind, direction, shapes and
+ * attributes whose inputs are bf16 or fp16 and whose outputs are the
+ * program's own fp32 memory). One implementation per major version of
+ * oneDNN's C API: shim/onednn/twin_v2.c for 2.x (libdnnl.so.2); the door,
+ * shim/onednn/primitive.c, knows none of them. */
+#ifndef AMPSHIM_ONEDNN_TWIN_H
+#define AMPSHIM_ONEDNN_TWIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/hook_state.h"
+
+/* A primitive being executed, as far as the policy needs it. */
+struct amp_dnnl_call {
+    int hook;       /* its primitive row (dnnl_convolution_2d_forward, ...), or -1 when
+                      ampshim never lowers it (reorders, eltwise, not fp32, not a CPU
+                      engine, not oneDNN 2.x) */
+    double madds;   /* multiply-adds, for the size rule */
+    const void *pd; /* its primitive descriptor */
+};
+
+typedef int (*amp_dnnl_execute_fn)(void *prim, void *stream, int nargs, const void *args);
+
+/* Fills c for the primitive prim; real_execute is the program's
+ * dnnl_primitive_execute, by which the library is found. Cheap: a few
+ * queries of the primitive descriptor. */
+void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_dnnl_call *c);
+
+/* Runs c's twin in dtype (AMP_DTYPE_BF16 or AMP_DTYPE_FP16) on the
+ * program's stream and arguments: its inputs converted into t's scratch by
+ * oneDNN reorders, the twin writing the program's outputs. Returns 0 when
+ * it ran (*converted: elements converted), else -1 with nothing of the
+ * program's written: no twin for this primitive (oneDNN has no native kernel
+ * for it here, an attribute the twin cannot copy), no scratch, a failure. */
+int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
+                      amp_dnnl_execute_fn real_execute, void *stream, int nargs, const void *args,
+                      uint64_t *converted);
+
+/* fork's share: the twin cache's lock. */
+void amp_dnnl_atfork(enum amp_fork_phase phase);
+
+#endif

@@ -1,0 +1,754 @@
+/* Low-precision twins of oneDNN 2.x primitives (shim/onednn/twin.h).
+ *
+ * A twin is made from the program's own primitive descriptor: its op
+ * descriptor copied with the inputs of its direction (forward: src and
+ * weights; backward data: diff_dst and weights; backward weights: src and
+ * diff_dst) turned into bf16 or fp16 in whatever layout oneDNN prefers, and
+ * its outputs, bias included, left exactly as the program's primitive has
+ * them (fp32, the program's layout), so the twin writes the program's memory
+ * itself. Its attributes are a clone of the program's (post-ops and their
+ * arguments, output scales, fpmath mode), with a scratchpad the shim owns
+ * (the thread's scratch). The inputs are converted by oneDNN reorders into
+ * that scratch; every other argument of the call (post-op operands, runtime
+ * scales) is passed to the twin as the program passed it.
+ *
+ * A twin is only made where oneDNN has a native kernel for it (its
+ * implementation is not a reference one): elsewhere the primitive runs as
+ * made, and one info line says so. Twins are cached by what they depend on
+ * (the engine, the kind, direction and geometry, the memory descriptors of
+ * the program's primitive and a digest of its attributes), not by any
+ * address of the program's: torch makes a primitive for every call. The
+ * program's primitive descriptor, primitives and memory are only read. */
+#include "shim/onednn/twin.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/loader.h"
+#include "policy/policy.h"
+#include "runtime/log.h"
+
+#ifdef AMPSHIM_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+
+/* ---- the program's libdnnl ---- */
+
+#define AMP_DNNL_FUNCTIONS(X)                                                                      \
+    X(dnnl_version)                                                                                \
+    X(dnnl_primitive_get_primitive_desc)                                                           \
+    X(dnnl_primitive_desc_query)                                                                   \
+    X(dnnl_primitive_desc_query_md)                                                                \
+    X(dnnl_primitive_desc_get_attr)                                                                \
+    X(dnnl_primitive_desc_create)                                                                  \
+    X(dnnl_primitive_desc_destroy)                                                                 \
+    X(dnnl_primitive_attr_clone)                                                                   \
+    X(dnnl_primitive_attr_destroy)                                                                 \
+    X(dnnl_primitive_attr_set_scratchpad_mode)                                                     \
+    X(dnnl_primitive_attr_get_fpmath_mode)                                                         \
+    X(dnnl_primitive_attr_get_output_scales)                                                       \
+    X(dnnl_primitive_attr_get_post_ops)                                                            \
+    X(dnnl_post_ops_len)                                                                           \
+    X(dnnl_post_ops_get_kind)                                                                      \
+    X(dnnl_post_ops_get_params_sum_v2)                                                             \
+    X(dnnl_post_ops_get_params_eltwise)                                                            \
+    X(dnnl_post_ops_get_params_binary)                                                             \
+    X(dnnl_engine_get_kind)                                                                        \
+    X(dnnl_memory_desc_init_by_tag)                                                                \
+    X(dnnl_memory_desc_get_size)                                                                   \
+    X(dnnl_memory_desc_equal)                                                                      \
+    X(dnnl_reorder_primitive_desc_create)                                                          \
+    X(dnnl_primitive_create)                                                                       \
+    X(dnnl_primitive_destroy)                                                                      \
+    X(dnnl_memory_create)                                                                          \
+    X(dnnl_memory_destroy)
+
+static struct {
+#define AMP_X_FIELD(f) __typeof__(f) *f;
+    AMP_DNNL_FUNCTIONS(AMP_X_FIELD)
+#undef AMP_X_FIELD
+} dn;
+
+/* The directions, and the primitive kinds that have twins. */
+enum dir { FWD, BWD_DATA, BWD_WEIGHTS, N_DIRS };
+enum pkind { P_CONV, P_DECONV, P_IP, P_MATMUL, P_RNN, N_PKINDS };
+static const char *const pkind_names[N_PKINDS] = {"convolution", "deconvolution", "inner_product",
+                                                  "matmul", "rnn"};
+static const char *const dir_names[N_DIRS] = {"forward", "backward_data", "backward_weights"};
+
+/* The primitive rows, found by name in the generated hook list: [kind][dir][rank - 1]
+ * (rank: spatial dimensions for (de)convolutions, 1 for the others). */
+static int rows[N_PKINDS][N_DIRS][3];
+static _Atomic int ready; /* 1: a 2.x library with every function; -1: none */
+static pthread_once_t ready_once = PTHREAD_ONCE_INIT;
+static void *_Atomic ready_for; /* the real dnnl_primitive_execute it is found by */
+
+static int find_hook(const char *name)
+{
+    for (int h = 0; h < AMP_HOOK_COUNT; h++)
+        if (strcmp(amp_hook_names[h], name) == 0)
+            return h;
+    return -1;
+}
+
+static int find_library(void)
+{
+    Dl_info info;
+    void *h = NULL, *by = atomic_load(&ready_for);
+    if (!by || !dladdr(by, &info) || !info.dli_fname ||
+        !(h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)))
+        return -1;
+#define AMP_X_LOOKUP(f)                                                                            \
+    if (!(*(void **)&dn.f = dlsym(h, #f))) {                                                       \
+        amp_log(AMP_LOG_INFO, "%s has no %s: its primitives run as made", info.dli_fname, #f);     \
+        return -1;                                                                                 \
+    }
+    AMP_DNNL_FUNCTIONS(AMP_X_LOOKUP)
+#undef AMP_X_LOOKUP
+    const dnnl_version_t *v = dn.dnnl_version();
+    if (v->major != 2) {
+        amp_log(AMP_LOG_INFO,
+                "%s is oneDNN %d.%d: ampshim knows the 2.x API only, its "
+                "primitives run as made",
+                info.dli_fname, v->major, v->minor);
+        return -1;
+    }
+    char name[96];
+    for (int k = 0; k < N_PKINDS; k++)
+        for (int d = 0; d < N_DIRS; d++)
+            for (int r = 0; r < 3; r++) {
+                if (k == P_CONV || k == P_DECONV)
+                    snprintf(name, sizeof name, "dnnl_%s_%dd_%s", pkind_names[k], r + 1,
+                             dir_names[d]);
+                else if (k == P_MATMUL)
+                    snprintf(name, sizeof name, "dnnl_matmul");
+                else if (k == P_RNN)
+                    snprintf(name, sizeof name, "dnnl_rnn_%s", d == FWD ? "forward" : "backward");
+                else
+                    snprintf(name, sizeof name, "dnnl_%s_%s", pkind_names[k], dir_names[d]);
+                rows[k][d][r] = find_hook(name);
+            }
+    return 1;
+}
+
+/* Threads that find `ready` still 0 wait in pthread_once: it is set once. */
+static void open_library(void)
+{
+    atomic_store_explicit(&ready, find_library(), memory_order_release);
+}
+
+/* ---- what a primitive is ---- */
+
+/* The arguments of each direction: inputs converted, then the rest. */
+struct roles {
+    int in[2];
+    int out[2]; /* outputs, 0 where none */
+    int bias;   /* the bias input kept in fp32 (forward), 0 where none */
+};
+static const struct roles roles_of[N_DIRS] = {
+    [FWD] = {{DNNL_ARG_SRC, DNNL_ARG_WEIGHTS}, {DNNL_ARG_DST, 0}, DNNL_ARG_BIAS},
+    [BWD_DATA] = {{DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS}, {DNNL_ARG_DIFF_SRC, 0}, 0},
+    [BWD_WEIGHTS] = {{DNNL_ARG_SRC, DNNL_ARG_DIFF_DST},
+                     {DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS},
+                     0},
+};
+
+static const dnnl_memory_desc_t *arg_md(const_dnnl_primitive_desc_t pd, int arg)
+{
+    const dnnl_memory_desc_t *md = dn.dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
+    return md && md->ndims > 0 ? md : NULL;
+}
+
+static double elems(const dnnl_memory_desc_t *md)
+{
+    double n = 1;
+    for (int i = 0; i < md->ndims; i++)
+        n *= (double)md->dims[i];
+    return n;
+}
+
+/* The kind and direction of pd, or -1. */
+static int kind_of(const_dnnl_primitive_desc_t pd, enum pkind *k, enum dir *d)
+{
+    dnnl_primitive_kind_t kind;
+    if (dn.dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &kind) != dnnl_success)
+        return -1;
+    switch (kind) {
+    case dnnl_convolution:
+        *k = P_CONV;
+        break;
+    case dnnl_deconvolution:
+        *k = P_DECONV;
+        break;
+    case dnnl_inner_product:
+        *k = P_IP;
+        break;
+    case dnnl_matmul:
+        *k = P_MATMUL;
+        *d = FWD;
+        return 0;
+    case dnnl_rnn:
+        *k = P_RNN;
+        break;
+    default:
+        return -1;
+    }
+    dnnl_prop_kind_t prop;
+    if (dn.dnnl_primitive_desc_query(pd, dnnl_query_prop_kind, 0, &prop) != dnnl_success)
+        return -1;
+    if (prop == dnnl_forward_training || prop == dnnl_forward_inference)
+        *d = FWD;
+    else if (prop == dnnl_backward_data)
+        *d = BWD_DATA;
+    else if (prop == dnnl_backward_weights)
+        *d = BWD_WEIGHTS;
+    else if (prop == dnnl_backward && *k == P_RNN)
+        *d = BWD_DATA;
+    else
+        return -1;
+    return 0;
+}
+
+void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_dnnl_call *c)
+{
+    c->hook = -1;
+    if (__builtin_expect(atomic_load_explicit(&ready, memory_order_acquire) == 0, 0)) {
+        void *none = NULL;
+        atomic_compare_exchange_strong(&ready_for, &none, (void *)real_execute);
+        pthread_once(&ready_once, open_library);
+    }
+    const_dnnl_primitive_desc_t pd;
+    enum pkind k;
+    enum dir d;
+    if (atomic_load_explicit(&ready, memory_order_acquire) != 1 || !prim ||
+        dn.dnnl_primitive_get_primitive_desc(prim, &pd) != dnnl_success || kind_of(pd, &k, &d) < 0)
+        return;
+    c->pd = pd;
+    if (k == P_RNN) { /* no twin (f32 outputs are refused): classified to be counted */
+        c->hook = rows[k][d][0];
+        c->madds = 1e300;
+        return;
+    }
+    const struct roles *r = &roles_of[d];
+    const dnnl_memory_desc_t *in0 = arg_md(pd, r->in[0]), *in1 = arg_md(pd, r->in[1]),
+                             *out = arg_md(pd, r->out[0]);
+    if (!in0 || !in1 || !out || in0->data_type != dnnl_f32 || in1->data_type != dnnl_f32 ||
+        out->data_type != dnnl_f32)
+        return;
+    dnnl_engine_t engine;
+    dnnl_engine_kind_t ek;
+    if (dn.dnnl_primitive_desc_query(pd, dnnl_query_engine, 0, &engine) != dnnl_success ||
+        dn.dnnl_engine_get_kind(engine, &ek) != dnnl_success || ek != dnnl_cpu)
+        return;
+    /* Multiply-adds: every element of the large side (forward dst, the
+     * backward passes' diff_dst; a deconvolution's src) meets one filter
+     * slice: the weights over their output channels (over their input
+     * channels for a deconvolution); a matmul's dst, K each. */
+    const dnnl_memory_desc_t *src = d == BWD_DATA ? out : in0;
+    const dnnl_memory_desc_t *w = d == BWD_WEIGHTS ? out : in1;
+    const dnnl_memory_desc_t *y = d == FWD ? out : d == BWD_DATA ? in0 : in1;
+    int rank = 1;
+    if (k == P_CONV || k == P_DECONV) {
+        rank = src->ndims - 2;
+        if (rank < 1 || rank > 3)
+            return;
+        const dnnl_memory_desc_t *big = k == P_CONV ? y : src;
+        c->madds = big->dims[1] > 0 ? elems(big) * elems(w) / (double)big->dims[1] : 0;
+    } else if (k == P_IP) {
+        c->madds = elems(w) * (double)src->dims[0];
+    } else {
+        c->madds = elems(y) * (double)src->dims[src->ndims - 1];
+    }
+    c->hook = rows[k][d][rank - 1];
+}
+
+/* ---- twins ---- */
+
+/* A digest of the attributes a twin must copy (its clone copies them all;
+ * the digest tells twins apart). Post-ops other than sum, eltwise and
+ * binary (a fused depthwise convolution, prelu) get no twin. */
+enum { MAX_POST_OPS = 8 };
+struct digest {
+    int32_t n_post, fpmath, scale_count, scale_mask;
+    int32_t kinds[MAX_POST_OPS], algs[MAX_POST_OPS];
+    float params[MAX_POST_OPS][3];
+    uint64_t md_hash[MAX_POST_OPS], scale_hash;
+};
+
+struct key {
+    void *engine;
+    int32_t dtype, kind, dir, pad;
+    dnnl_dims_t geometry[4]; /* strides, dilates, padding left and right */
+    int32_t alg, pad2;
+    dnnl_memory_desc_t md[4]; /* the program's inputs, bias or second output, output */
+    struct digest attr;
+};
+
+struct twin {
+    struct key key;
+    uint64_t hash, last_use;
+    int state; /* 1 ready, -1 none */
+    int running;
+    dnnl_primitive_t prim, reorder[2];
+    int in_arg[2];
+    dnnl_memory_desc_t in_md[2], scratchpad_md;
+    size_t in_off[2], scratchpad_off, bytes;
+    uint64_t in_elems;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = 0x9e3779b97f4a7c15u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0x100000001b3u;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3u;
+    return h;
+}
+
+static int digest_attr(const_dnnl_primitive_attr_t attr, struct digest *g)
+{
+    const_dnnl_post_ops_t po;
+    dnnl_fpmath_mode_t fpmath;
+    const float *scales;
+    dnnl_dim_t count;
+    int mask;
+    if (dn.dnnl_primitive_attr_get_fpmath_mode(attr, &fpmath) != dnnl_success ||
+        dn.dnnl_primitive_attr_get_output_scales(attr, &count, &mask, &scales) != dnnl_success ||
+        dn.dnnl_primitive_attr_get_post_ops(attr, &po) != dnnl_success)
+        return -1;
+    g->fpmath = (int32_t)fpmath;
+    g->scale_count = (int32_t)count;
+    g->scale_mask = mask;
+    g->scale_hash = scales && count > 0 ? hash_bytes(scales, (size_t)count * sizeof *scales) : 0;
+    g->n_post = dn.dnnl_post_ops_len(po);
+    if (g->n_post > MAX_POST_OPS)
+        return -1;
+    for (int i = 0; i < g->n_post; i++) {
+        dnnl_primitive_kind_t k = dn.dnnl_post_ops_get_kind(po, i);
+        dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
+        dnnl_data_type_t dt;
+        const dnnl_memory_desc_t *md;
+        g->kinds[i] = (int32_t)k;
+        if (k == dnnl_sum) {
+            if (dn.dnnl_post_ops_get_params_sum_v2(po, i, &g->params[i][0], &dt) != dnnl_success)
+                return -1;
+            g->params[i][1] = (float)dt;
+        } else if (k == dnnl_eltwise) {
+            if (dn.dnnl_post_ops_get_params_eltwise(po, i, &g->params[i][0], &alg, &g->params[i][1],
+                                                    &g->params[i][2]) != dnnl_success)
+                return -1;
+        } else if (k == dnnl_binary) {
+            if (dn.dnnl_post_ops_get_params_binary(po, i, &alg, &md) != dnnl_success)
+                return -1;
+            g->md_hash[i] = hash_bytes(md, sizeof *md);
+        } else {
+            return -1;
+        }
+        g->algs[i] = (int32_t)alg;
+    }
+    return 0;
+}
+
+/* The op descriptors that have twins, and where each argument's memory
+ * descriptor lives in them. */
+union op_desc {
+    dnnl_convolution_desc_t conv; /* deconvolution's too */
+    dnnl_inner_product_desc_t ip;
+    dnnl_matmul_desc_t mm;
+};
+
+static dnnl_memory_desc_t *desc_md(union op_desc *o, enum pkind k, int arg)
+{
+    if (k == P_MATMUL)
+        switch (arg) {
+        case DNNL_ARG_SRC:
+            return &o->mm.src_desc;
+        case DNNL_ARG_WEIGHTS:
+            return &o->mm.weights_desc;
+        case DNNL_ARG_BIAS:
+            return &o->mm.bias_desc;
+        case DNNL_ARG_DST:
+            return &o->mm.dst_desc;
+        default:
+            return NULL;
+        }
+#define AMP_MD_OF(d)                                                                               \
+    switch (arg) {                                                                                 \
+    case DNNL_ARG_SRC:                                                                             \
+        return &(d).src_desc;                                                                      \
+    case DNNL_ARG_DIFF_SRC:                                                                        \
+        return &(d).diff_src_desc;                                                                 \
+    case DNNL_ARG_WEIGHTS:                                                                         \
+        return &(d).weights_desc;                                                                  \
+    case DNNL_ARG_DIFF_WEIGHTS:                                                                    \
+        return &(d).diff_weights_desc;                                                             \
+    case DNNL_ARG_BIAS:                                                                            \
+        return &(d).bias_desc;                                                                     \
+    case DNNL_ARG_DIFF_BIAS:                                                                       \
+        return &(d).diff_bias_desc;                                                                \
+    case DNNL_ARG_DST:                                                                             \
+        return &(d).dst_desc;                                                                      \
+    case DNNL_ARG_DIFF_DST:                                                                        \
+        return &(d).diff_dst_desc;                                                                 \
+    default:                                                                                       \
+        return NULL;                                                                               \
+    }
+    if (k == P_IP)
+        AMP_MD_OF(o->ip)
+    AMP_MD_OF(o->conv)
+#undef AMP_MD_OF
+}
+
+static size_t desc_size(enum pkind k)
+{
+    return k == P_MATMUL ? sizeof(dnnl_matmul_desc_t)
+           : k == P_IP   ? sizeof(dnnl_inner_product_desc_t)
+                         : sizeof(dnnl_convolution_desc_t);
+}
+
+static int low_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like, int dtype)
+{
+    return dn.dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims,
+                                           dtype == AMP_DTYPE_FP16 ? dnnl_f16 : dnnl_bf16,
+                                           dnnl_format_tag_any) == dnnl_success
+               ? 0
+               : -1;
+}
+
+/* Fills the key of c's twin in dtype; -1 when it can have none. */
+static int make_key(const struct amp_dnnl_call *c, int dtype, struct key *key, enum pkind *k,
+                    enum dir *d, const union op_desc **op)
+{
+    memset(key, 0, sizeof *key);
+    const_dnnl_primitive_attr_t attr;
+    if (kind_of(c->pd, k, d) < 0 || *k == P_RNN ||
+        dn.dnnl_primitive_desc_query(c->pd, dnnl_query_engine, 0, &key->engine) != dnnl_success ||
+        dn.dnnl_primitive_desc_query(c->pd, dnnl_query_op_d, 0, (void *)op) != dnnl_success ||
+        !*op || dn.dnnl_primitive_desc_get_attr(c->pd, &attr) != dnnl_success ||
+        digest_attr(attr, &key->attr) < 0)
+        return -1;
+    key->dtype = dtype;
+    key->kind = *k;
+    key->dir = *d;
+    if (*k == P_CONV || *k == P_DECONV) {
+        const dnnl_convolution_desc_t *cd = &(*op)->conv;
+        memcpy(key->geometry[0], cd->strides, sizeof cd->strides);
+        memcpy(key->geometry[1], cd->dilates, sizeof cd->dilates);
+        memcpy(key->geometry[2], cd->padding[0], sizeof cd->padding[0]);
+        memcpy(key->geometry[3], cd->padding[1], sizeof cd->padding[1]);
+        key->alg = (int32_t)cd->alg_kind;
+    }
+    const struct roles *r = &roles_of[*d];
+    int args[4] = {r->in[0], r->in[1], r->bias ? r->bias : r->out[1], r->out[0]};
+    for (int i = 0; i < 4; i++) {
+        const dnnl_memory_desc_t *md = args[i] ? arg_md(c->pd, args[i]) : NULL;
+        if (md)
+            key->md[i] = *md;
+    }
+    return 0;
+}
+
+/* Makes the twin of the program's primitive descriptor pd into tw (key
+ * filled): 0, or -1 with why. */
+static int build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkind k, enum dir d,
+                 const union op_desc *op, char *why, size_t whylen)
+{
+    const struct roles *r = &roles_of[d];
+    dnnl_engine_t engine = tw->key.engine;
+    union op_desc desc, hint_desc;
+    dnnl_primitive_desc_t hint = NULL, tpd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    const_dnnl_primitive_attr_t pattr;
+    int ok = -1;
+    memset(&desc, 0, sizeof desc);
+    memcpy(&desc, op, desc_size(k));
+    /* Inputs in the low dtype, any layout; outputs and bias as the program's. */
+    for (int i = 0; i < 2; i++)
+        if (low_md(desc_md(&desc, k, r->in[i]), arg_md(pd, r->in[i]), tw->key.dtype) < 0)
+            goto out;
+    int keep[3] = {r->out[0], r->out[1], r->bias};
+    for (int i = 0; i < 3; i++) {
+        const dnnl_memory_desc_t *md = keep[i] ? arg_md(pd, keep[i]) : NULL;
+        if (md)
+            *desc_md(&desc, k, keep[i]) = *md;
+    }
+    if (dn.dnnl_primitive_desc_get_attr(pd, &pattr) != dnnl_success ||
+        dn.dnnl_primitive_attr_clone(&attr, pattr) != dnnl_success ||
+        dn.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != dnnl_success)
+        goto out;
+    if (d != FWD) {
+        /* A backward primitive is made with the forward one it follows as
+         * its hint: the same geometry, forward_training, low inputs. */
+        hint_desc = desc;
+        dnnl_memory_desc_t *hs = desc_md(&hint_desc, k, DNNL_ARG_SRC),
+                           *hw = desc_md(&hint_desc, k, DNNL_ARG_WEIGHTS),
+                           *hd = desc_md(&hint_desc, k, DNNL_ARG_DST);
+        const dnnl_memory_desc_t *src =
+                                     arg_md(pd, d == BWD_DATA ? DNNL_ARG_DIFF_SRC : DNNL_ARG_SRC),
+                                 *w = arg_md(pd, d == BWD_DATA ? DNNL_ARG_WEIGHTS
+                                                               : DNNL_ARG_DIFF_WEIGHTS),
+                                 *dst = arg_md(pd, DNNL_ARG_DIFF_DST);
+        if (!src || !w || !dst || low_md(hs, src, tw->key.dtype) < 0 ||
+            low_md(hw, w, tw->key.dtype) < 0 || low_md(hd, dst, tw->key.dtype) < 0)
+            goto out;
+        memset(desc_md(&hint_desc, k, DNNL_ARG_BIAS), 0, sizeof(dnnl_memory_desc_t));
+        int diffs[4] = {DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS,
+                        DNNL_ARG_DIFF_DST};
+        for (int i = 0; i < 4; i++)
+            memset(desc_md(&hint_desc, k, diffs[i]), 0, sizeof(dnnl_memory_desc_t));
+        if (k == P_IP)
+            hint_desc.ip.prop_kind = dnnl_forward_training;
+        else
+            hint_desc.conv.prop_kind = dnnl_forward_training;
+        if (dn.dnnl_primitive_desc_create(&hint, &hint_desc, NULL, engine, NULL) != dnnl_success)
+            goto out;
+    }
+    if (dn.dnnl_primitive_desc_create(&tpd, &desc, attr, engine, hint) != dnnl_success) {
+        snprintf(why, whylen, "oneDNN makes no such primitive");
+        goto out;
+    }
+    const char *impl = NULL;
+    if (dn.dnnl_primitive_desc_query(tpd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+        !impl || strstr(impl, "ref")) {
+        snprintf(why, whylen, "oneDNN's only kernel for it is %s", impl ? impl : "unknown");
+        goto out;
+    }
+    size_t off = 0;
+    for (int i = 0; i < 2; i++) {
+        const dnnl_memory_desc_t *want = arg_md(tpd, r->in[i]);
+        dnnl_primitive_desc_t rpd;
+        if (!want)
+            goto out;
+        tw->in_arg[i] = r->in[i];
+        tw->in_md[i] = *want;
+        tw->in_off[i] = off;
+        tw->in_elems += (uint64_t)elems(want);
+        off += (dn.dnnl_memory_desc_get_size(want) + 4095) & ~(size_t)4095;
+        if (dn.dnnl_reorder_primitive_desc_create(&rpd, arg_md(pd, r->in[i]), engine, want, engine,
+                                                  NULL) != dnnl_success)
+            goto out;
+        dnnl_status_t st = dn.dnnl_primitive_create(&tw->reorder[i], rpd);
+        dn.dnnl_primitive_desc_destroy(rpd);
+        if (st != dnnl_success)
+            goto out;
+    }
+    const dnnl_memory_desc_t *sp =
+        dn.dnnl_primitive_desc_query_md(tpd, dnnl_query_scratchpad_md, 0);
+    if (sp && sp->ndims > 0) {
+        tw->scratchpad_md = *sp;
+        tw->scratchpad_off = off;
+        off += dn.dnnl_memory_desc_get_size(sp);
+    }
+    tw->bytes = off;
+    /* The twin writes the program's outputs in the program's layouts. */
+    for (int i = 0; i < 2; i++) {
+        const dnnl_memory_desc_t *mine = r->out[i] ? arg_md(pd, r->out[i]) : NULL,
+                                 *its = r->out[i] ? arg_md(tpd, r->out[i]) : NULL;
+        if ((mine != NULL) != (its != NULL) || (mine && !dn.dnnl_memory_desc_equal(mine, its)))
+            goto out;
+    }
+    if (dn.dnnl_primitive_create(&tw->prim, tpd) == dnnl_success)
+        ok = 0;
+out:
+    if (tpd)
+        dn.dnnl_primitive_desc_destroy(tpd);
+    if (hint)
+        dn.dnnl_primitive_desc_destroy(hint);
+    if (attr)
+        dn.dnnl_primitive_attr_destroy(attr);
+    return ok;
+}
+
+static void release(struct twin *tw)
+{
+    for (int i = 0; i < 2; i++)
+        if (tw->reorder[i])
+            dn.dnnl_primitive_destroy(tw->reorder[i]);
+    if (tw->prim)
+        dn.dnnl_primitive_destroy(tw->prim);
+    free(tw);
+}
+
+/* The cache: twins by key. Programs use few shapes (a model's layers);
+ * past this many the least recently used twin not running is dropped. */
+enum { CACHE = 256 };
+static struct twin *cache[CACHE];
+static uint64_t cache_clock;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t told[AMP_HOOK_COUNT];
+
+void amp_dnnl_atfork(enum amp_fork_phase phase)
+{
+    amp_lock_atfork(&cache_lock, phase);
+}
+
+/* The twin for key (made if new), marked running; NULL if it has none. */
+static struct twin *twin_take(const struct amp_dnnl_call *c, const struct key *key, enum pkind k,
+                              enum dir d, const union op_desc *op)
+{
+    uint64_t h = hash_bytes(key, sizeof *key);
+    struct amp_quiet quiet;
+    struct twin *tw = NULL;
+    int free_slot = -1, lru = -1;
+    amp_lock_quietly(&cache_lock, &quiet);
+    for (int i = 0; i < CACHE; i++) {
+        struct twin *e = cache[i];
+        if (!e) {
+            if (free_slot < 0)
+                free_slot = i;
+        } else if (e->hash == h && memcmp(&e->key, key, sizeof *key) == 0) {
+            tw = e;
+            break;
+        } else if (!e->running && (lru < 0 || e->last_use < cache[lru]->last_use)) {
+            lru = i;
+        }
+    }
+    if (!tw && (free_slot >= 0 || lru >= 0) && (tw = calloc(1, sizeof *tw))) {
+        char why[160] = "";
+        tw->key = *key;
+        tw->hash = h;
+        tw->state = build(tw, c->pd, k, d, op, why, sizeof why) == 0 ? 1 : -1;
+        if (tw->state < 0 && !__atomic_exchange_n(&told[c->hook], 1, __ATOMIC_RELAXED)) {
+            amp_log(AMP_LOG_INFO, "%s in %s: no native twin (%s); such calls run as made in fp32",
+                    amp_hook_names[c->hook], amp_dtype_names[key->dtype],
+                    why[0] ? why : "oneDNN refused it");
+        }
+        if (free_slot < 0) {
+            release(cache[lru]);
+            free_slot = lru;
+        }
+        cache[free_slot] = tw;
+    }
+    if (tw) {
+        tw->last_use = ++cache_clock;
+        if (tw->state == 1)
+            tw->running++;
+        else
+            tw = NULL;
+    }
+    amp_unlock_quietly(&cache_lock, &quiet);
+    return tw;
+}
+
+static void twin_give(struct twin *tw)
+{
+    struct amp_quiet quiet;
+    amp_lock_quietly(&cache_lock, &quiet);
+    tw->running--;
+    amp_unlock_quietly(&cache_lock, &quiet);
+}
+
+enum { MAX_ARGS = 32 };
+
+static int run(struct twin *tw, struct amp_thread *t, amp_dnnl_execute_fn exec, void *stream,
+               int nargs, const dnnl_exec_arg_t *args)
+{
+    dnnl_memory_t from[2] = {NULL, NULL}, to[2] = {NULL, NULL}, pad = NULL;
+    for (int a = 0; a < nargs; a++)
+        for (int i = 0; i < 2; i++)
+            if (args[a].arg == tw->in_arg[i])
+                from[i] = args[a].memory;
+    if (!from[0] || !from[1] || nargs + 1 > MAX_ARGS)
+        return -1;
+    char *scratch = amp_scratch(t, tw->bytes ? tw->bytes : 1);
+    if (!scratch)
+        return -1;
+    int ok = -1;
+    for (int i = 0; i < 2; i++) {
+        dnnl_exec_arg_t conv[2] = {{DNNL_ARG_FROM, from[i]}, {DNNL_ARG_TO, NULL}};
+        if (dn.dnnl_memory_create(&to[i], &tw->in_md[i], tw->key.engine, scratch + tw->in_off[i]) !=
+            dnnl_success)
+            goto out;
+        conv[1].memory = to[i];
+        if (exec(tw->reorder[i], stream, 2, conv) != dnnl_success)
+            goto out;
+    }
+    if (tw->scratchpad_md.ndims > 0 &&
+        dn.dnnl_memory_create(&pad, &tw->scratchpad_md, tw->key.engine,
+                              scratch + tw->scratchpad_off) != dnnl_success)
+        goto out;
+    dnnl_exec_arg_t twin_args[MAX_ARGS];
+    int n = 0;
+    for (int a = 0; a < nargs; a++) {
+        if (args[a].arg == DNNL_ARG_SCRATCHPAD)
+            continue;
+        twin_args[n] = args[a];
+        for (int i = 0; i < 2; i++)
+            if (args[a].arg == tw->in_arg[i])
+                twin_args[n].memory = to[i];
+        n++;
+    }
+    if (pad)
+        twin_args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pad};
+    ok = exec(tw->prim, stream, n, twin_args) == dnnl_success ? 0 : -1;
+out:
+    for (int i = 0; i < 2; i++)
+        if (to[i])
+            dn.dnnl_memory_destroy(to[i]);
+    if (pad)
+        dn.dnnl_memory_destroy(pad);
+    amp_scratch_done(t);
+    return ok;
+}
+
+int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
+                      amp_dnnl_execute_fn real_execute, void *stream, int nargs, const void *args,
+                      uint64_t *converted)
+{
+    if (dtype != AMP_DTYPE_BF16 && dtype != AMP_DTYPE_FP16)
+        return -1;
+    struct key key;
+    enum pkind k;
+    enum dir d;
+    const union op_desc *op;
+    if (make_key(c, dtype, &key, &k, &d, &op) < 0) {
+        if (!__atomic_exchange_n(&told[c->hook], 1, __ATOMIC_RELAXED))
+            amp_log(AMP_LOG_INFO,
+                    "%s: no twin for this primitive (an attribute ampshim does not copy, or an "
+                    "RNN, whose low-precision kernels refuse fp32 outputs); such calls run as made",
+                    amp_hook_names[c->hook]);
+        return -1;
+    }
+    struct twin *tw = twin_take(c, &key, k, d, op);
+    if (!tw)
+        return -1;
+    int ok = run(tw, t, real_execute, stream, nargs, args);
+    *converted = tw->in_elems;
+    twin_give(tw);
+    return ok;
+}
+
+#else /* no oneDNN headers at build time: every primitive runs as made */
+
+void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_dnnl_call *c)
+{
+    (void)prim;
+    (void)real_execute;
+    c->hook = -1;
+}
+
+int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
+                      amp_dnnl_execute_fn real_execute, void *stream, int nargs, const void *args,
+                      uint64_t *converted)
+{
+    (void)c, (void)t, (void)dtype, (void)real_execute, (void)stream, (void)nargs, (void)args;
+    *converted = 0;
+    return -1;
+}
+
+void amp_dnnl_atfork(enum amp_fork_phase phase)
+{
+    (void)phase;
+}
+
+#endif
