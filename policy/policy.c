@@ -63,16 +63,33 @@ const char *const amp_library_what[AMP_LIBRARY_COUNT] = {
 #undef AMP_X_LIBRARY
 };
 
-int amp_listed_library(const char *object)
+/* The first glob of globs[n] that object's basename matches, or -1. */
+static int glob_index(const char *const *globs, int n, const char *object)
 {
     if (!object)
         return -1;
     const char *slash = strrchr(object, '/');
     const char *base = slash ? slash + 1 : object;
-    for (int i = 0; i < AMP_LIBRARY_COUNT; i++)
-        if (fnmatch(amp_library_glob[i], base, 0) == 0)
+    for (int i = 0; i < n; i++)
+        if (fnmatch(globs[i], base, 0) == 0)
             return i;
     return -1;
+}
+
+int amp_listed_library(const char *object)
+{
+    return glob_index(amp_library_glob, AMP_LIBRARY_COUNT, object);
+}
+
+const char *const amp_onednn_caller_glob[AMP_ONEDNN_CALLER_COUNT] = {
+#define AMP_X_CALLER(glob, what) glob,
+    AMPSHIM_ONEDNN_CALLER_LIST(AMP_X_CALLER)
+#undef AMP_X_CALLER
+};
+
+int amp_onednn_caller_listed(const char *object)
+{
+    return glob_index(amp_onednn_caller_glob, AMP_ONEDNN_CALLER_COUNT, object);
 }
 
 const char *const amp_category_names[AMP_CAT_COUNT] = {

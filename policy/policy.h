@@ -70,6 +70,14 @@ extern const char *const amp_library_what[AMP_LIBRARY_COUNT];
  * -1. */
 int amp_listed_library(const char *object);
 
+/* oneDNN's callers known to query every descriptor of a primitive they make
+ * and reorder their data to it (policy/data/onednn_callers.txt): for them a
+ * lowered convolution's descriptor itself asks for bf16 inputs
+ * (shim/onednn/desc_init.c). The line that names an object, or -1. */
+#define AMP_ONEDNN_CALLER_COUNT (0 AMPSHIM_ONEDNN_CALLER_LIST(AMP_X_COUNT_ONE))
+extern const char *const amp_onednn_caller_glob[AMP_ONEDNN_CALLER_COUNT];
+int amp_onednn_caller_listed(const char *object);
+
 /* Generated (ampshim_policy_tables.c): the op lists as a table, the list
  * file each listed op's category comes from (NULL: unlisted), and each
  * hook's family and device. */

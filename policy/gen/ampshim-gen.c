@@ -67,12 +67,20 @@ static struct kind {
 static int n_kinds;
 #define N_KINDS n_kinds
 
-/* libraries.txt: numerical libraries outside the BLAS, by object glob. */
-enum { MAX_LIBRARIES = 64 };
-static struct library {
-    char glob[NAME_MAX_LEN], what[256];
-} libraries[MAX_LIBRARIES];
-static int n_libraries;
+/* Tables of objects by glob, each line a glob and what it is: libraries.txt
+ * (numerical libraries outside the BLAS) and onednn_callers.txt (oneDNN's
+ * callers known to query every descriptor and reorder to it). */
+enum { MAX_GLOBS = 64 };
+struct glob_table {
+    const char *file;
+    int n;
+    struct library {
+        char glob[NAME_MAX_LEN], what[256];
+    } rows[MAX_GLOBS];
+};
+static struct glob_table library_table = {"libraries.txt", 0, {{"", ""}}},
+                         onednn_caller_table = {"onednn_callers.txt", 0, {{"", ""}}};
+
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
 static int op_category[MAX_OPS][2];
@@ -265,12 +273,12 @@ static void read_kinds(const char *dir, const char *root)
     fclose(f);
 }
 
-/* libraries.txt: glob what... A glob holds no quote or backslash (it
+/* A glob table: glob what... A glob holds no quote or backslash (it
  * becomes a C string). */
-static void read_libraries(const char *dir)
+static void read_globs(const char *dir, struct glob_table *t)
 {
     char path[4096], line[512];
-    FILE *f = open_data(dir, "libraries.txt", path, sizeof path);
+    FILE *f = open_data(dir, t->file, path, sizeof path);
     for (int lineno = 1; fgets(line, sizeof line, f); lineno++) {
         char *hash = strchr(line, '#');
         if (hash)
@@ -283,12 +291,12 @@ static void read_libraries(const char *dir)
             what++;
         if (!what || !*what || strpbrk(glob, "\"\\") || strpbrk(what, "\"\\"))
             die("%s:%d: expected: glob what (no quotes or backslashes)", path, lineno);
-        if (n_libraries == MAX_LIBRARIES)
-            die("%s:%d: too many libraries", path, lineno);
-        for (int i = 0; i < n_libraries; i++)
-            if (strcmp(libraries[i].glob, glob) == 0)
+        if (t->n == MAX_GLOBS)
+            die("%s:%d: too many lines", path, lineno);
+        for (int i = 0; i < t->n; i++)
+            if (strcmp(t->rows[i].glob, glob) == 0)
                 die("%s:%d: '%s' twice", path, lineno, glob);
-        struct library *l = &libraries[n_libraries++];
+        struct library *l = &t->rows[t->n++];
         copy_field(l->glob, glob, path, lineno);
         if (strlen(what) >= sizeof l->what)
             die("%s:%d: description too long", path, lineno);
@@ -566,8 +574,14 @@ static void write_header(const char *path)
                 device_macros[families[i].device], families[i].prefix, families[i].display);
     fprintf(f, "\n\n/* X(\"object glob\", \"what it is\"): libraries.txt. */\n"
                "#define AMPSHIM_LIBRARY_LIST(X)");
-    for (int i = 0; i < n_libraries; i++)
-        fprintf(f, " \\\n    X(\"%s\", \"%s\")", libraries[i].glob, libraries[i].what);
+    for (int i = 0; i < library_table.n; i++)
+        fprintf(f, " \\\n    X(\"%s\", \"%s\")", library_table.rows[i].glob,
+                library_table.rows[i].what);
+    fprintf(f, "\n\n/* X(\"object glob\", \"what it is\"): onednn_callers.txt. */\n"
+               "#define AMPSHIM_ONEDNN_CALLER_LIST(X)");
+    for (int i = 0; i < onednn_caller_table.n; i++)
+        fprintf(f, " \\\n    X(\"%s\", \"%s\")", onednn_caller_table.rows[i].glob,
+                onednn_caller_table.rows[i].what);
     fprintf(f, "\n\n/* X(name, NAME, KIND, width, \"description\"): counters.txt; KIND OUTCOME\n"
                " * (calls is their sum), LIBRARY (a library's calls to itself) or AMOUNT. "
                "*/\n#define AMPSHIM_COUNTER_LIST(X)");
@@ -764,6 +778,14 @@ static void write_man_table(FILE *f)
     fprintf(f, ".TE\n");
 }
 
+static void write_glob_table(FILE *out, const struct glob_table *t)
+{
+    fprintf(out, ".TS\ntab(\t) box;\nlb lb\nl lx.\nobject\twhat it is\n_\n");
+    for (int i = 0; i < t->n; i++)
+        fprintf(out, "%s\tT{\n%s\nT}\n", t->rows[i].glob, t->rows[i].what);
+    fprintf(out, ".TE\n");
+}
+
 static void write_man(const char *template_path, const char *out_path)
 {
     FILE *in = open_or_die(template_path, "r"), *out = open_or_die(out_path, "w");
@@ -774,17 +796,18 @@ static void write_man(const char *template_path, const char *out_path)
             write_man_table(out);
             replaced |= 1;
         } else if (strcmp(line, "@LIBRARIES_TABLE@\n") == 0) {
-            fprintf(out, ".TS\ntab(\t) box;\nlb lb\nl lx.\nobject\twhat it is\n_\n");
-            for (int i = 0; i < n_libraries; i++)
-                fprintf(out, "%s\tT{\n%s\nT}\n", libraries[i].glob, libraries[i].what);
-            fprintf(out, ".TE\n");
+            write_glob_table(out, &library_table);
             replaced |= 2;
+        } else if (strcmp(line, "@ONEDNN_CALLERS_TABLE@\n") == 0) {
+            write_glob_table(out, &onednn_caller_table);
+            replaced |= 4;
         } else {
             fputs(line, out);
         }
     }
-    if (replaced != 3)
-        die("%s: no @POLICY_TABLE@ or no @LIBRARIES_TABLE@ line", template_path);
+    if (replaced != 7)
+        die("%s: no @POLICY_TABLE@, @LIBRARIES_TABLE@ or @ONEDNN_CALLERS_TABLE@ line",
+            template_path);
     fclose(in);
     fclose(out);
 }
@@ -816,7 +839,8 @@ int main(int argc, char **argv)
         snprintf(root, sizeof root, "..");
     read_kinds(argv[1], root);
     read_counters(argv[1]);
-    read_libraries(argv[1]);
+    read_globs(argv[1], &library_table);
+    read_globs(argv[1], &onednn_caller_table);
     read_manglings(argv[1]);
     for (int i = 0; i < n_list_files; i++)
         read_op_list(argv[1], &list_files[i]);

@@ -44,6 +44,11 @@ static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs
         dtype = -1;
     }
     uint64_t converted = 0;
+    if (c.lowered) { /* lowered in its descriptor: it runs in bf16 as made */
+        amp_count(t, hook, AMP_CTL_NATIVE, 1);
+        amp_count(t, hook, AMP_CTL_LOWERED, 1);
+        return real(prim, stream, nargs, args);
+    }
     if (dtype >= 0) {
         if (amp_dnnl_twin_run(&c, t, dtype, real, stream, nargs, args, &converted) == 0) {
             amp_count(t, hook, AMP_CTL_NATIVE, 1);

@@ -19,6 +19,8 @@ struct amp_dnnl_call {
                       engine, not oneDNN 2.x) */
     double madds;   /* multiply-adds, for the size rule */
     const void *pd; /* its primitive descriptor */
+    int lowered;    /* a convolution whose descriptor the shim lowered for a listed caller
+                       (amp_dnnl_desc_lower): it is run as made, counted lowered */
 };
 
 typedef int (*amp_dnnl_execute_fn)(void *prim, void *stream, int nargs, const void *args);
@@ -37,6 +39,16 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
 int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
                       amp_dnnl_execute_fn real_execute, void *stream, int nargs, const void *args,
                       uint64_t *converted);
+
+/* Lowering in the descriptor (for the callers of policy/data/onednn_callers.txt):
+ * after the program's convolution descriptor function filled desc for
+ * direction dir (0 forward, 1 backward data, 2 backward weights), the
+ * primitive row it belongs to (-1: not fp32 inputs in "any" layout; real_fn,
+ * the real descriptor function, finds the library) and its
+ * multiply-adds; then, if the policy lowers it, amp_dnnl_desc_lower asks for
+ * dtype inputs in it and remembers it, so that its executions count. */
+int amp_dnnl_desc_row(const void *desc, int dir, void *real_fn, double *madds);
+void amp_dnnl_desc_lower(void *desc, int dir, int dtype);
 
 /* fork's share: the twin cache's lock. */
 void amp_dnnl_atfork(enum amp_fork_phase phase);

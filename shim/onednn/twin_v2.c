@@ -140,6 +140,9 @@ static void open_library(void)
     atomic_store_explicit(&ready, find_library(), memory_order_release);
 }
 
+static uint64_t hash_bytes(const void *p, size_t n);
+static int low_md(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like, int dtype);
+
 /* ---- what a primitive is ---- */
 
 /* The arguments of each direction: inputs converted, then the rest. */
@@ -212,18 +215,144 @@ static int kind_of(const_dnnl_primitive_desc_t pd, enum pkind *k, enum dir *d)
     return 0;
 }
 
+/* Whether the program's libdnnl is known (found by real_fn, one of its
+ * functions, at the first call). */
+static int library_ready(void *real_fn)
+{
+    if (__builtin_expect(atomic_load_explicit(&ready, memory_order_acquire) == 0, 0)) {
+        void *none = NULL;
+        atomic_compare_exchange_strong(&ready_for, &none, real_fn);
+        pthread_once(&ready_once, open_library);
+    }
+    return atomic_load_explicit(&ready, memory_order_acquire) == 1;
+}
+
+/* ---- convolutions lowered in their descriptors ---- */
+
+static int low_type(dnnl_data_type_t t)
+{
+    return t == dnnl_bf16 || t == dnnl_f16;
+}
+
+/* The data descriptors of a convolution descriptor in direction d: the
+ * inputs, then the output. */
+static void conv_mds(const dnnl_convolution_desc_t *cd, enum dir d,
+                     const dnnl_memory_desc_t *md[3])
+{
+    md[0] = d == BWD_DATA ? &cd->diff_dst_desc : &cd->src_desc;
+    md[1] = d == BWD_WEIGHTS ? &cd->diff_dst_desc : &cd->weights_desc;
+    md[2] = d == FWD ? &cd->dst_desc : d == BWD_DATA ? &cd->diff_src_desc : &cd->diff_weights_desc;
+}
+
+/* What identifies a lowered descriptor: its direction, geometry and the
+ * dimensions of its data (not their types or layouts, which lowering and
+ * the primitive change). */
+static uint64_t desc_key(const dnnl_convolution_desc_t *cd, enum dir d)
+{
+    struct {
+        int64_t dir;
+        dnnl_dims_t geometry[4], dims[3];
+    } k;
+    const dnnl_memory_desc_t *md[3];
+    memset(&k, 0, sizeof k);
+    conv_mds(cd, d, md);
+    k.dir = d;
+    memcpy(k.geometry[0], cd->strides, sizeof cd->strides);
+    memcpy(k.geometry[1], cd->dilates, sizeof cd->dilates);
+    memcpy(k.geometry[2], cd->padding[0], sizeof cd->padding[0]);
+    memcpy(k.geometry[3], cd->padding[1], sizeof cd->padding[1]);
+    for (int i = 0; i < 3; i++)
+        memcpy(k.dims[i], md[i]->dims, sizeof md[i]->dims);
+    uint64_t h = hash_bytes(&k, sizeof k);
+    return h ? h : 1;
+}
+
+/* The keys of the descriptors lowered so far: inserted once, never removed
+ * (a program has few shapes; a full table lowers no more descriptors). */
+enum { LOWERED_KEYS = 4096 };
+static _Atomic uint64_t lowered_keys[LOWERED_KEYS];
+
+static int lowered_find(uint64_t key, int insert)
+{
+    for (unsigned i = 0, slot = (unsigned)key % LOWERED_KEYS; i < LOWERED_KEYS;
+         i++, slot = (slot + 1) % LOWERED_KEYS) {
+        uint64_t seen = atomic_load_explicit(&lowered_keys[slot], memory_order_acquire);
+        if (seen == key)
+            return 1;
+        if (seen == 0) {
+            if (!insert)
+                return 0;
+            if (atomic_compare_exchange_strong(&lowered_keys[slot], &seen, key) || seen == key)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static double conv_madds(const dnnl_memory_desc_t *y, const dnnl_memory_desc_t *w)
+{
+    return y->dims[1] > 0 ? elems(y) * elems(w) / (double)y->dims[1] : 0;
+}
+
+int amp_dnnl_desc_row(const void *desc, int dir, void *real_fn, double *madds)
+{
+    const dnnl_convolution_desc_t *cd = desc;
+    const dnnl_memory_desc_t *md[3];
+    if (!library_ready(real_fn) || dir < FWD || dir > BWD_WEIGHTS ||
+        cd->primitive_kind != dnnl_convolution)
+        return -1;
+    conv_mds(cd, (enum dir)dir, md);
+    for (int i = 0; i < 3; i++)
+        if (md[i]->data_type != dnnl_f32 || (i < 2 && md[i]->format_kind != dnnl_format_kind_any))
+            return -1;
+    int rank = cd->src_desc.ndims - 2;
+    if (rank < 1 || rank > 3)
+        return -1;
+    const dnnl_memory_desc_t *y = dir == FWD ? &cd->dst_desc : &cd->diff_dst_desc;
+    *madds = conv_madds(y, dir == BWD_WEIGHTS ? &cd->diff_weights_desc : &cd->weights_desc);
+    return rows[P_CONV][dir][rank - 1];
+}
+
+void amp_dnnl_desc_lower(void *desc, int dir, int dtype)
+{
+    dnnl_convolution_desc_t *cd = desc;
+    const dnnl_memory_desc_t *md[3];
+    conv_mds(cd, (enum dir)dir, md);
+    dnnl_memory_desc_t low[3];
+    for (int i = 0; i < 2; i++)
+        if (low_md(&low[i], md[i], dtype) < 0)
+            return;
+    /* AMPSHIM_OUTPUT=round: the output is stored in the low dtype too (as
+     * torch.autocast stores it) where the caller left its layout open; the
+     * caller's reorder back to its own fp32 memory widens it. */
+    int round_output = amp_live_load(&amp_rt.cfg.output_round) &&
+                       md[2]->format_kind == dnnl_format_kind_any &&
+                       low_md(&low[2], md[2], dtype) == 0;
+    if (!lowered_find(desc_key(cd, (enum dir)dir), 1))
+        return; /* no room to remember it: not lowered, so every execution counts right */
+    for (int i = 0; i < 2 + round_output; i++)
+        *(dnnl_memory_desc_t *)md[i] = low[i];
+}
+
+/* A convolution with low inputs and fp32 outputs that the shim lowered in
+ * its descriptor: its row, or -1. */
+static int lowered_row(const_dnnl_primitive_desc_t pd, enum dir d, int rank)
+{
+    const dnnl_convolution_desc_t *cd = NULL;
+    if (dn.dnnl_primitive_desc_query(pd, dnnl_query_op_d, 0, (void *)&cd) != dnnl_success || !cd ||
+        !lowered_find(desc_key(cd, d), 0))
+        return -1;
+    return rows[P_CONV][d][rank - 1];
+}
+
 void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_dnnl_call *c)
 {
     c->hook = -1;
-    if (__builtin_expect(atomic_load_explicit(&ready, memory_order_acquire) == 0, 0)) {
-        void *none = NULL;
-        atomic_compare_exchange_strong(&ready_for, &none, (void *)real_execute);
-        pthread_once(&ready_once, open_library);
-    }
+    c->lowered = 0;
     const_dnnl_primitive_desc_t pd;
     enum pkind k;
     enum dir d;
-    if (atomic_load_explicit(&ready, memory_order_acquire) != 1 || !prim ||
+    if (!library_ready((void *)real_execute) || !prim ||
         dn.dnnl_primitive_get_primitive_desc(prim, &pd) != dnnl_success || kind_of(pd, &k, &d) < 0)
         return;
     c->pd = pd;
@@ -235,8 +364,15 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
     const struct roles *r = &roles_of[d];
     const dnnl_memory_desc_t *in0 = arg_md(pd, r->in[0]), *in1 = arg_md(pd, r->in[1]),
                              *out = arg_md(pd, r->out[0]);
-    if (!in0 || !in1 || !out || in0->data_type != dnnl_f32 || in1->data_type != dnnl_f32 ||
-        out->data_type != dnnl_f32)
+    if (!in0 || !in1 || !out)
+        return;
+    if (k == P_CONV && low_type(in0->data_type) && low_type(in1->data_type) &&
+        (out->data_type == dnnl_f32 || low_type(out->data_type))) {
+        c->hook = in0->ndims >= 3 && in0->ndims <= 5 ? lowered_row(pd, d, in0->ndims - 2) : -1;
+        c->lowered = c->hook >= 0;
+        return;
+    }
+    if (in0->data_type != dnnl_f32 || in1->data_type != dnnl_f32 || out->data_type != dnnl_f32)
         return;
     dnnl_engine_t engine;
     dnnl_engine_kind_t ek;
@@ -255,8 +391,7 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
         rank = src->ndims - 2;
         if (rank < 1 || rank > 3)
             return;
-        const dnnl_memory_desc_t *big = k == P_CONV ? y : src;
-        c->madds = big->dims[1] > 0 ? elems(big) * elems(w) / (double)big->dims[1] : 0;
+        c->madds = conv_madds(k == P_CONV ? y : src, w);
     } else if (k == P_IP) {
         c->madds = elems(w) * (double)src->dims[0];
     } else {
@@ -735,6 +870,7 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
     (void)prim;
     (void)real_execute;
     c->hook = -1;
+    c->lowered = 0;
 }
 
 int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
@@ -744,6 +880,17 @@ int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int d
     (void)c, (void)t, (void)dtype, (void)real_execute, (void)stream, (void)nargs, (void)args;
     *converted = 0;
     return -1;
+}
+
+int amp_dnnl_desc_row(const void *desc, int dir, void *real_fn, double *madds)
+{
+    (void)desc, (void)dir, (void)real_fn, (void)madds;
+    return -1;
+}
+
+void amp_dnnl_desc_lower(void *desc, int dir, int dtype)
+{
+    (void)desc, (void)dir, (void)dtype;
 }
 
 void amp_dnnl_atfork(enum amp_fork_phase phase)

@@ -1,0 +1,102 @@
+/* The oneDNN convolution descriptor functions (2.x): lowering in the
+ * descriptor, for the callers of policy/data/onednn_callers.txt (torch's
+ * ideep). Each runs the real function; then, for a listed caller whose
+ * convolution has fp32 inputs in "any" layout, the policy decides the
+ * descriptor's primitive row (as dnnl_primitive_execute would), and a
+ * lowered one asks for bf16 (fp16) inputs (shim/onednn/twin.h). The caller
+ * then reorders its fp32 data into the bf16 layout the primitive chose, in
+ * one pass, and gets a native bf16 convolution writing fp32 outputs: the
+ * conversion costs nothing beyond the reorder it makes anyway. Its
+ * executions are counted lowered at dnnl_primitive_execute. For any other
+ * caller, and for libdnnl's calls to its own functions, the descriptor is
+ * the program's. The policy is asked when the descriptor is made: a caller
+ * that keeps primitives by shape (ideep does) runs a shape as it was first
+ * decided. */
+#include <dlfcn.h>
+
+#include "runtime/decide.h"
+#include "runtime/export.h"
+#include "shim/cpu/blas_native.h"
+#include "shim/onednn/twin.h"
+#include "shim/resolve.h"
+
+/* Whether the object that made the call at return address `caller` is a
+ * listed oneDNN caller. */
+static int caller_listed(void *caller)
+{
+    Dl_info info;
+    return caller && dladdr(caller, &info) && amp_onednn_caller_listed(info.dli_fname) >= 0;
+}
+
+static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *caller)
+{
+    struct amp_thread *t = amp_thread_enter();
+    double madds = 0;
+    int row;
+    if (!t || amp_call_from_library(caller) || !caller_listed(caller) ||
+        (row = amp_dnnl_desc_row(desc, dir, amp_real(entry), &madds)) < 0)
+        return;
+    enum amp_ctl_counter outcome;
+    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0,
+                                                 &outcome);
+    if (dtype == AMP_DTYPE_BF16 || dtype == AMP_DTYPE_FP16) {
+        uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CPU]);
+        double min = set == AMP_LOWER_MIN_AUTO
+                         ? (double)amp_blas_native_lower_min((enum amp_lowp_dtype)dtype)
+                         : (double)set;
+        if (madds >= min)
+            amp_dnnl_desc_lower(desc, dir, dtype);
+    }
+}
+
+/* The doors: each signature, the real function, then the decision. */
+typedef const void *md_t;
+typedef const void *dims_t;
+
+#define AMP_DESC_DOOR(sym, dir, params, args)                                                      \
+    AMP_EXPORT int sym params                                                                      \
+    {                                                                                              \
+        AMP_NOTE_CALLER();                                                                         \
+        void *caller = amp_tls_caller;                                                             \
+        int status = ((int(*) params)amp_real(AMP_HOOK_##sym))args;                                \
+        if (status == 0)                                                                           \
+            lower_if_decided(AMP_HOOK_##sym, desc, dir, caller);                                   \
+        return status;                                                                             \
+    }
+
+#define AMP_DEFINE_CONV_FWD_DESC(sym, ...)                                                         \
+    AMP_DESC_DOOR(sym, 0,                                                                          \
+                  (void *desc, int prop, int alg, md_t src, md_t w, md_t b, md_t dst, dims_t st,   \
+                   dims_t pl, dims_t pr),                                                          \
+                  (desc, prop, alg, src, w, b, dst, st, pl, pr))
+#define AMP_DEFINE_CONV_FWD_DILATED_DESC(sym, ...)                                                 \
+    AMP_DESC_DOOR(sym, 0,                                                                          \
+                  (void *desc, int prop, int alg, md_t src, md_t w, md_t b, md_t dst, dims_t st,   \
+                   dims_t dl, dims_t pl, dims_t pr),                                               \
+                  (desc, prop, alg, src, w, b, dst, st, dl, pl, pr))
+#define AMP_DEFINE_CONV_BWD_DATA_DESC(sym, ...)                                                    \
+    AMP_DESC_DOOR(sym, 1,                                                                          \
+                  (void *desc, int alg, md_t dsrc, md_t w, md_t ddst, dims_t st, dims_t pl,        \
+                   dims_t pr),                                                                     \
+                  (desc, alg, dsrc, w, ddst, st, pl, pr))
+#define AMP_DEFINE_CONV_BWD_DATA_DILATED_DESC(sym, ...)                                            \
+    AMP_DESC_DOOR(sym, 1,                                                                          \
+                  (void *desc, int alg, md_t dsrc, md_t w, md_t ddst, dims_t st, dims_t dl,        \
+                   dims_t pl, dims_t pr),                                                          \
+                  (desc, alg, dsrc, w, ddst, st, dl, pl, pr))
+#define AMP_DEFINE_CONV_BWD_WEIGHTS_DESC(sym, ...)                                                 \
+    AMP_DESC_DOOR(sym, 2,                                                                          \
+                  (void *desc, int alg, md_t src, md_t dw, md_t db, md_t ddst, dims_t st,          \
+                   dims_t pl, dims_t pr),                                                          \
+                  (desc, alg, src, dw, db, ddst, st, pl, pr))
+#define AMP_DEFINE_CONV_BWD_WEIGHTS_DILATED_DESC(sym, ...)                                         \
+    AMP_DESC_DOOR(sym, 2,                                                                          \
+                  (void *desc, int alg, md_t src, md_t dw, md_t db, md_t ddst, dims_t st,          \
+                   dims_t dl, dims_t pl, dims_t pr),                                               \
+                  (desc, alg, src, dw, db, ddst, st, dl, pl, pr))
+AMPSHIM_HOOKS_ONEDNN_CONV_FWD_DESC(AMP_DEFINE_CONV_FWD_DESC)
+AMPSHIM_HOOKS_ONEDNN_CONV_FWD_DILATED_DESC(AMP_DEFINE_CONV_FWD_DILATED_DESC)
+AMPSHIM_HOOKS_ONEDNN_CONV_BWD_DATA_DESC(AMP_DEFINE_CONV_BWD_DATA_DESC)
+AMPSHIM_HOOKS_ONEDNN_CONV_BWD_DATA_DILATED_DESC(AMP_DEFINE_CONV_BWD_DATA_DILATED_DESC)
+AMPSHIM_HOOKS_ONEDNN_CONV_BWD_WEIGHTS_DESC(AMP_DEFINE_CONV_BWD_WEIGHTS_DESC)
+AMPSHIM_HOOKS_ONEDNN_CONV_BWD_WEIGHTS_DILATED_DESC(AMP_DEFINE_CONV_BWD_WEIGHTS_DILATED_DESC)
