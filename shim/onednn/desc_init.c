@@ -37,8 +37,8 @@ static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *
         (row = amp_dnnl_desc_row(desc, dir, amp_real(entry), &madds)) < 0)
         return;
     enum amp_ctl_counter outcome;
-    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0,
-                                                 &outcome);
+    int dtype =
+        amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0, &outcome);
     if (dtype == AMP_DTYPE_BF16 || dtype == AMP_DTYPE_FP16) {
         uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CPU]);
         double min = set == AMP_LOWER_MIN_AUTO
@@ -75,10 +75,10 @@ typedef const void *dims_t;
                    dims_t dl, dims_t pl, dims_t pr),                                               \
                   (desc, prop, alg, src, w, b, dst, st, dl, pl, pr))
 #define AMP_DEFINE_CONV_BWD_DATA_DESC(sym, ...)                                                    \
-    AMP_DESC_DOOR(sym, 1,                                                                          \
-                  (void *desc, int alg, md_t dsrc, md_t w, md_t ddst, dims_t st, dims_t pl,        \
-                   dims_t pr),                                                                     \
-                  (desc, alg, dsrc, w, ddst, st, pl, pr))
+    AMP_DESC_DOOR(                                                                                 \
+        sym, 1,                                                                                    \
+        (void *desc, int alg, md_t dsrc, md_t w, md_t ddst, dims_t st, dims_t pl, dims_t pr),      \
+        (desc, alg, dsrc, w, ddst, st, pl, pr))
 #define AMP_DEFINE_CONV_BWD_DATA_DILATED_DESC(sym, ...)                                            \
     AMP_DESC_DOOR(sym, 1,                                                                          \
                   (void *desc, int alg, md_t dsrc, md_t w, md_t ddst, dims_t st, dims_t dl,        \

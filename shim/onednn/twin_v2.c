@@ -236,8 +236,7 @@ static int low_type(dnnl_data_type_t t)
 
 /* The data descriptors of a convolution descriptor in direction d: the
  * inputs, then the output. */
-static void conv_mds(const dnnl_convolution_desc_t *cd, enum dir d,
-                     const dnnl_memory_desc_t *md[3])
+static void conv_mds(const dnnl_convolution_desc_t *cd, enum dir d, const dnnl_memory_desc_t *md[3])
 {
     md[0] = d == BWD_DATA ? &cd->diff_dst_desc : &cd->src_desc;
     md[1] = d == BWD_WEIGHTS ? &cd->diff_dst_desc : &cd->weights_desc;

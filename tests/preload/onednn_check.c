@@ -47,7 +47,7 @@ typedef dnnl_status_t (*exec_fn)(const_dnnl_primitive_t, dnnl_stream_t, int,
 static exec_fn direct_execute;
 static dnnl_engine_t engine;
 static int mode_lowered, counted; /* counted: one thread, so counter deltas are its own */
-static _Atomic int n_checks; /* failures: tests/check.h's */
+static _Atomic int n_checks;      /* failures: tests/check.h's */
 
 #define OK(call)                                                                                   \
     do {                                                                                           \
@@ -106,8 +106,8 @@ struct tensor {
 
 static void tensor_init(struct tensor *t, int ndims, const dnnl_dim_t *dims, unsigned seed)
 {
-    static const dnnl_format_tag_t tags[] = {dnnl_format_tag_undef, dnnl_a, dnnl_ab, dnnl_abc,
-                                             dnnl_abcd, dnnl_abcde, dnnl_abcdef};
+    static const dnnl_format_tag_t tags[] = {
+        dnnl_format_tag_undef, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde, dnnl_abcdef};
     OK(dnnl_memory_desc_init_by_tag(&t->md, ndims, dims, dnnl_f32, tags[ndims]));
     t->n = 1;
     for (int i = 0; i < ndims; i++)
@@ -141,7 +141,8 @@ static void make(const struct ccase *c, enum dir d, struct problem *p, unsigned 
     dnnl_dims_t sdims, wdims, bdims, ddims, strides, dilates, pad;
     int sn, wn, dn;
     if (c->kind == dnnl_convolution) {
-        int out_size = (c->in_size + 2 * c->pad - ((c->k - 1) * (c->dilate + 1) + 1)) / c->stride + 1;
+        int out_size =
+            (c->in_size + 2 * c->pad - ((c->k - 1) * (c->dilate + 1) + 1)) / c->stride + 1;
         sn = dn = c->rank + 2;
         sdims[0] = ddims[0] = c->mb;
         sdims[1] = c->ic;
@@ -218,9 +219,9 @@ static void make(const struct ccase *c, enum dir d, struct problem *p, unsigned 
         p->bias_arg = bias ? DNNL_ARG_BIAS : 0;
     } else if (d == BWD_DATA) {
         if (c->kind == dnnl_convolution)
-            OK(dnnl_dilated_convolution_backward_data_desc_init(
-                &desc.conv, dnnl_convolution_direct, &p->src.md, &p->w.md, &p->dst.md, strides,
-                dilates, pad, pad));
+            OK(dnnl_dilated_convolution_backward_data_desc_init(&desc.conv, dnnl_convolution_direct,
+                                                                &p->src.md, &p->w.md, &p->dst.md,
+                                                                strides, dilates, pad, pad));
         else
             OK(dnnl_inner_product_backward_data_desc_init(&desc.ip, &p->src.md, &p->w.md,
                                                           &p->dst.md));
@@ -228,8 +229,7 @@ static void make(const struct ccase *c, enum dir d, struct problem *p, unsigned 
         p->in[0] = &p->dst, p->in[1] = &p->w, p->out = &p->src;
         p->in_args[0] = DNNL_ARG_DIFF_DST, p->in_args[1] = DNNL_ARG_WEIGHTS;
         p->out_arg = DNNL_ARG_DIFF_SRC;
-        p->k = c->kind == dnnl_convolution ? (c->oc / c->groups) * (int)pow(c->k, c->rank)
-                                           : c->oc;
+        p->k = c->kind == dnnl_convolution ? (c->oc / c->groups) * (int)pow(c->k, c->rank) : c->oc;
     } else {
         if (c->kind == dnnl_convolution)
             OK(dnnl_dilated_convolution_backward_weights_desc_init(
@@ -341,15 +341,16 @@ static void check_case(int ci, enum dir d, dnnl_stream_t s)
         size_t worst = 0;
         double worst_ratio = 0;
         for (size_t j = 0; j < n; j++) {
-            double allowed = tol * (fabs(mag[j]) + (c->sum && d == FWD ? 0.5 * fabs(init[j]) : 0)) +
-                             1e-30;
+            double allowed =
+                tol * (fabs(mag[j]) + (c->sum && d == FWD ? 0.5 * fabs(init[j]) : 0)) + 1e-30;
             double ratio = fabs((double)got[j] - ref[j]) / allowed;
             if (ratio > worst_ratio)
                 worst_ratio = ratio, worst = j;
         }
         bad = worst_ratio > 1 || (counted && ran != 1);
         if (bad)
-            fprintf(stderr, "%s %s: native %llu; worst [%zu] %.9g against %.9g (%.2f of the bound)\n",
+            fprintf(stderr,
+                    "%s %s: native %llu; worst [%zu] %.9g against %.9g (%.2f of the bound)\n",
                     c->name, dir_names[d], ran, worst, got[worst], ref[worst], worst_ratio);
     }
     atomic_fetch_add(&n_checks, 1);
@@ -439,6 +440,24 @@ int main(int argc, char **argv)
             printf("SKIP: oneDNN's bf16 kernels here are reference ones (%s)\n", impl);
             return 77;
         }
+    }
+    /* This program is no listed oneDNN caller: a descriptor it leaves open
+     * ("any" layout) stays fp32 (its convolutions get twins). */
+    {
+        dnnl_memory_desc_t src, w, dst;
+        dnnl_dims_t sd = {2, 32, 16, 16}, wd = {32, 32, 3, 3}, one = {1, 1}, none = {0, 0};
+        dnnl_convolution_desc_t cd;
+        OK(dnnl_memory_desc_init_by_tag(&src, 4, sd, dnnl_f32, dnnl_format_tag_any));
+        OK(dnnl_memory_desc_init_by_tag(&w, 4, wd, dnnl_f32, dnnl_format_tag_any));
+        OK(dnnl_memory_desc_init_by_tag(&dst, 4, sd, dnnl_f32, dnnl_format_tag_any));
+        OK(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+                                                      dnnl_convolution_direct, &src, &w, NULL, &dst,
+                                                      one, none, one, one));
+        if (cd.src_desc.data_type != dnnl_f32 || cd.weights_desc.data_type != dnnl_f32) {
+            fprintf(stderr, "onednn_check: its own descriptor was changed (not a listed caller)\n");
+            atomic_fetch_add(&failures, 1);
+        }
+        atomic_fetch_add(&n_checks, 1);
     }
     run_all(threads);
     if (do_fork) {

@@ -1,0 +1,141 @@
+"""Debian's torch 1.13 under ampshim: its fp32 convolutions run as oneDNN
+primitives (ideep, in libtorch_cpu.so, a listed oneDNN caller), which the
+shim lowers in their descriptors. Checked here:
+
+- Conv2d and Conv1d forward (torch 1.13 runs a Conv1d as a 2D convolution
+  of height 1), and a Conv2d's input and weight gradients, are counted
+  lowered in their primitive rows, and every element is
+  within the bound of a bf16 product of the float64 result: a lowered
+  output element sums k products of inputs rounded to bf16 (each within
+  2^-8 relative), in fp32, so |y - y64| <= (2^-7 + (k + 2) 2^-24) S, S the
+  sum of the products' magnitudes (computed here in float64 on |x|, |w|).
+  At least one element is further than fp32 could be (lowering happened).
+- A ResNet basic block (torchvision) trains a step: forward and backward
+  lowered, its input gradient within 5% (relative norm) of float64.
+- torch.linalg (solve, qr) bit-identical to torch without the shim.
+- With AMPSHIM_ENABLE=0 (--same), every result bit-identical to torch
+  without the shim."""
+import ctypes
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from client_util import Checker, emit_reference, reference, shim_loaded
+
+torch.set_num_threads(1)
+U = 2.0 ** -24
+
+
+def counter(name):
+    try:
+        ctl = ctypes.CDLL(None).ampshim_ctl
+    except AttributeError:
+        return 0
+    v, n = ctypes.c_ulonglong(0), ctypes.c_size_t(8)
+    ctl(name.encode(), ctypes.byref(v), ctypes.byref(n), None, 0)
+    return v.value
+
+
+def inputs():
+    g = torch.Generator().manual_seed(7)
+    return {
+        "x2": torch.randn(4, 32, 40, 40, generator=g),
+        "w2": torch.randn(64, 32, 3, 3, generator=g) * 0.1,
+        "b2": torch.randn(64, generator=g),
+        "g2": torch.randn(4, 64, 20, 20, generator=g),
+        "x1": torch.randn(4, 64, 300, generator=g),
+        "w1": torch.randn(128, 64, 5, generator=g) * 0.1,
+        "A": torch.randn(96, 96, generator=g),
+        "B": torch.randn(96, 8, generator=g),
+        "block_x": torch.randn(4, 64, 28, 28, generator=g),
+    }
+
+
+def compute(t):
+    """Everything the shim may touch, in fp32 (as the program makes it)."""
+    out = {}
+    with torch.no_grad():
+        out["conv2d"] = F.conv2d(t["x2"], t["w2"], t["b2"], stride=2, padding=1).numpy()
+        out["conv1d"] = F.conv1d(t["x1"], t["w1"], padding=2).numpy()
+        out["solve"] = torch.linalg.solve(t["A"], t["B"]).numpy()
+        out["qr"] = torch.linalg.qr(t["A"])[0].numpy()
+    x = t["x2"].clone().requires_grad_(True)
+    w = t["w2"].clone().requires_grad_(True)
+    F.conv2d(x, w, t["b2"], stride=2, padding=1).mul(t["g2"]).sum().backward()
+    out["dx"], out["dw"] = x.grad.numpy(), w.grad.numpy()
+    return out
+
+
+def check_bound(c, what, got, exact, mag, k):
+    diff = np.abs(got.astype(np.float64) - exact)
+    allowed = (2.0 ** -7 + (k + 2) * U) * mag + 1e-30
+    worst = float((diff / allowed).max())
+    c.check(f"{what} within the bf16 bound of float64", worst <= 1.0, f"{worst:.2f} of the bound")
+    c.check(f"{what} lowered (beyond fp32's error somewhere)",
+            float((diff / (mag + 1e-30)).max()) > 2 * (k + 2) * U)
+
+
+if len(sys.argv) > 2 and sys.argv[1] == "--reference":
+    emit_reference(compute(inputs()))
+    sys.exit(0)
+
+c = Checker("onednn_torch_check")
+c.check("ampshim is loaded in this process", shim_loaded())
+t = inputs()
+if "--same" in sys.argv:
+    got, ref = compute(t), reference(__file__, "plain")
+    for name in got:
+        c.same_bits(f"torch {name} bit-identical", got[name], ref[name])
+    c.finish()
+
+rows = {
+    "fwd": "stats.dnnl_convolution_2d_forward.lowered",
+    "bwd_data": "stats.dnnl_convolution_2d_backward_data.lowered",
+    "bwd_weights": "stats.dnnl_convolution_2d_backward_weights.lowered",
+}
+before = {k: counter(v) for k, v in rows.items()}
+got = compute(t)
+after = {k: counter(v) for k, v in rows.items()}
+for k in rows:
+    c.check(f"{rows[k]} counted", after[k] > before[k], f"{before[k]} -> {after[k]}")
+
+d = {k: v.double() for k, v in t.items()}
+a = {k: v.abs() for k, v in d.items()}
+check_bound(c, "Conv2d forward", got["conv2d"],
+            F.conv2d(d["x2"], d["w2"], d["b2"], stride=2, padding=1).numpy(),
+            F.conv2d(a["x2"], a["w2"], a["b2"], stride=2, padding=1).numpy(), 32 * 9)
+check_bound(c, "Conv1d forward", got["conv1d"], F.conv1d(d["x1"], d["w1"], padding=2).numpy(),
+            F.conv1d(a["x1"], a["w1"], padding=2).numpy(), 64 * 5)
+shape_x, shape_w = tuple(t["x2"].shape), tuple(t["w2"].shape)
+grad_in = torch.nn.grad.conv2d_input
+grad_w = torch.nn.grad.conv2d_weight
+check_bound(c, "Conv2d input gradient", got["dx"],
+            grad_in(shape_x, d["w2"], d["g2"], stride=2, padding=1).numpy(),
+            grad_in(shape_x, a["w2"], a["g2"], stride=2, padding=1).numpy(), 64 * 9)
+check_bound(c, "Conv2d weight gradient", got["dw"],
+            grad_w(d["x2"], shape_w, d["g2"], stride=2, padding=1).numpy(),
+            grad_w(a["x2"], shape_w, a["g2"], stride=2, padding=1).numpy(), 4 * 20 * 20)
+
+ref = reference(__file__, "plain")
+c.same_bits("torch.linalg.solve bit-identical", got["solve"], ref["solve"])
+c.same_bits("torch.linalg.qr bit-identical", got["qr"], ref["qr"])
+
+# A ResNet basic block, one training step, against float64.
+import torchvision  # noqa: E402
+
+torch.manual_seed(3)
+block = torchvision.models.resnet.BasicBlock(64, 64)
+block64 = torchvision.models.resnet.BasicBlock(64, 64).double()
+block64.load_state_dict(block.state_dict())
+x = t["block_x"].clone().requires_grad_(True)
+x64 = t["block_x"].double().requires_grad_(True)
+lowered = counter("stats.dnnl_convolution_2d_backward_data.lowered")
+block(x).square().mean().backward()
+block64(x64).square().mean().backward()
+c.check("ResNet block backward lowered",
+        counter("stats.dnnl_convolution_2d_backward_data.lowered") > lowered)
+rel = float((x.grad.double() - x64.grad).norm() / x64.grad.norm())
+c.check("ResNet block input gradient within 5% of float64", rel < 0.05, f"{rel:.3g}")
+c.finish()
