@@ -140,9 +140,10 @@ static int is_main_program(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* Whether the object at `base` (file `path`) is a numerical library (enum
- * amp_library): a CUDA library of a hooked family by its file name, a
- * shared object that defines, in its own symbol table, an entry point
- * ampshim hooks (libopenblas, libblas and its CBLAS, liblapack, ...), or
+ * amp_library): a library of a hooked family by its file name (CUDA's,
+ * libdnnl), a shared object that defines, in its own symbol table, a BLAS
+ * or LAPACK entry point ampshim hooks (libopenblas, libblas and its CBLAS,
+ * liblapack, ...), or
  * one libraries.txt lists. The program itself never is. */
 static int object_is_library(const char *path, void *base)
 {
@@ -158,8 +159,11 @@ static int object_is_library(const char *path, void *base)
             return AMP_LIBRARY_ITSELF;
     void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
     int library = AMP_NOT_LIBRARY;
+    /* By its symbols: the families known by file name (CUDA, oneDNN) are
+     * left out, so a program that bundles oneDNN and exports its functions
+     * (a framework's own library) is not taken for a BLAS. */
     for (int i = 0; h && i < AMP_HOOK_COUNT && !library; i++)
-        if (amp_own_symbol(h, amp_hook_names[i]))
+        if (!amp_family_prefix[amp_hook_family[i]][0] && amp_own_symbol(h, amp_hook_names[i]))
             library = AMP_LIBRARY_ITSELF;
     if (h)
         dlclose(h);

@@ -59,8 +59,10 @@ typedef const void *dims_t;
         AMP_NOTE_CALLER();                                                                         \
         void *caller = amp_tls_caller;                                                             \
         int status = ((int(*) params)amp_real(AMP_HOOK_##sym))args;                                \
-        if (status == 0)                                                                           \
+        if (status == 0) {                                                                         \
+            amp_tls_caller = caller; /* libdnnl's own calls inside noted theirs */                 \
             lower_if_decided(AMP_HOOK_##sym, desc, dir, caller);                                   \
+        }                                                                                          \
         return status;                                                                             \
     }
 

@@ -19,6 +19,8 @@
  *                         kernels: the fallbacks)
  *   --threads N           the cases split among N threads calling at once
  *   --fork                then forks and runs every case again in the child
+ *   --lower-deconv        deconvolutions are expected lowered too (they are
+ *                         fp32 by autocast's lists; the test sets a policy)
  *
  * The bound, elementwise: a product of two bf16 values is exact in fp32, so
  * the twin and the reference sum the same k exact products in fp32 in
@@ -46,8 +48,9 @@ typedef dnnl_status_t (*exec_fn)(const_dnnl_primitive_t, dnnl_stream_t, int,
                                  const dnnl_exec_arg_t *);
 static exec_fn direct_execute;
 static dnnl_engine_t engine;
-static int mode_lowered, counted; /* counted: one thread, so counter deltas are its own */
-static _Atomic int n_checks;      /* failures: tests/check.h's */
+static int mode_lowered, lower_deconv,
+    counted;                 /* counted: one thread, so counter deltas are its own */
+static _Atomic int n_checks; /* failures: tests/check.h's */
 
 #define OK(call)                                                                                   \
     do {                                                                                           \
@@ -64,13 +67,15 @@ static const char *const dir_names[] = {"forward", "backward_data", "backward_we
 
 struct ccase {
     const char *name;
-    int kind; /* dnnl_convolution, dnnl_inner_product, dnnl_matmul */
+    int kind; /* dnnl_convolution, dnnl_deconvolution (fp32 by autocast's lists: lowered
+                 only with --lower-deconv), dnnl_inner_product, dnnl_matmul */
     int rank; /* spatial dimensions (convolution) */
     int mb, ic, oc, groups, in_size, k, stride, pad, dilate; /* dilate: oneDNN's (0 = dense) */
-    int bias, relu, sum, may_run_as_made; /* may_run_as_made: oneDNN may have no native
-                                           bf16 kernel for it (2.6.3 has none for a
-                                           plain-layout convolution with a sum post-op):
-                                           then it runs as made, bit for bit */
+    /* may_run_as_made: the directions (1 << dir) where oneDNN may have no
+     * native bf16 kernel (2.6.3 has none for a plain-layout convolution with a
+     * sum post-op, nor for a plain-layout deconvolution's weight gradient):
+     * there it runs as made, bit for bit. */
+    int bias, relu, sum, may_run_as_made;
 };
 
 static const struct ccase cases[] = {
@@ -81,6 +86,7 @@ static const struct ccase cases[] = {
     {"conv2d 3x3 groups 4", dnnl_convolution, 2, 2, 32, 32, 4, 12, 3, 1, 1, 0, 1, 0, 0, 0},
     {"conv1d k5 s1 p2 bias", dnnl_convolution, 1, 4, 32, 64, 1, 64, 5, 1, 2, 0, 1, 0, 0, 0},
     {"conv3d 3x3x3 p1", dnnl_convolution, 3, 1, 16, 16, 1, 8, 3, 1, 1, 0, 1, 0, 0, 0},
+    {"deconv2d 3x3 s2 p1 bias", dnnl_deconvolution, 2, 2, 32, 16, 1, 8, 3, 2, 1, 0, 1, 0, 0, 4},
     {"inner product bias", dnnl_inner_product, 0, 32, 256, 128, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0},
     {"matmul", dnnl_matmul, 0, 64, 192, 96, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 };
@@ -140,9 +146,12 @@ static void make(const struct ccase *c, enum dir d, struct problem *p, unsigned 
     memset(p, 0, sizeof *p);
     dnnl_dims_t sdims, wdims, bdims, ddims, strides, dilates, pad;
     int sn, wn, dn;
-    if (c->kind == dnnl_convolution) {
-        int out_size =
-            (c->in_size + 2 * c->pad - ((c->k - 1) * (c->dilate + 1) + 1)) / c->stride + 1;
+    int conv_like = c->kind == dnnl_convolution || c->kind == dnnl_deconvolution;
+    if (conv_like) {
+        int span = (c->k - 1) * (c->dilate + 1) + 1;
+        int out_size = c->kind == dnnl_convolution
+                           ? (c->in_size + 2 * c->pad - span) / c->stride + 1
+                           : (c->in_size - 1) * c->stride - 2 * c->pad + span;
         sn = dn = c->rank + 2;
         sdims[0] = ddims[0] = c->mb;
         sdims[1] = c->ic;
@@ -204,6 +213,10 @@ static void make(const struct ccase *c, enum dir d, struct problem *p, unsigned 
         OK(dnnl_dilated_convolution_forward_desc_init(
             &fwd.conv, dnnl_forward_training, dnnl_convolution_direct, &p->src.md, &p->w.md,
             bias ? bmd : NULL, &p->dst.md, strides, dilates, pad, pad));
+    else if (c->kind == dnnl_deconvolution)
+        OK(dnnl_dilated_deconvolution_forward_desc_init(
+            &fwd.conv, dnnl_forward_training, dnnl_deconvolution_direct, &p->src.md, &p->w.md,
+            bias ? bmd : NULL, &p->dst.md, strides, dilates, pad, pad));
     else if (c->kind == dnnl_inner_product)
         OK(dnnl_inner_product_forward_desc_init(&fwd.ip, dnnl_forward_training, &p->src.md,
                                                 &p->w.md, bias ? bmd : NULL, &p->dst.md));
@@ -222,6 +235,10 @@ static void make(const struct ccase *c, enum dir d, struct problem *p, unsigned 
             OK(dnnl_dilated_convolution_backward_data_desc_init(&desc.conv, dnnl_convolution_direct,
                                                                 &p->src.md, &p->w.md, &p->dst.md,
                                                                 strides, dilates, pad, pad));
+        else if (c->kind == dnnl_deconvolution)
+            OK(dnnl_dilated_deconvolution_backward_data_desc_init(
+                &desc.conv, dnnl_deconvolution_direct, &p->src.md, &p->w.md, &p->dst.md, strides,
+                dilates, pad, pad));
         else
             OK(dnnl_inner_product_backward_data_desc_init(&desc.ip, &p->src.md, &p->w.md,
                                                           &p->dst.md));
@@ -229,11 +246,15 @@ static void make(const struct ccase *c, enum dir d, struct problem *p, unsigned 
         p->in[0] = &p->dst, p->in[1] = &p->w, p->out = &p->src;
         p->in_args[0] = DNNL_ARG_DIFF_DST, p->in_args[1] = DNNL_ARG_WEIGHTS;
         p->out_arg = DNNL_ARG_DIFF_SRC;
-        p->k = c->kind == dnnl_convolution ? (c->oc / c->groups) * (int)pow(c->k, c->rank) : c->oc;
+        p->k = conv_like ? (c->oc / c->groups) * (int)pow(c->k, c->rank) : c->oc;
     } else {
         if (c->kind == dnnl_convolution)
             OK(dnnl_dilated_convolution_backward_weights_desc_init(
                 &desc.conv, dnnl_convolution_direct, &p->src.md, &p->w.md, bias ? bmd : NULL,
+                &p->dst.md, strides, dilates, pad, pad));
+        else if (c->kind == dnnl_deconvolution)
+            OK(dnnl_dilated_deconvolution_backward_weights_desc_init(
+                &desc.conv, dnnl_deconvolution_direct, &p->src.md, &p->w.md, bias ? bmd : NULL,
                 &p->dst.md, strides, dilates, pad, pad));
         else
             OK(dnnl_inner_product_backward_weights_desc_init(&desc.ip, &p->src.md, &p->w.md,
@@ -306,19 +327,23 @@ static void check_case(int ci, enum dir d, dnnl_stream_t s)
     else if (c->kind == dnnl_inner_product)
         snprintf(sym, sizeof sym, "dnnl_inner_product_%s", dir_names[d]);
     else
-        snprintf(sym, sizeof sym, "dnnl_convolution_%dd_%s", c->rank, dir_names[d]);
+        snprintf(sym, sizeof sym, "dnnl_%s_%dd_%s",
+                 c->kind == dnnl_convolution ? "convolution" : "deconvolution", c->rank,
+                 dir_names[d]);
+    /* A deconvolution is fp32 (autocast's lists) unless the test lowers it. */
+    int expect_lowered = mode_lowered && (c->kind != dnnl_deconvolution || lower_deconv);
     unsigned long long before = native_count(sym);
     run(&p, (exec_fn)dnnl_primitive_execute, s, init); /* through the shim */
     memcpy(got, p.out->data, n * sizeof(float));
     unsigned long long ran = native_count(sym) - before;
     int bad = 0;
-    if (!mode_lowered) {
+    if (!expect_lowered) {
         run(&p, direct_execute, s, init);
         bad = memcmp(got, p.out->data, n * sizeof(float)) != 0 || (counted && ran != 0);
         if (bad)
             fprintf(stderr, "%s %s: not the direct result bit for bit (native %llu)\n", c->name,
                     dir_names[d], ran);
-    } else if ((!counted || ran == 0) && c->may_run_as_made && d == FWD &&
+    } else if ((!counted || ran == 0) && ((c->may_run_as_made >> d) & 1) &&
                (run(&p, direct_execute, s, init),
                 memcmp(got, p.out->data, n * sizeof(float)) == 0)) {
         bad = 0; /* ran as made, bit for bit */
@@ -394,7 +419,8 @@ int main(int argc, char **argv)
 {
     int threads = 1, do_fork = 0;
     if (argc < 2 || (strcmp(argv[1], "lowered") && strcmp(argv[1], "same"))) {
-        fprintf(stderr, "usage: onednn_check lowered|same [--threads N] [--fork]\n");
+        fprintf(stderr,
+                "usage: onednn_check lowered|same [--threads N] [--fork] [--lower-deconv]\n");
         return 2;
     }
     mode_lowered = strcmp(argv[1], "lowered") == 0;
@@ -403,6 +429,8 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--fork") == 0)
             do_fork = 1;
+        else if (strcmp(argv[i], "--lower-deconv") == 0)
+            lower_deconv = 1;
     }
     if (threads < 1 || threads > 16)
         threads = 1;
