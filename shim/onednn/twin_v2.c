@@ -414,7 +414,7 @@ struct digest {
 
 struct key {
     void *engine;
-    int32_t dtype, kind, dir, pad;
+    int32_t dtype, kind, dir, prop; /* prop: oneDNN's propagation kind (0 for a matmul) */
     dnnl_dims_t geometry[4]; /* strides, dilates, padding left and right */
     int32_t alg, pad2;
     dnnl_memory_desc_t md[4]; /* the program's inputs, bias or second output, output */
@@ -574,6 +574,10 @@ static int make_key(const struct amp_dnnl_call *c, int dtype, struct key *key, e
     key->dtype = dtype;
     key->kind = *k;
     key->dir = *d;
+    dnnl_prop_kind_t prop = dnnl_prop_kind_undef;
+    if (*k != P_MATMUL)
+        dn.dnnl_primitive_desc_query(c->pd, dnnl_query_prop_kind, 0, &prop);
+    key->prop = (int32_t)prop;
     if (*k == P_CONV || *k == P_DECONV) {
         const dnnl_convolution_desc_t *cd = &(*op)->conv;
         memcpy(key->geometry[0], cd->strides, sizeof cd->strides);

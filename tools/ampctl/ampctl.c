@@ -479,6 +479,19 @@ static int verb_policy(int argc, char **argv)
                amp_hook_op[h][1] != amp_hook_op[h][0] ? amp_op_names[amp_hook_op[h][1]] : "",
                amp_hook_op[h][1] != amp_hook_op[h][0] ? " when beta != 0)" : "");
         printf("  hooked in %s\n", amp_hook_file[h]);
+        if (amp_hook_family[h] == AMP_FAMILY_ONEDNN) {
+            if (strcmp(amp_op_names[amp_hook_op[h][0]], "dispatch") == 0)
+                printf("  decides nothing itself: what it is given is decided as one of the "
+                       "primitive rows (ampctl policy lists them, dnnl_convolution_2d_forward, "
+                       "...)\n");
+            else
+                printf("  a primitive row, never an entry point: oneDNN primitives of this kind "
+                       "are decided and counted as it at dnnl_primitive_execute\n");
+            printf("  for these callers a lowered convolution is lowered in its descriptor "
+                   "(policy/data/onednn_callers.txt); any other program's runs a bf16 twin:\n");
+            for (int i = 0; i < AMP_ONEDNN_CALLER_COUNT; i++)
+                printf("    %s\n", amp_onednn_caller_glob[i]);
+        }
         for (int dev = 0; dev < 2; dev++)
             if (device < 0 || device == dev)
                 explain_device(h, (enum amp_device)dev);
