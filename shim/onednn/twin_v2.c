@@ -415,7 +415,7 @@ struct digest {
 struct key {
     void *engine;
     int32_t dtype, kind, dir, prop; /* prop: oneDNN's propagation kind (0 for a matmul) */
-    dnnl_dims_t geometry[4]; /* strides, dilates, padding left and right */
+    dnnl_dims_t geometry[4];        /* strides, dilates, padding left and right */
     int32_t alg, pad2;
     dnnl_memory_desc_t md[4]; /* the program's inputs, bias or second output, output */
     struct digest attr;
