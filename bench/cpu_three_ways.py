@@ -10,29 +10,22 @@ machine cannot skew one row. Relative error is the Frobenius norm against
 float64. The ampshim rows also print how many of its lowered calls ran
 native (the shim's counters), so a silent fallback shows.
 usage: cpu_three_ways.py PATH/TO/libampshim.so"""
-import ctypes
 import os
 import statistics
 import subprocess
 import sys
 import time
 
+from bench_util import cpu_line, shim_counter
+
 ROUNDS, REPS = 5, 7
 
 
 def shim_counts():
-    try:
-        ctl = ctypes.CDLL(None).ampshim_ctl
-    except AttributeError:
+    if shim_counter("stats.sgemm_.native") is None:
         return "-"
-    ctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t),
-                    ctypes.c_void_p, ctypes.c_size_t]
-    total = {"native": 0, "emulated": 0}
-    for sym in ("cblas_sgemm", "sgemm_"):
-        for which in total:
-            v, n = ctypes.c_uint64(0), ctypes.c_size_t(8)
-            if ctl(f"stats.{sym}.{which}".encode(), ctypes.byref(v), ctypes.byref(n), None, 0) == 0:
-                total[which] += v.value
+    total = {w: sum(shim_counter(f"stats.{sym}.{w}") for sym in ("cblas_sgemm", "sgemm_"))
+             for w in ("native", "emulated")}
     return f"{total['native']}/{total['native'] + total['emulated']}"
 
 
@@ -95,13 +88,7 @@ workloads = [
     ("torch MLP 4 x Linear(2048), batch 256", "mlp", True),
     ("numpy A@B 2048", "numpy", False),
 ]
-with open("/proc/cpuinfo") as f:
-    info = f.read()
-model = next((l.split(":", 1)[1].strip() for l in info.splitlines() if l.startswith("model name")), "?")
-flags = next((l for l in info.splitlines() if l.startswith("flags")), "")
-print(f"CPU: {model}, {os.cpu_count()} logical cores; "
-      + ", ".join(f"{x} {'yes' if ' ' + x in flags else 'no'}"
-                  for x in ("avx512_bf16", "amx_bf16", "avx512_fp16")))
+print(cpu_line(("avx512_bf16", "amx_bf16", "avx512_fp16")))
 probe = subprocess.run([sys.executable, "-c", "import torch, numpy; print(torch.__version__, "
                         "torch.get_num_threads(), numpy.__version__)"], env=plain_env,
                        capture_output=True, text=True, check=True).stdout.split()

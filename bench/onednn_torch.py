@@ -13,28 +13,22 @@ call (forward and backward rows). Then one profile per mode of the ResNet-50
 batch 8 forward: oneDNN's own times per primitive kind and implementation
 (ONEDNN_VERBOSE), which says where the time goes.
 usage: onednn_torch.py PATH/TO/libampshim.so [--quick]"""
-import ctypes
 import os
 import statistics
 import subprocess
 import sys
 import time
 
+from bench_util import cpu_line, shim_counter
+
 ROUNDS, REPS = 3, 3
 
 
 def shim_lowered():
-    try:
-        ctl = ctypes.CDLL(None).ampshim_ctl
-    except AttributeError:
+    if shim_counter("stats.dnnl_primitive_execute.passthrough") is None:
         return "-"
-    total = 0
-    for d in ("forward", "backward_data", "backward_weights"):
-        v, n = ctypes.c_uint64(0), ctypes.c_size_t(8)
-        if ctl(f"stats.dnnl_convolution_2d_{d}.lowered".encode(), ctypes.byref(v),
-               ctypes.byref(n), None, 0) == 0:
-            total += v.value
-    return str(total)
+    return str(sum(shim_counter(f"stats.dnnl_convolution_2d_{d}.lowered")
+                   for d in ("forward", "backward_data", "backward_weights")))
 
 
 def child(workload, mode, reps):
@@ -127,14 +121,7 @@ workloads = [
 ]
 if quick:
     workloads = workloads[:1]
-with open("/proc/cpuinfo") as f:
-    info = f.read()
-model = next((l.split(":", 1)[1].strip() for l in info.splitlines() if l.startswith("model name")),
-             "?")
-flags = next((l for l in info.splitlines() if l.startswith("flags")), "")
-print(f"CPU: {model}, {os.cpu_count()} logical cores; "
-      + ", ".join(f"{x} {'yes' if ' ' + x in flags else 'no'}"
-                  for x in ("avx512f", "avx512_bf16", "amx_bf16", "avx512_fp16")))
+print(cpu_line())
 probe = subprocess.run([sys.executable, "-c", "import torch, torchvision; print(torch.__version__,"
                         " torchvision.__version__, torch.get_num_threads())"], env=plain_env,
                        capture_output=True, text=True, check=True).stdout.split()
