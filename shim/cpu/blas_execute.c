@@ -17,13 +17,7 @@
  * one load when the threshold is a number. */
 static inline int too_small(const struct amp_blas_call *c)
 {
-    uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CPU]);
-    if (amp_likely(set == 0))
-        return 0;
-    double madds = c->flops / 2; /* the planners count a multiply-add as two flops */
-    if (set != AMP_LOWER_MIN_AUTO)
-        return madds < (double)set;
-    return madds < (double)amp_blas_native_lower_min(c->dtype);
+    return amp_cpu_too_small(c->dtype, c->flops / 2); /* the planners count a madd as 2 flops */
 }
 
 void amp_blas_lower(struct amp_blas_call *c, int valid)

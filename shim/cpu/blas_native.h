@@ -15,4 +15,16 @@ int amp_blas_native(struct amp_blas_call *c);
  * once at info level); 0 (every size) with native or emulate. */
 uint64_t amp_blas_native_lower_min(enum amp_lowp_dtype dtype);
 
+/* The size rule on the CPU (AMPSHIM_CPU_LOWER_MIN), for every CPU family:
+ * whether a call of `madds` multiply-adds lowered to dtype is smaller than
+ * the threshold (auto: the crossover above). */
+static inline int amp_cpu_too_small(enum amp_lowp_dtype dtype, double madds)
+{
+    uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CPU]);
+    if (amp_likely(set == 0))
+        return 0;
+    return madds <
+           (set == AMP_LOWER_MIN_AUTO ? (double)amp_blas_native_lower_min(dtype) : (double)set);
+}
+
 #endif

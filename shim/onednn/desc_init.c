@@ -39,14 +39,9 @@ static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *
     enum amp_ctl_counter outcome;
     int dtype =
         amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0, &outcome);
-    if (dtype == AMP_DTYPE_BF16 || dtype == AMP_DTYPE_FP16) {
-        uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CPU]);
-        double min = set == AMP_LOWER_MIN_AUTO
-                         ? (double)amp_blas_native_lower_min((enum amp_lowp_dtype)dtype)
-                         : (double)set;
-        if (madds >= min)
-            amp_dnnl_desc_lower(desc, dir, dtype);
-    }
+    if ((dtype == AMP_DTYPE_BF16 || dtype == AMP_DTYPE_FP16) &&
+        !amp_cpu_too_small((enum amp_lowp_dtype)dtype, madds))
+        amp_dnnl_desc_lower(desc, dir, dtype);
 }
 
 /* The doors: each signature, the real function, then the decision. */

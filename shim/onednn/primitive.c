@@ -14,19 +14,6 @@
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
 
-/* The size rule on the CPU (AMPSHIM_CPU_LOWER_MIN): auto is the crossover
- * the BLAS hooks use for the dtype's native kernel. */
-static int too_small(int dtype, double madds)
-{
-    uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CPU]);
-    if (set == 0)
-        return 0;
-    double min = set == AMP_LOWER_MIN_AUTO
-                     ? (double)amp_blas_native_lower_min((enum amp_lowp_dtype)dtype)
-                     : (double)set;
-    return madds < min;
-}
-
 static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs, const void *args)
 {
     struct amp_thread *t = amp_thread_enter();
@@ -37,18 +24,18 @@ static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs
     if (c.hook < 0)
         return real(prim, stream, nargs, args);
     enum amp_hook_id hook = (enum amp_hook_id)c.hook;
-    enum amp_ctl_counter outcome;
-    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CPU, hook, 0, &outcome);
-    if (dtype >= 0 && too_small(dtype, c.madds)) {
-        outcome = AMP_CTL_SMALL;
-        dtype = -1;
-    }
-    uint64_t converted = 0;
     if (c.lowered) { /* lowered in its descriptor: it runs in bf16 as made */
         amp_count(t, hook, AMP_CTL_NATIVE, 1);
         amp_count(t, hook, AMP_CTL_LOWERED, 1);
         return real(prim, stream, nargs, args);
     }
+    enum amp_ctl_counter outcome;
+    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CPU, hook, 0, &outcome);
+    if (dtype >= 0 && amp_cpu_too_small((enum amp_lowp_dtype)dtype, c.madds)) {
+        outcome = AMP_CTL_SMALL;
+        dtype = -1;
+    }
+    uint64_t converted = 0;
     if (dtype >= 0) {
         if (amp_dnnl_twin_run(&c, t, dtype, real, stream, nargs, args, &converted) == 0) {
             amp_count(t, hook, AMP_CTL_NATIVE, 1);
