@@ -224,7 +224,11 @@ static void thread_exit(void *arg)
     fold_into_exited(t);
     free_scratch(t);
     if (t->owner_private[PRIV_IN_BLOCK]) {
-        memset(t->counters, 0, sizeof t->counters);
+        /* Stored one by one, atomically: ampctl and ampshim_ctl read a
+         * live slot's counters while its thread ends. */
+        for (int h = 0; h < AMP_CTL_MAX_HOOKS; h++)
+            for (int c = 0; c < AMP_CTL_COUNTER_SLOTS; c++)
+                atomic_store_explicit(&t->counters[h][c], 0, memory_order_relaxed);
         atomic_store(&t->tid, 0); /* the slot is free again */
     } else {
         for (struct amp_thread **p = &overflow_threads; *p;
