@@ -39,25 +39,16 @@
 
 typedef int (*desc_get_fn)(void *, int, void *, size_t, size_t *);
 
-/* cuBLASLt's helpers (shim/cuda/cuda_helpers.h), from the object of the
- * first call's real cublasLtMatmul, once per process. */
-static struct amp_cublaslt_helpers lt;
-static int lt_complete;
-static const void *_Atomic lt_anchor;
-
-static void lt_resolve(void)
-{
-    amp_helpers_resolve(&amp_cublaslt_helper_list, &lt, atomic_load(&lt_anchor));
-    lt_complete = amp_helpers_complete(&amp_cublaslt_helper_list, &lt, NULL, 0);
-}
-
+/* cuBLASLt's helpers (shim/cuda/cuda_helpers.h), from the object that
+ * defines the call's real cublasLtMatmul; NULL when one is missing. */
 static const struct amp_cublaslt_helpers *lt_functions(const void *real)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    const void *none = NULL;
-    atomic_compare_exchange_strong(&lt_anchor, &none, real);
-    pthread_once(&once, lt_resolve);
-    return lt_complete ? &lt : NULL;
+    int complete = 0;
+    const struct amp_cublaslt_helpers *f =
+        amp_helpers_of(&amp_cublaslt_helper_list, sizeof *f, real, &complete);
+    if (f && !complete)
+        amp_helpers_complete(&amp_cublaslt_helper_list, f, NULL, 0); /* says which, once */
+    return f && complete ? f : NULL;
 }
 
 static int layout_is_fp32(const struct amp_cublaslt_helpers *f, void *layout)
@@ -274,6 +265,9 @@ static int choose_algos(const struct amp_cublaslt_helpers *f, void *handle, void
     if (!rt || rt->get_device(&device) != 0)
         device = -1;
     key_add(k, &device, sizeof device);
+    /* The library's table stands for the library: an algorithm of cuBLASLt
+     * 12 means nothing to 13. */
+    key_add(k, &f, sizeof f);
     *cached = !k->overflow && cached_algo(k, &algos[0]);
     if (*cached)
         return 1;

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "loader/loader.h"
@@ -90,72 +91,113 @@ int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
     return 1;
 }
 
-static struct amp_cublas_helpers any_cublas;
-
-static void resolve_any_cublas(void)
-{
-    amp_helpers_resolve(&amp_cublas_helper_list, &any_cublas, NULL);
-}
-
-/* cuBLAS's tables, one per real function seen (its object's helpers), kept
- * for the process: a lookup is a scan of atomics, no loader call. */
-enum { CUBLAS_ANCHORS = 128 };
+/* The tables of every list, one per (list, real function) seen, each of
+ * the object that defines that function; real functions of one object share
+ * its table. Open addressing on the real function's address: a lookup is a
+ * few atomic loads, no loader call. A slot is claimed by its table first,
+ * then filled, then published by its anchor. */
+enum { ANCHORS = 1024 };
 static struct {
     _Atomic(const void *) anchor;
-    _Atomic(struct amp_cublas_helpers *) table;
-} anchors[CUBLAS_ANCHORS];
+    const struct amp_helper_list *list;
+    const void *base; /* the object's load address */
+    int complete;
+    _Atomic(void *) table;
+} anchors[ANCHORS];
 
-/* The thread's last answer, in front of the table: a hot loop calls one
- * entry point. */
+static size_t anchor_hash(const struct amp_helper_list *list, const void *real)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)real ^ ((uint64_t)(uintptr_t)list << 7)) *
+                 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 54) & (ANCHORS - 1);
+}
+
+/* The slot of (list, real), or -1. */
+static int anchor_find(const struct amp_helper_list *list, const void *real)
+{
+    size_t i = anchor_hash(list, real);
+    for (int probe = 0; probe < ANCHORS; probe++, i = (i + 1) & (ANCHORS - 1)) {
+        if (!atomic_load_explicit(&anchors[i].table, memory_order_acquire))
+            return -1; /* never claimed: the end of the chain */
+        if (atomic_load_explicit(&anchors[i].anchor, memory_order_acquire) == real &&
+            anchors[i].list == list)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* A published table of list for the object at base, or NULL. */
+static void *object_table(const struct amp_helper_list *list, const void *base, int *complete)
+{
+    for (int i = 0; i < ANCHORS; i++)
+        if (atomic_load_explicit(&anchors[i].anchor, memory_order_acquire) &&
+            anchors[i].list == list && anchors[i].base == base) {
+            *complete = anchors[i].complete;
+            return atomic_load_explicit(&anchors[i].table, memory_order_relaxed);
+        }
+    return NULL;
+}
+
+const void *amp_helpers_of(const struct amp_helper_list *list, size_t size, const void *real,
+                           int *complete)
+{
+    int i = anchor_find(list, real);
+    if (i >= 0) {
+        *complete = anchors[i].complete;
+        return atomic_load_explicit(&anchors[i].table, memory_order_relaxed);
+    }
+    Dl_info info;
+    if (!real || !dladdr(real, &info) || !info.dli_fbase)
+        return NULL;
+    int ok = 0;
+    void *t = object_table(list, info.dli_fbase, &ok), *made = NULL;
+    if (!t) {
+        if (!(made = t = calloc(1, size)))
+            return NULL;
+        ok = amp_helpers_resolve(list, t, real);
+    }
+    size_t k = anchor_hash(list, real);
+    for (int probe = 0; probe < ANCHORS; probe++, k = (k + 1) & (ANCHORS - 1)) {
+        void *expected = NULL;
+        if (atomic_compare_exchange_strong(&anchors[k].table, &expected, t)) {
+            anchors[k].list = list;
+            anchors[k].base = info.dli_fbase;
+            anchors[k].complete = ok;
+            atomic_store_explicit(&anchors[k].anchor, real, memory_order_release);
+            *complete = ok;
+            return t;
+        }
+        if (atomic_load_explicit(&anchors[k].anchor, memory_order_acquire) == real &&
+            anchors[k].list == list) {
+            free(made); /* another thread's first call got there first */
+            *complete = anchors[k].complete;
+            return atomic_load_explicit(&anchors[k].table, memory_order_relaxed);
+        }
+    }
+    /* Every slot taken: the calls that need these helpers run as made. */
+    free(made);
+    return NULL;
+}
+
+/* The thread's last answer for cuBLAS, in front of the table: a hot loop
+ * calls one entry point. */
 static __thread const void *last_anchor __attribute__((tls_model("initial-exec")));
 static __thread const struct amp_cublas_helpers *last_table
     __attribute__((tls_model("initial-exec")));
-
-__attribute__((noinline)) static const struct amp_cublas_helpers *cublas_helpers(const void *real);
 
 const struct amp_cublas_helpers *amp_cublas_helpers(const void *real)
 {
     if (amp_likely(real == last_anchor && last_table))
         return last_table;
-    const struct amp_cublas_helpers *t = cublas_helpers(real);
+    static const struct amp_cublas_helpers none;
+    int complete;
+    const struct amp_cublas_helpers *t =
+        amp_helpers_of(&amp_cublas_helper_list, sizeof *t, real, &complete);
+    if (!t)
+        return &none;
     last_anchor = real;
     last_table = t;
     return t;
-}
-
-static const struct amp_cublas_helpers *cublas_helpers(const void *real)
-{
-    for (int i = 0; i < CUBLAS_ANCHORS; i++) {
-        const void *a = atomic_load_explicit(&anchors[i].anchor, memory_order_acquire);
-        if (a == real)
-            return atomic_load_explicit(&anchors[i].table, memory_order_relaxed);
-        if (!a)
-            break;
-    }
-    struct amp_cublas_helpers *t = calloc(1, sizeof *t);
-    if (!t) {
-        static const struct amp_cublas_helpers none;
-        return &none;
-    }
-    amp_helpers_resolve(&amp_cublas_helper_list, t, real);
-    /* Claim a free slot: the table first, then the anchor that finds it. */
-    for (int i = 0; i < CUBLAS_ANCHORS; i++) {
-        struct amp_cublas_helpers *expected = NULL;
-        if (atomic_compare_exchange_strong(&anchors[i].table, &expected, t)) {
-            atomic_store_explicit(&anchors[i].anchor, real, memory_order_release);
-            return t;
-        }
-        if (atomic_load_explicit(&anchors[i].anchor, memory_order_acquire) == real) {
-            free(t); /* another thread's first call got there first */
-            return atomic_load_explicit(&anchors[i].table, memory_order_relaxed);
-        }
-    }
-    /* Every slot taken (more real functions than any one process has met
-     * so far): the helpers any loaded cuBLAS defines first. */
-    free(t);
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, resolve_any_cublas);
-    return &any_cublas;
 }
 
 static struct amp_cudart_helpers cudart;

@@ -111,6 +111,15 @@ int amp_helpers_resolve(const struct amp_helper_list *list, void *table, const v
 int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
                          const size_t *needed, size_t n_needed);
 
+/* The helpers of `list` from the object that defines `real` (a hook's real
+ * function), in a table of `size` bytes resolved at the first call for that
+ * object and kept for the process, so two majors of a library each get
+ * their own; *complete says whether none is missing (quietly:
+ * amp_helpers_complete says what is). NULL when it cannot be had (then the
+ * calls that need it run as made). */
+const void *amp_helpers_of(const struct amp_helper_list *list, size_t size, const void *real,
+                           int *complete);
+
 /* cuBLAS's helpers of the object that defines real (a cuBLAS hook's real
  * function), resolved at their first use and kept; never NULL, but a
  * member may be. */

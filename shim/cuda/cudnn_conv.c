@@ -157,7 +157,7 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
     struct amp_thread *t = amp_thread_enter();
     if (!t)
         return conv_call(real, &a);
-    const struct amp_dnn *f = amp_dnn();
+    const struct amp_dnn *f = amp_dnn((const void *)real);
     struct amp_dnn_view v[3];
     int math = -1, dtype = -1, status = -1;
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
@@ -218,7 +218,7 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
     if (!t)
         return real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd, bias, act,
                     yd, y);
-    const struct amp_dnn *f = amp_dnn();
+    const struct amp_dnn *f = amp_dnn((const void *)real);
     struct conv_args a = {h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, NULL, yd, y};
     struct amp_dnn_view v[3];
     int math = -1, dtype = -1, status = -1;

@@ -23,12 +23,12 @@ struct fp32_call {
 };
 
 static inline __attribute__((always_inline)) struct fp32_call
-fp32_call_begin(enum amp_hook_id hook, int n, void *const *descs, int eligible)
+fp32_call_begin(enum amp_hook_id hook, const void *real, int n, void *const *descs, int eligible)
 {
     struct fp32_call c = {.t = amp_thread_enter(), .hook = hook};
-    c.f = c.t ? amp_dnn() : NULL;
     c.want = c.t && amp_decide_fp32(c.t, AMP_DEVICE_CUDA, hook);
-    c.half = c.want && c.f && eligible && amp_dnn_any_half(c.f, n, descs);
+    c.f = c.want && eligible ? amp_dnn(real) : NULL;
+    c.half = c.f && amp_dnn_any_half(c.f, n, descs);
     return c;
 }
 
@@ -64,7 +64,7 @@ static int softmax_fwd(enum amp_hook_id hook, softmax_fwd_fn real, void *h, int 
 {
     void *descs[2] = {xd, yd};
     const void *ptrs[1] = {x};
-    struct fp32_call c = fp32_call_begin(hook, 2, descs, 1);
+    struct fp32_call c = fp32_call_begin(hook, (const void *)real, 2, descs, 1);
     if (c.half) {
         struct amp_dnn_upcast u;
         int status = amp_dnn_upcast_begin(&u, c.f, h, 1, descs, ptrs, yd)
@@ -98,7 +98,7 @@ static int softmax_bwd(enum amp_hook_id hook, softmax_bwd_fn real, void *h, int 
 {
     void *descs[3] = {yd, dyd, dxd};
     const void *ptrs[2] = {y, dy};
-    struct fp32_call c = fp32_call_begin(hook, 3, descs, 1);
+    struct fp32_call c = fp32_call_begin(hook, (const void *)real, 3, descs, 1);
     if (c.half) {
         struct amp_dnn_upcast u;
         int status = amp_dnn_upcast_begin(&u, c.f, h, 2, descs, ptrs, dxd)
@@ -140,7 +140,7 @@ static int norm_inference(enum amp_hook_id hook, norm_inference_fn real, void *h
 {
     void *descs[3] = {xd, zd, yd};
     const void *ptrs[2] = {x, z};
-    struct fp32_call c = fp32_call_begin(hook, 3, descs, 1);
+    struct fp32_call c = fp32_call_begin(hook, (const void *)real, 3, descs, 1);
     if (c.half) {
         struct amp_dnn_upcast u;
         int status = amp_dnn_upcast_begin(&u, c.f, h, 2, descs, ptrs, yd)
@@ -200,7 +200,7 @@ static int norm_training(enum amp_hook_id hook, norm_training_fn real, void *h, 
 {
     void *descs[3] = {xd, zd, yd};
     const void *ptrs[2] = {x, z};
-    struct fp32_call c = fp32_call_begin(hook, 3, descs, ops == AMP_CUDNN_NORM_OPS_NORM);
+    struct fp32_call c = fp32_call_begin(hook, (const void *)real, 3, descs, ops == AMP_CUDNN_NORM_OPS_NORM);
     if (c.half) {
         struct amp_dnn_upcast u;
         void *ws2 = ws;
@@ -273,7 +273,7 @@ static int reduce(enum amp_hook_id hook, reduce_fn real, void *h, void *rd, void
                   const void *A, const void *beta, void *cd, void *C)
 {
     void *descs[2] = {ad, cd};
-    struct fp32_call c = fp32_call_begin(hook, 2, descs, 1);
+    struct fp32_call c = fp32_call_begin(hook, (const void *)real, 2, descs, 1);
     if (c.half) {
         struct amp_dnn_upcast u = {0};
         void *ws2 = ws;

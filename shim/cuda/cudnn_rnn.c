@@ -74,7 +74,7 @@ static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, in
     if (!t)
         return real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes,
                     weights, ws_bytes, ws, reserve_bytes, reserve);
-    const struct amp_dnn *f = amp_dnn();
+    const struct amp_dnn *f = amp_dnn((const void *)real);
     struct rnn_config c;
     int dtype = -1, status = -1;
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;

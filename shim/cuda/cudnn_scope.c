@@ -3,15 +3,8 @@
  * (shim/cuda/cudnn_scope.h says what each does). */
 #include "shim/cuda/cudnn_scope.h"
 
-#include <pthread.h>
-
 #include "shim/cuda/cuda_helpers.h"
 #include "shim/resolve.h"
-
-static struct amp_dnn functions;
-static int complete;
-
-const struct amp_dnn *_Atomic amp_dnn_table;
 
 /* The cuDNN hooks' functions: the loaded cuDNN's (shim/cuda/cuda_helpers.h's
  * resolver, AMP_DNN_FUNCTIONS's list). */
@@ -22,19 +15,21 @@ static const size_t offsets[] = {AMP_DNN_FUNCTIONS(AMP_X_OFFSET)};
 static const struct amp_helper_list list = {"cuDNN", NULL, sizeof names / sizeof *names, names,
                                             offsets};
 
-static void resolve_functions(void)
-{
-    amp_helpers_resolve(&list, &functions, NULL);
-    complete = amp_helpers_complete(&list, &functions, NULL, 0);
-    if (complete)
-        atomic_store_explicit(&amp_dnn_table, &functions, memory_order_release);
-}
+__thread const void *amp_dnn_last_real __attribute__((tls_model("initial-exec")));
+__thread const struct amp_dnn *amp_dnn_last __attribute__((tls_model("initial-exec")));
 
-const struct amp_dnn *amp_dnn_resolve(void)
+const struct amp_dnn *amp_dnn_of(const void *real)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, resolve_functions);
-    return complete ? &functions : NULL;
+    int complete = 0;
+    const struct amp_dnn *f = amp_helpers_of(&list, sizeof *f, real, &complete);
+    if (!f || !complete) {
+        if (f)
+            amp_helpers_complete(&list, f, NULL, 0); /* says which, once */
+        return NULL;
+    }
+    amp_dnn_last_real = real;
+    amp_dnn_last = f;
+    return f;
 }
 
 int amp_dnn_describe(const struct amp_dnn *f, void *desc, int filter, struct amp_dnn_view *v)

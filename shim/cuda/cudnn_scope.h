@@ -72,16 +72,19 @@ struct amp_dnn {
 #undef AMP_X_MEMBER
 };
 
-/* The functions, or NULL if the loaded cuDNN lacks any of them; resolved
- * once per process (pthread_once: two threads' first calls cannot race),
- * then published in amp_dnn_table, which every later call reads. */
-extern const struct amp_dnn *_Atomic amp_dnn_table;
-const struct amp_dnn *amp_dnn_resolve(void);
+/* The functions of the cuDNN that defines `real` (a hook's real function),
+ * or NULL if it lacks any of them: resolved at the first call for that
+ * object and kept (shim/cuda/cuda_helpers.h), so two cuDNN objects in one
+ * process each get their own; the thread's last answer is kept in front. */
+const struct amp_dnn *amp_dnn_of(const void *real);
+extern __thread const void *amp_dnn_last_real __attribute__((tls_model("initial-exec")));
+extern __thread const struct amp_dnn *amp_dnn_last __attribute__((tls_model("initial-exec")));
 
-static inline const struct amp_dnn *amp_dnn(void)
+static inline const struct amp_dnn *amp_dnn(const void *real)
 {
-    const struct amp_dnn *f = atomic_load_explicit(&amp_dnn_table, memory_order_acquire);
-    return f ? f : amp_dnn_resolve();
+    if (__builtin_expect(real == amp_dnn_last_real && amp_dnn_last != NULL, 1))
+        return amp_dnn_last;
+    return amp_dnn_of(real);
 }
 
 /* A tensor or filter as cuDNN describes it; a filter's strides follow from
