@@ -69,6 +69,7 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->control = 1;
     cfg->cuda_tf32_allowed = 1;
     cfg->audit_sample = 1;
+    cfg->cuda_pool_keep_mib = AMP_CUDA_POOL_KEEP_MIB;
     cfg->lower_min[AMP_DEVICE_CPU] = cfg->lower_min[AMP_DEVICE_CUDA] = AMP_LOWER_MIN_AUTO;
     cfg->audit_tolerance = AMP_AUDIT_DEFAULT_TOLERANCE;
 }
@@ -230,6 +231,26 @@ double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen)
         return -1.0;
     }
     return x;
+}
+
+int64_t amp_parse_mib(const char *s, char *err, size_t errlen)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = isdigit((unsigned char)*s) ? strtoull(s, &end, 10) : 0;
+    int ok = isdigit((unsigned char)*s) && !errno;
+    if (ok && (*end == 'G' || *end == 'g') && n <= 64) {
+        n *= 1024;
+        end++;
+    } else if (ok && (*end == 'M' || *end == 'm')) {
+        end++;
+    }
+    if (!ok || *end || n > AMP_MIB_MAX) {
+        snprintf(err, errlen, "'%s' is not a size in MiB from 0 to 65536 (a number, or 512M, 2G)",
+                 s);
+        return -1;
+    }
+    return (int64_t)n;
 }
 
 int64_t amp_parse_lower_min(const char *s, char *err, size_t errlen)
@@ -577,6 +598,12 @@ const struct amp_setting amp_settings[] = {
      .limit = (uint64_t)AMP_LOWER_MIN_AUTO + 1,
      .parse = amp_parse_lower_min,
      .word = "auto"},
+    {.env = "AMPSHIM_CUDA_POOL_KEEP",
+     .values = "MiB of freed scratch the shim's device pool keeps (a number, or 512M, 2G)",
+     .default_text = "256M",
+     CFG(cuda_pool_keep_mib),
+     .limit = (uint64_t)AMP_MIB_MAX + 1,
+     .parse = amp_parse_mib},
     {.env = "AMPSHIM_CUDA_FP16",
      .values = "fast, explicit",
      .default_text = "fast",

@@ -26,6 +26,9 @@ extern const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1]; /* NULL
 enum amp_audit_mode { AMP_AUDIT_OFF, AMP_AUDIT_ON, AMP_AUDIT_FOLLOW, AMP_AUDIT_MODE_COUNT };
 extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL-ended */
 #define AMP_AUDIT_DEFAULT_TOLERANCE 0.01
+/* AMPSHIM_CUDA_POOL_KEEP's default and largest value, in MiB. */
+#define AMP_CUDA_POOL_KEEP_MIB 256u
+#define AMP_MIB_MAX 65536u
 
 struct amp_config {
     int enable;
@@ -38,7 +41,10 @@ struct amp_config {
     /* Multiply-adds below which a call the policy lowers runs as made
      * (AMPSHIM_LOWER_MIN): a number, or AMP_LOWER_MIN_AUTO. */
     uint32_t lower_min[AMP_DEVICE_COUNT];
-    uint32_t audit_sample;       /* audit every Nth lowered call of a call site */
+    uint32_t audit_sample; /* audit every Nth lowered call of a call site */
+    /* MiB of freed scratch the shim's device pool keeps past a
+     * synchronisation (AMPSHIM_CUDA_POOL_KEEP; its release threshold). */
+    uint32_t cuda_pool_keep_mib;
     double audit_tolerance;      /* relative Frobenius error above which a site stays fp32 */
     char audit_policy[PATH_MAX]; /* where the generated policy goes at exit ("" none) */
     enum amp_threads_mode threads;
@@ -83,6 +89,10 @@ int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen);         /* en
 int amp_parse_audit_mode(const char *s, char *err, size_t errlen);         /* enum amp_audit_mode */
 uint32_t amp_parse_audit_sample(const char *s, char *err, size_t errlen);  /* 1 .. 2^31 */
 double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen); /* 0 < x < 1e30 */
+/* AMPSHIM_CUDA_POOL_KEEP: MiB as a whole number, or with a unit M or G
+ * ("512M", "2G"), at most 65536; -1 when bad. */
+int64_t amp_parse_mib(const char *s, char *err, size_t errlen);
+
 /* AMPSHIM_LOWER_MIN: "auto", a whole number of multiply-adds or a cube
  * ("96^3"), below AMP_LOWER_MIN_AUTO; -1 when bad. */
 #define AMP_LOWER_MIN_AUTO UINT32_MAX

@@ -113,9 +113,10 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
         return d;
     }
     /* A CUDA name that two loaded libraries define (cuBLAS 12 beside 13) runs
-     * as made, in the caller's own library: the lowering paths call helper
-     * functions (cublasGetMathMode, cudnnGetTensorNdDescriptor, ...) found
-     * once per process, which could belong to the other one. */
+     * as made, in the caller's own library: a lowered call runs on another
+     * entry point (cublasSgemm as cublasGemmEx) found once per process,
+     * which could belong to the other one (the helpers are per object:
+     * shim/cuda/cuda_helpers.h). */
     if (dev == AMP_DEVICE_CUDA &&
         amp_unlikely(atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)))
         return d;

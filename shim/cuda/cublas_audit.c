@@ -14,15 +14,24 @@
  *
  * so the program's handle is used only for calls it would accept from the
  * program (host scalars), never reconfigured. The norms accumulate in a
- * device array per call site (1024 calls); they are read back (the one
- * synchronisation: cudaDeviceSynchronize, then cudaMemcpy) when ampctl asks,
- * at exit, and when a site's array is full. Only with host pointer mode
- * (the helpers take host scalars), m n < 2^31, and every helper present;
- * otherwise, or when scratch cannot be had, the call is not audited and runs
- * as the mode says: as made with AMPSHIM_AUDIT=1, lowered with follow. The
- * private handle is made on the calling thread's current device (a program
- * using several devices from one thread is not audited correctly) and
- * destroyed when the thread ends. */
+ * device array per call site and device (1024 calls), taken from the shim's
+ * pool on the call's stream, so a site called from threads on several
+ * devices (DataParallel) keeps each device's norms on that device, written
+ * by a private handle of that device. An event recorded after each call's
+ * norms (the next call on another stream waits for it) marks them done.
+ * They are read back when ampctl asks, at exit, and when a site's array is
+ * full: on a stream of the shim's own per device (created non-blocking, so
+ * it never synchronises with the legacy stream), which waits for the event
+ * and copies to the host; the one host wait is that stream's. The read-back
+ * runs with the thread's capture mode relaxed
+ * (cudaThreadExchangeStreamCaptureMode), so it can never invalidate a
+ * graph another thread is capturing in the default global mode. Only with
+ * host pointer mode (the helpers take host scalars), m n < 2^31, a device
+ * below AMP_CUDA_DEVICES, every helper present, and the cuBLAS of the first
+ * audited call (its helpers; a second cuBLAS major's calls are not
+ * audited); otherwise, or when scratch cannot be had, the call is not
+ * audited and runs as the mode says: as made with AMPSHIM_AUDIT=1, lowered
+ * with follow. The private handles are destroyed when their thread ends. */
 #include "shim/cuda/cublas_lowered.h"
 
 #include <math.h>
@@ -37,33 +46,38 @@
 #include "shim/cuda/cublas_gemm.h"
 #include "shim/cuda/cuda_helpers.h"
 #include "shim/cuda/cuda_scratch.h"
+#include "loader/loader.h"
 #include "shim/resolve.h"
 
-enum { CAPACITY = 1024, OP_N = 0, POINTER_DEVICE = 1, OK = AMP_CUBLAS_STATUS_SUCCESS };
+enum {
+    CAPACITY = 1024,
+    OP_N = 0,
+    POINTER_DEVICE = 1,
+    OK = AMP_CUBLAS_STATUS_SUCCESS,
+    EVENT_DISABLE_TIMING = 2, /* cudaEventDisableTiming */
+    STREAM_NON_BLOCKING = 1,  /* cudaStreamNonBlocking */
+    DEVICE_TO_HOST = 2,       /* cudaMemcpyDeviceToHost */
+    CAPTURE_MODE_RELAXED = 2, /* cudaStreamCaptureModeRelaxed */
+};
 
 static struct {
-    int (*get_stream)(void *, void **);
-    int (*get_pointer_mode)(void *, int *);
-    int (*create)(void **);
-    int (*destroy)(void *);
-    int (*set_stream)(void *, void *);
-    int (*set_pointer_mode)(void *, int);
-    int (*geam)(void *, int, int, int, int, const float *, const float *, int, const float *,
-                const float *, int, float *, int);
+    const struct amp_cublas_helpers *blas; /* the first audited call's cuBLAS */
     int (*nrm2)(void *, int, const float *, int, float *);
-    int (*device_malloc)(void **, size_t);
-    int (*copy)(void *, const void *, size_t, int);
-    int (*synchronize)(void);
+    const struct amp_cudart_helpers *rt;
     int complete;
 } f;
 
-/* Per call site: the device array of (|lowered - fp32|, |fp32|) pairs not
- * read back yet. Under `lock`, which also covers enqueuing a call's norms,
- * so a read-back never races a slot being filled. */
-static struct {
+/* Per call site and device: the device array of (|lowered - fp32|, |fp32|)
+ * pairs not read back yet, and the event after the latest. Under `lock`,
+ * which also covers enqueuing a call's norms, so a read-back never races a
+ * slot being filled. */
+struct norms {
     float *dev;
+    void *done;
     uint32_t pending;
-} results[AMP_CTL_AUDIT_SITES];
+};
+static struct norms results[AMP_CTL_AUDIT_SITES][AMP_CUDA_DEVICES];
+static void *read_stream[AMP_CUDA_DEVICES]; /* the read-back's, per device */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int finished; /* exit read everything back: the runtime may be gone after */
 static struct amp_cuda_own_handle own; /* device pointer mode: the norms land on the device */
@@ -80,40 +94,30 @@ static void final_fold(void)
 
 static int device_pointers(void *h)
 {
-    return f.set_pointer_mode(h, POINTER_DEVICE);
+    return f.blas->set_pointer_mode(h, POINTER_DEVICE);
 }
 
 /* The helpers, from the cuBLAS of the first audited call's real function
- * (the audit keeps one private handle per thread: a process with two
- * cuBLAS majors has the second one's calls audited with the first's) and
- * the CUDA runtime (shim/cuda/cuda_helpers.h). */
+ * (shim/cuda/cuda_helpers.h), and the CUDA runtime's. */
 static const void *_Atomic first_real;
 
 static void resolve_helpers(void)
 {
-    const struct amp_cublas_helpers *b = amp_cublas_helpers(atomic_load(&first_real));
-    const struct amp_cudart_helpers *rt = amp_cudart_helpers();
-    f.get_stream = b->get_stream;
-    f.get_pointer_mode = b->get_pointer_mode;
-    f.create = b->create;
-    f.destroy = b->destroy;
-    f.set_stream = b->set_stream;
-    f.set_pointer_mode = b->set_pointer_mode;
-    f.geam = b->geam;
-    /* Hooked names: the real library's own. */
-    *(void **)&f.nrm2 = amp_real_optional(AMP_HOOK_cublasSnrm2_v2);
-    f.device_malloc = rt->device_malloc;
-    f.copy = rt->copy;
-    f.synchronize = rt->synchronize;
-    f.complete = f.get_stream && f.get_pointer_mode && f.create && f.destroy && f.set_stream &&
-                 f.set_pointer_mode && f.geam && f.nrm2 && f.device_malloc && f.copy &&
-                 f.synchronize;
+    const void *real = atomic_load(&first_real);
+    const struct amp_cublas_helpers *b = f.blas = amp_cublas_helpers(real);
+    const struct amp_cudart_helpers *rt = f.rt = amp_cudart_helpers();
+    /* A hooked name: the same object's own. */
+    *(void **)&f.nrm2 = amp_sibling_symbol(real, "cublasSnrm2_v2");
+    f.complete = b->get_stream && b->get_pointer_mode && b->create && b->destroy && b->set_stream &&
+                 b->set_pointer_mode && b->geam && f.nrm2 && rt->set_device && rt->event_create &&
+                 rt->event_record && rt->stream_wait_event && rt->stream_create &&
+                 rt->stream_sync && rt->memcpy_async && rt->exchange_capture_mode;
     if (!f.complete)
         amp_log(AMP_LOG_INFO, "audit: the CUDA libraries lack a function the audit of cuBLAS "
-                              "calls needs; those calls run lowered, not audited");
-    own = (struct amp_cuda_own_handle){.create = f.create,
-                                       .destroy = f.destroy,
-                                       .set_stream = f.set_stream,
+                              "calls needs; those calls are not audited");
+    own = (struct amp_cuda_own_handle){.create = b->create,
+                                       .destroy = b->destroy,
+                                       .set_stream = b->set_stream,
                                        .setup = device_pointers};
     f.complete &= amp_cuda_own_handle_init(&own);
     if (f.complete) {
@@ -122,47 +126,80 @@ static void resolve_helpers(void)
     }
 }
 
+/* Whether the audit can run a call of the cuBLAS that defines real. */
 static int helpers(const void *real)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     const void *none = NULL;
     atomic_compare_exchange_strong(&first_real, &none, real);
     pthread_once(&once, resolve_helpers);
-    return f.complete;
+    return f.complete && amp_cublas_helpers(real) == f.blas;
+}
+
+/* Reads one site's norms on device d back into host (under `lock`, on
+ * device d): 1 when they are there. */
+static int read_back(struct norms *r, int d, float *host)
+{
+    const struct amp_cudart_helpers *rt = f.rt;
+    if (!read_stream[d] && rt->stream_create(&read_stream[d], STREAM_NON_BLOCKING) != 0)
+        read_stream[d] = NULL;
+    return read_stream[d] && rt->stream_wait_event(read_stream[d], r->done, 0) == 0 &&
+           rt->memcpy_async(host, r->dev, 2 * r->pending * sizeof(float), DEVICE_TO_HOST,
+                            read_stream[d]) == 0 &&
+           rt->stream_sync(read_stream[d]) == 0;
+}
+
+static void record(struct amp_audit_site *site, const float *host, uint32_t n)
+{
+    for (uint32_t j = 0; j < n; j++) {
+        struct amp_audit_sums s = {.diff2 = (double)host[2 * j] * host[2 * j],
+                                   .ref2 = (double)host[2 * j + 1] * host[2 * j + 1]};
+        /* A norm of Inf or NaN: lowering made Inf or NaN (the fp32 one
+         * finite), or the program's own product did (not counted). */
+        int low_bad = !(host[2 * j] <= 3.4e38f), ref_bad = !(host[2 * j + 1] <= 3.4e38f);
+        if (ref_bad)
+            continue;
+        struct amp_audit_result res = {.elem_max = -1, .nonfinite_call = low_bad};
+        res.err = low_bad ? INFINITY : amp_audit_relative_error(&s);
+        amp_audit_record(site, &res);
+    }
 }
 
 /* Reads back and records every site's pending norms. Under `lock`. */
 static void fold_locked(void)
 {
-    if (finished || !amp_ctl)
+    if (finished || !amp_ctl || !f.complete)
         return;
     int any = 0;
     for (int i = 0; i < AMP_CTL_AUDIT_SITES; i++)
-        any |= results[i].pending != 0;
-    if (!any || f.synchronize() != 0)
+        for (int d = 0; d < AMP_CUDA_DEVICES; d++)
+            any |= results[i][d].pending != 0;
+    if (!any)
+        return;
+    const struct amp_cudart_helpers *rt = f.rt;
+    int mode = CAPTURE_MODE_RELAXED, current = amp_cuda_device();
+    if (rt->exchange_capture_mode(&mode) != 0)
         return;
     static float host[2 * CAPACITY];
-    for (int i = 0; i < AMP_CTL_AUDIT_SITES; i++) {
-        uint32_t n = results[i].pending;
-        if (!n)
-            continue;
-        enum { DEVICE_TO_HOST = 2 };
-        results[i].pending = 0;
-        if (f.copy(host, results[i].dev, 2 * n * sizeof(float), DEVICE_TO_HOST) != 0)
-            continue;
-        for (uint32_t j = 0; j < n; j++) {
-            struct amp_audit_sums s = {.diff2 = (double)host[2 * j] * host[2 * j],
-                                       .ref2 = (double)host[2 * j + 1] * host[2 * j + 1]};
-            /* A norm of Inf or NaN: lowering made Inf or NaN (the fp32 one
-             * finite), or the program's own product did (not counted). */
-            int low_bad = !(host[2 * j] <= 3.4e38f), ref_bad = !(host[2 * j + 1] <= 3.4e38f);
-            if (ref_bad)
+    for (int d = 0; d < AMP_CUDA_DEVICES; d++) {
+        int on_device = 0;
+        for (int i = 0; i < AMP_CTL_AUDIT_SITES; i++) {
+            struct norms *r = &results[i][d];
+            if (!r->pending)
                 continue;
-            struct amp_audit_result r = {.elem_max = -1, .nonfinite_call = low_bad};
-            r.err = low_bad ? INFINITY : amp_audit_relative_error(&s);
-            amp_audit_record(&amp_ctl->audit_site[i], &r);
+            if (!on_device && rt->set_device(d) != 0)
+                break;
+            on_device = 1;
+            uint32_t n = r->pending;
+            int ok = read_back(r, d, host);
+            r->pending = 0;
+            if (ok)
+                record(&amp_ctl->audit_site[i], host, n);
         }
     }
+    if (current >= 0)
+        rt->set_device(current);
+    rt->exchange_capture_mode(&mode);
 }
 
 static void fold(void)
@@ -200,13 +237,13 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
         2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
     if (!site || !audit_this)
         return not_audited(t, hook, gemmex, is64, a, run_as_made);
-    int mode;
+    int mode, device = -1;
     void *stream = NULL;
     int64_t m = a->m, n = a->n;
     size_t bytes = (size_t)(m > 0 ? m : 0) * (size_t)(n > 0 ? n : 0) * sizeof(float);
     if (!helpers(c->real) || m <= 0 || n <= 0 || a->k <= 0 || m * n > 0x7fffffff || a->ldc < m ||
-        f.get_pointer_mode(a->h, &mode) != OK || mode != AMP_CUBLAS_POINTER_MODE_HOST ||
-        f.get_stream(a->h, &stream) != OK)
+        f.blas->get_pointer_mode(a->h, &mode) != OK || mode != AMP_CUBLAS_POINTER_MODE_HOST ||
+        f.blas->get_stream(a->h, &stream) != OK || (device = amp_cuda_device()) < 0)
         return not_audited(t, hook, gemmex, is64, a, run_as_made);
     struct amp_cuda_scratch scratch = {.stream = stream};
     float *S = amp_cuda_take(&scratch, bytes), *D = amp_cuda_take(&scratch, bytes);
@@ -225,18 +262,24 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
     static const float one = 1.0f, minus_one = -1.0f;
     struct amp_quiet quiet;
     amp_lock_quietly(&lock, &quiet);
-    size_t index = (size_t)(site - amp_ctl->audit_site);
-    if (!results[index].dev && !finished &&
-        f.device_malloc((void **)&results[index].dev, 2 * CAPACITY * sizeof(float)) != 0)
-        results[index].dev = NULL;
-    void *priv = results[index].dev && !finished ? amp_cuda_own_handle(&own, stream) : NULL;
+    struct norms *r = &results[site - amp_ctl->audit_site][device];
+    if (!r->dev && !finished) {
+        r->dev = amp_cuda_keep(2 * CAPACITY * sizeof(float), stream);
+        if (r->dev && f.rt->event_create(&r->done, EVENT_DISABLE_TIMING) != 0)
+            r->done = NULL;
+    }
+    void *priv = r->dev && r->done && !finished ? amp_cuda_own_handle(&own, stream) : NULL;
+    /* A call on another stream than the pending ones': after them, so the
+     * event recorded after it covers them all. */
+    if (priv && r->pending && f.rt->stream_wait_event(stream, r->done, 0) != 0)
+        priv = NULL;
     if (priv) {
-        float *slot = results[index].dev + 2 * results[index].pending;
+        float *slot = r->dev + 2 * r->pending;
         int n2 = (int)(m * n);
-        if (f.geam(a->h, OP_N, OP_N, (int)m, (int)n, &one, a->C, (int)a->ldc, &minus_one, S, (int)m,
-                   D, (int)m) == OK &&
+        if (f.blas->geam(a->h, OP_N, OP_N, (int)m, (int)n, &one, a->C, (int)a->ldc, &minus_one, S,
+                         (int)m, D, (int)m) == OK &&
             f.nrm2(priv, n2, D, 1, slot) == OK && f.nrm2(priv, n2, S, 1, slot + 1) == OK &&
-            ++results[index].pending == CAPACITY)
+            f.rt->event_record(r->done, stream) == 0 && ++r->pending == CAPACITY)
             fold_locked();
     }
     amp_unlock_quietly(&lock, &quiet);

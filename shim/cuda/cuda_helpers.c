@@ -107,8 +107,8 @@ static struct {
 
 static size_t anchor_hash(const struct amp_helper_list *list, const void *real)
 {
-    uint64_t h = ((uint64_t)(uintptr_t)real ^ ((uint64_t)(uintptr_t)list << 7)) *
-                 0x9e3779b97f4a7c15ull;
+    uint64_t h =
+        ((uint64_t)(uintptr_t)real ^ ((uint64_t)(uintptr_t)list << 7)) * 0x9e3779b97f4a7c15ull;
     return (size_t)(h >> 54) & (ANCHORS - 1);
 }
 

@@ -39,7 +39,9 @@
     X(heuristic, cublasLtMatmulAlgoGetHeuristic, int, void *, void *, void *, void *, void *,      \
       void *, void *, int, void *, int *)
 
-/* The CUDA runtime: stream-ordered scratch and the audit's read-back. */
+/* The CUDA runtime: stream-ordered scratch and the audit's read-back
+ * (events and copies on a stream of the shim's own: never a call that
+ * synchronises the device or the legacy stream). */
 #define AMP_CUDART_SONAME "libcudart.so.13"
 #define AMP_CUDART_HELPERS(X)                                                                      \
     X(malloc_async, cudaMallocAsync, int, void **, size_t, void *)                                 \
@@ -50,12 +52,18 @@
       size_t, int, void *)                                                                         \
     X(is_capturing, cudaStreamIsCapturing, int, void *, int *)                                     \
     X(get_device, cudaGetDevice, int, int *)                                                       \
+    X(set_device, cudaSetDevice, int, int)                                                         \
     X(pool_create, cudaMemPoolCreate, int, void **, const void *)                                  \
     X(pool_set, cudaMemPoolSetAttribute, int, void *, int, void *)                                 \
+    X(pool_trim, cudaMemPoolTrimTo, int, void *, size_t)                                           \
     X(malloc_from_pool, cudaMallocFromPoolAsync, int, void **, size_t, void *, void *)             \
-    X(device_malloc, cudaMalloc, int, void **, size_t)                                             \
-    X(copy, cudaMemcpy, int, void *, const void *, size_t, int)                                    \
-    X(synchronize, cudaDeviceSynchronize, int, void)
+    X(event_create, cudaEventCreateWithFlags, int, void **, unsigned)                              \
+    X(event_record, cudaEventRecord, int, void *, void *)                                          \
+    X(stream_wait_event, cudaStreamWaitEvent, int, void *, void *, unsigned)                       \
+    X(stream_create, cudaStreamCreateWithFlags, int, void **, unsigned)                            \
+    X(stream_sync, cudaStreamSynchronize, int, void *)                                             \
+    X(memcpy_async, cudaMemcpyAsync, int, void *, const void *, size_t, int, void *)               \
+    X(exchange_capture_mode, cudaThreadExchangeStreamCaptureMode, int, int *)
 
 /* cuDNN's tensor transform, for AMPSHIM_CUDA_FP16=explicit, which opens
  * cuDNN itself when the program has not (the cuDNN hooks' own functions:

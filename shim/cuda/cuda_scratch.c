@@ -4,10 +4,10 @@
  * stream, zeroed with cudaMemsetAsync / cudaMemset2DAsync where needed),
  * taken for one call and given back at its end, so the shim never
  * synchronises. They come from a pool of the shim's own per device, whose
- * release threshold (AMP_CUDA_POOL_KEEP) keeps freed memory for the next
- * calls instead of trimming it at every synchronisation as the runtime's
- * default pool (threshold 0) does; the program's pools are never
- * reconfigured. A stream being captured into a graph gets no scratch: the
+ * release threshold (AMPSHIM_CUDA_POOL_KEEP) keeps freed memory for the
+ * next calls instead of trimming it at every synchronisation as the
+ * runtime's default pool (threshold 0) does; a failed allocation trims it
+ * and tries once more; the program's pools are never reconfigured. A stream being captured into a graph gets no scratch: the
  * call runs as made, so the shim never adds memory nodes to the program's
  * graph. The runtime is found among the loaded
  * objects first (a program linked to libcudart.so.13); a program with the
@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "runtime/hook_state.h"
 #include "runtime/log.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/cuda/cuda_helpers.h"
@@ -68,7 +69,7 @@ static void *own_pool(void)
         props.alloc_type = AMP_CUDA_MEM_ALLOCATION_PINNED;
         props.location.type = AMP_CUDA_MEM_LOCATION_DEVICE;
         props.location.id = dev;
-        uint64_t keep = AMP_CUDA_POOL_KEEP;
+        uint64_t keep = (uint64_t)amp_rt.cfg.cuda_pool_keep_mib << 20;
         void *pool = NULL;
         if (rt->pool_create(&pool, &props) == 0 && pool &&
             rt->pool_set(pool, AMP_CUDA_POOL_ATTR_RELEASE_THRESHOLD, &keep) == 0)
@@ -98,17 +99,45 @@ static int captured(void *stream)
     return 1;
 }
 
+/* `bytes` on `stream` from the shim's pool for the current device (the
+ * default pool where there is none); once more after the pool gave back
+ * what it keeps, if the first try fails. */
+static void *allocate(size_t bytes, void *stream)
+{
+    void *p = NULL, *pool = own_pool();
+    if (!pool)
+        return rt->malloc_async(&p, bytes, stream) == 0 ? p : NULL;
+    if (rt->malloc_from_pool(&p, bytes, pool, stream) == 0)
+        return p;
+    if (!rt->pool_trim || rt->pool_trim(pool, 0) != 0)
+        return NULL;
+    p = NULL;
+    return rt->malloc_from_pool(&p, bytes, pool, stream) == 0 ? p : NULL;
+}
+
 void *amp_cuda_take(struct amp_cuda_scratch *s, size_t bytes)
 {
-    void *p = NULL;
     if (!bytes || bytes > AMP_CUDA_SCRATCH_MAX || s->n == (int)(sizeof s->p / sizeof *s->p) ||
         !ready() || captured(s->stream))
         return NULL;
-    void *pool = own_pool();
-    if ((pool ? rt->malloc_from_pool(&p, bytes, pool, s->stream)
-              : rt->malloc_async(&p, bytes, s->stream)) != 0)
+    void *p = allocate(bytes, s->stream);
+    return p ? (s->p[s->n++] = p) : NULL;
+}
+
+void *amp_cuda_keep(size_t bytes, void *stream)
+{
+    if (!bytes || bytes > AMP_CUDA_SCRATCH_MAX || !ready() || captured(stream))
         return NULL;
-    return s->p[s->n++] = p;
+    return allocate(bytes, stream);
+}
+
+int amp_cuda_device(void)
+{
+    int dev = -1;
+    if (!ready() || !rt->get_device || rt->get_device(&dev) != 0 || dev < 0 ||
+        dev >= AMP_CUDA_DEVICES)
+        return -1;
+    return dev;
 }
 
 int amp_cuda_zero(void *p, size_t bytes, void *stream)
@@ -136,16 +165,19 @@ int amp_cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, s
            rt->memcpy2d_async(dst, dpitch, src, spitch, width, rows, DEVICE_TO_DEVICE, stream) == 0;
 }
 
-/* The value behind a thread's key: its handle and whose it is. */
+/* The value behind a thread's key: its handles, one per device, and whose
+ * they are. */
 struct own_handle_value {
     struct amp_cuda_own_handle *oh;
-    void *handle;
+    void *handle[AMP_CUDA_DEVICES];
 };
 
 static void own_handle_end(void *p)
 {
     struct own_handle_value *v = p;
-    v->oh->destroy(v->handle);
+    for (int d = 0; d < AMP_CUDA_DEVICES; d++)
+        if (v->handle[d])
+            v->oh->destroy(v->handle[d]);
     free(v);
 }
 
@@ -156,20 +188,28 @@ int amp_cuda_own_handle_init(struct amp_cuda_own_handle *oh)
 
 void *amp_cuda_own_handle(struct amp_cuda_own_handle *oh, void *stream)
 {
+    int dev = amp_cuda_device();
+    if (dev < 0)
+        return NULL;
     struct own_handle_value *v = pthread_getspecific(oh->key);
     if (!v) {
-        void *h = NULL;
-        if (oh->create(&h) != 0 || !h)
+        if (!(v = calloc(1, sizeof *v)))
             return NULL;
-        if ((oh->setup && oh->setup(h) != 0) || !(v = malloc(sizeof *v))) {
-            oh->destroy(h);
-            return NULL;
-        }
-        *v = (struct own_handle_value){oh, h};
+        v->oh = oh;
         if (pthread_setspecific(oh->key, v) != 0) {
-            own_handle_end(v);
+            free(v);
             return NULL;
         }
     }
-    return oh->set_stream(v->handle, stream) == 0 ? v->handle : NULL;
+    if (!v->handle[dev]) {
+        void *h = NULL;
+        if (oh->create(&h) != 0 || !h)
+            return NULL;
+        if (oh->setup && oh->setup(h) != 0) {
+            oh->destroy(h);
+            return NULL;
+        }
+        v->handle[dev] = h;
+    }
+    return oh->set_stream(v->handle[dev], stream) == 0 ? v->handle[dev] : NULL;
 }

@@ -11,10 +11,9 @@
  * the program made it rather than crowd the program's own device memory. */
 #define AMP_CUDA_SCRATCH_MAX ((size_t)1 << 30)
 
-/* What the shim's own memory pool (one per device) keeps after a
- * synchronisation: up to this much freed memory stays for the next calls
- * (cudaMemPoolAttrReleaseThreshold); more is given back to the device. */
-#define AMP_CUDA_POOL_KEEP ((uint64_t)256 << 20)
+/* Devices the shim keeps state for (the audit's buffers, its own library
+ * handles); a call on a device past these runs as it would without it. */
+#define AMP_CUDA_DEVICES 16
 
 /* cudaMemPoolProps as cuda_runtime_api.h lays it out (CUDA 12 and 13; the
  * fake runtime checks it against the header). */
@@ -51,9 +50,23 @@ struct amp_cuda_scratch {
  * (cudaMallocFromPoolAsync; the runtime's default pool where the shim's
  * cannot be made), and never while s->stream is being captured into a
  * graph (an allocation there would be a memory node of the program's
- * graph, which then can be neither cloned nor a child graph). */
+ * graph, which then can be neither cloned nor a child graph). The pool
+ * keeps AMPSHIM_CUDA_POOL_KEEP MiB of freed memory past a synchronisation
+ * (its release threshold); when an allocation fails it gives back what it
+ * keeps (cudaMemPoolTrimTo) and tries once more. */
 void *amp_cuda_take(struct amp_cuda_scratch *s, size_t bytes);
 void amp_cuda_scratch_end(struct amp_cuda_scratch *s);
+
+/* `bytes` of device memory the shim keeps for the rest of the process (the
+ * audit's per-site results), taken as amp_cuda_take takes scratch (ordered
+ * on `stream`, never under capture), so no call of the shim's makes the
+ * host wait or breaks another thread's graph capture the way cudaMalloc
+ * would; NULL when it cannot be had. */
+void *amp_cuda_keep(size_t bytes, void *stream);
+
+/* The calling thread's current device, or -1 (no runtime, an error, or a
+ * device past AMP_CUDA_DEVICES). */
+int amp_cuda_device(void);
 
 /* Zeroes `bytes` at p, or `width` bytes in each of `rows` rows `pitch`
  * bytes apart, in order on `stream`; 0 if that cannot be done. */
@@ -65,10 +78,11 @@ int amp_cuda_zero_strided(void *p, size_t pitch, size_t width, size_t rows, void
 int amp_cuda_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                      size_t rows, void *stream);
 
-/* A handle of a CUDA library the shim makes for itself, one per thread
- * (cuBLAS for the audit's norms, cuDNN for explicit fp16's conversions):
- * made at the thread's first use by create then setup (NULL: none),
- * destroyed when the thread ends. amp_cuda_own_handle_init once, from the
+/* A handle of a CUDA library the shim makes for itself, one per thread and
+ * device (cuBLAS for the audit's norms, cuDNN for explicit fp16's
+ * conversions; a library handle belongs to the device current when it was
+ * made): made at the thread's first use on a device by create then setup
+ * (NULL: none), destroyed when the thread ends. amp_cuda_own_handle_init once, from the
  * user's one-time set-up; amp_cuda_own_handle gives the calling thread's,
  * bound to `stream`, or NULL. */
 struct amp_cuda_own_handle {

@@ -200,7 +200,8 @@ static int norm_training(enum amp_hook_id hook, norm_training_fn real, void *h, 
 {
     void *descs[3] = {xd, zd, yd};
     const void *ptrs[2] = {x, z};
-    struct fp32_call c = fp32_call_begin(hook, (const void *)real, 3, descs, ops == AMP_CUDNN_NORM_OPS_NORM);
+    struct fp32_call c =
+        fp32_call_begin(hook, (const void *)real, 3, descs, ops == AMP_CUDNN_NORM_OPS_NORM);
     if (c.half) {
         struct amp_dnn_upcast u;
         void *ws2 = ws;

@@ -4,7 +4,10 @@
  * scratch) runs as the program made it and nothing is allocated, while one
  * that needs none (cublasSgemm, lowered in place) is still lowered. Without
  * capture the scratch comes from the shim's own pool (release threshold 256
- * MiB), never the runtime's default one, and is all given back. With
+ * MiB, or EXPECT_KEEP_MIB: what AMPSHIM_CUDA_POOL_KEEP asked for), never the
+ * runtime's default one, and is all given back; with FAKE_CUDART_POOL_FULL=1
+ * (the pool's allocations fail until it is trimmed) the shim trims its pool
+ * and gets the scratch on its second try. With
  * AMPSHIM_CUDA_FP16=explicit the Sgemm needs scratch too (its fp16 copies),
  * and the shim's own cuDNN handle is never made under capture.
  * usage: capture_check capture|free */
@@ -35,7 +38,10 @@ int main(int argc, char **argv)
         rt ? (long (*)(void))dlsym(rt, "fake_cudart_pool_allocations") : NULL;
     uint64_t (*threshold)(void) =
         rt ? (uint64_t(*)(void))dlsym(rt, "fake_cudart_pool_threshold") : NULL;
-    if (!allocations || !outstanding || !pool_allocations || !threshold) {
+    long (*trims)(void) = rt ? (long (*)(void))dlsym(rt, "fake_cudart_pool_trims") : NULL;
+    const char *keep = getenv("EXPECT_KEEP_MIB"), *full = getenv("FAKE_CUDART_POOL_FULL");
+    uint64_t keep_bytes = (uint64_t)(keep ? strtoull(keep, NULL, 10) : 256) << 20;
+    if (!allocations || !outstanding || !pool_allocations || !threshold || !trims) {
         printf("FAIL: not run with the fake CUDA runtime\n");
         return 1;
     }
@@ -70,8 +76,10 @@ int main(int argc, char **argv)
     } else {
         CHECK(allocations() > 0 && pool_allocations() == allocations(),
               "scratch from the shim's pool only (%ld of %ld)", pool_allocations(), allocations());
-        CHECK(threshold() == (uint64_t)256 << 20, "the pool keeps 256 MiB (%llu)",
-              (unsigned long long)threshold());
+        CHECK(threshold() == keep_bytes, "the pool keeps %llu MiB (%llu bytes)",
+              (unsigned long long)(keep_bytes >> 20), (unsigned long long)threshold());
+        CHECK(trims() == (full && *full == '1'), "the pool trimmed %s (%ld)",
+              full ? "once, on the failed allocation" : "never", trims());
     }
     CHECK(outstanding() == 0, "all scratch given back (%ld)", outstanding());
     cublasDestroy(h);

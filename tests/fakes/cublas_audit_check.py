@@ -7,11 +7,17 @@ different conditioning and cublasGemmEx from a fourth, lowered to fp16):
   with the fake, the sites ranked overflows, cancels, then the two
   well-scaled ones; on_device, no elementwise error;
 - no call that makes the host wait during the audited calls, and every
-  scratch buffer given back;
+  scratch buffer given back (each site's result array is kept);
 - the default audit leaves C as the program's own call makes it; follow
   leaves the lowered product;
 - the generated policy keeps exactly the two bad sites in fp32, and a run
-  with it lowers only the good ones.
+  with it lowers only the good ones;
+- a site called on two devices keeps each device's norms on that device,
+  written by a handle of that device (the fake cuBLAS sees no call touch
+  another device's memory), and the audit still finds the same errors;
+- a graph another stream captures in the default global mode all along
+  (from before the first audited call until after ampctl read the results
+  back) is not invalidated, and the results are read back all the same.
 
 usage: cublas_audit_check.py PROGRAM PRELOAD AMPCTL LIBRARY_PATH"""
 import json
@@ -32,6 +38,23 @@ base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
 # The audit of small products: the size rule off (AMPSHIM_LOWER_MIN=0).
 base.update(LD_LIBRARY_PATH=libpath, AMPCTL=ampctl, AMPSHIM_LOWER_MIN="0")
 shim = dict(base, LD_PRELOAD=preload, AMPSHIM_CUDA_DTYPE="fp16")
+
+
+def audit_json(path):
+    with open(path) as f:
+        return {s["function"]: s for s in json.load(f)["sites"]}
+
+
+def same_errors(label, got, want):
+    """Each site of got (ampctl's JSON) has want's (the program's) error
+    and 3 audited calls."""
+    for name, w in want.items():
+        s = got.get(name)
+        err = float(w["err"])
+        e = s and (s["err_max"] if s["err_max"] is not None else math.inf)
+        ok = s is not None and s["audited"] == 3 and (
+            (math.isinf(e) and math.isinf(err)) or abs(e - err) <= 1e-4 * max(err, 1e-30))
+        check(f"{label}: {name} audited 3 times, err {e} is the program's {err}", ok, str(s))
 
 
 def run(env, *args):
@@ -56,7 +79,10 @@ check("default audit: C is the program's own product",
 check("lowering changes every site's product",
       all(audited[s]["low"] != audited[s]["made"] for s in audited), str(audited))
 check("no host synchronisation during the audited calls", other.get("syncs") == "0", str(other))
-check("every scratch buffer given back", other.get("outstanding") == "0", str(other))
+# What stays: each site's result array (one per site and device, kept for
+# the process); every call's scratch is given back.
+check("every scratch buffer given back, the four sites' arrays kept",
+      other.get("outstanding") == "4", str(other))
 with open(report_json) as f:
     sites = json.load(f)["sites"]
 order = [s["function"] for s in sites]
@@ -95,4 +121,17 @@ for s in names:
 sampled, other, _ = run(dict(shim, AMPSHIM_AUDIT="1", AMPSHIM_AUDIT_SAMPLE="2"))
 check("sample 2: C is still the program's own product",
       all(sampled[s]["hash"] == sampled[s]["made"] for s in sampled), str(sampled))
+two_json = os.path.join(work, "two.json")
+two, other, _ = run(dict(shim, AMPSHIM_AUDIT="1"), "--devices", two_json)
+check("two devices: no call touched another device's memory", other.get("cross_device") == "0",
+      str(other))
+check("two devices: C is the program's own product", all(two[s]["hash"] == two[s]["made"] for s in two),
+      str(two))
+same_errors("two devices", audit_json(two_json), two)
+
+cap_json = os.path.join(work, "capture.json")
+cap, other, _ = run(dict(shim, AMPSHIM_AUDIT="1"), "--capture", cap_json)
+check("capture: the program's capture survives the audit and its read-back",
+      other.get("capture_invalidated") == "0" and other.get("capture_ended") == "1", str(other))
+same_errors("capture", audit_json(cap_json), cap)
 checker.finish()

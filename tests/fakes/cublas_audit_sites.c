@@ -17,7 +17,20 @@
  * each site's first) and "outstanding N" (scratch not given back). With an
  * argument it starts `ampctl --json audit PID` into that file and keeps
  * making hooked calls (cublasSnrm2) until ampctl is done, as a live program
- * would, so the device results are read back on ampctl's request. */
+ * would, so the device results are read back on ampctl's request.
+ *
+ * Options before it: --devices makes each site's calls alternately on the
+ * fake runtime's devices 0 and 1 (a handle made on each, as one thread per
+ * GPU would), and prints "cross_device N" (calls the fake cuBLAS saw touch
+ * another device's memory); --capture keeps a stream of the program's
+ * (a blocking one) captured into a graph in the default global mode from
+ * before the first call until after ampctl is done, and prints
+ * "capture_invalidated N" and "capture_ended 1" when cudaStreamEndCapture
+ * succeeded. The fake runtime applies capture's rules to every thread
+ * alike, so the capture is begun on this thread on a stream no hooked call
+ * uses, as another thread's would be; the cuBLAS calls then run on a
+ * non-blocking stream, as PyTorch's do (work on the legacy stream would
+ * break the capture by itself). */
 #include <cublas_v2.h>
 #include <dlfcn.h>
 #include <math.h>
@@ -32,7 +45,7 @@
 
 enum { N = AUDIT_N, CALLS = 3 };
 
-static cublasHandle_t handle;
+static cublasHandle_t handle, handles[2];
 static struct audit_data data;
 static float c_out[N * N];
 static const float one = 1.0f, zero = 0.0f;
@@ -87,17 +100,42 @@ static void expected(const float *a, const float *b, int k, double *err, int *no
     *lowered = audit_hash(low, N * N);
 }
 
+static long (*fake_counter(void *lib, const char *name))(void)
+{
+    return lib ? (long (*)(void))dlsym(lib, name) : NULL;
+}
+
 int main(int argc, char **argv)
 {
+    int devices = 0, capture = 0;
+    for (; argc > 1 && strncmp(argv[1], "--", 2) == 0; argc--, argv++) {
+        devices |= strcmp(argv[1], "--devices") == 0;
+        capture |= strcmp(argv[1], "--capture") == 0;
+    }
     void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
     /* The runtime the shim finds (it opens libcudart.so.13 itself when the
      * program does not link it, as here). */
     void *rt = dlopen("libcudart.so.13", RTLD_NOW);
-    long (*syncs)(void) = rt ? (long (*)(void))dlsym(rt, "fake_cudart_syncs") : NULL;
-    long (*outstanding)(void) = rt ? (long (*)(void))dlsym(rt, "fake_cudart_outstanding") : NULL;
-    if (!lib || !(*(void **)&fake_gemmex = dlsym(lib, "cublasGemmEx")) || !syncs || !outstanding ||
-        cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+    long (*syncs)(void) = fake_counter(rt, "fake_cudart_syncs");
+    long (*outstanding)(void) = fake_counter(rt, "fake_cudart_outstanding");
+    long (*invalidated)(void) = fake_counter(rt, "fake_cudart_captures_invalidated");
+    long (*cross_device)(void) = fake_counter(lib, "fake_cublas_cross_device");
+    int ok = lib && (*(void **)&fake_gemmex = dlsym(lib, "cublasGemmEx")) && syncs &&
+             outstanding && invalidated && cross_device;
+    for (int d = 0; ok && d < 1 + devices; d++)
+        ok = cudaSetDevice(d) == cudaSuccess &&
+             cublasCreate(&handles[d]) == CUBLAS_STATUS_SUCCESS;
+    if (!ok || cudaSetDevice(0) != cudaSuccess) {
         printf("FAIL: not linked to the fake cuBLAS and CUDA runtime\n");
+        return 1;
+    }
+    handle = handles[0];
+    cudaStream_t captured = NULL, work = NULL;
+    if (capture && (cudaStreamCreateWithFlags(&captured, cudaStreamDefault) != cudaSuccess ||
+                    cudaStreamCreateWithFlags(&work, cudaStreamNonBlocking) != cudaSuccess ||
+                    cublasSetStream(handle, work) != CUBLAS_STATUS_SUCCESS ||
+                    cudaStreamBeginCapture(captured, cudaStreamCaptureModeGlobal) != cudaSuccess)) {
+        printf("FAIL: no capture\n");
         return 1;
     }
     audit_fill(&data, 0);
@@ -112,12 +150,19 @@ int main(int argc, char **argv)
                  {"ex_site", ex_site, data.a_well, data.b_well, N}};
     enum { SITES = sizeof sites / sizeof *sites };
     uint64_t out[SITES];
+    /* Call i of a site on device i % 2 with --devices, else on device 0. */
     for (int s = 0; s < SITES; s++) /* each site's first call: its results array is made */
         sites[s].site();
     long before = syncs();
     for (int s = 0; s < SITES; s++) {
-        for (int i = 1; i < CALLS; i++)
+        for (int i = 1; i < CALLS; i++) {
+            int d = devices ? i % 2 : 0;
+            cudaSetDevice(d);
+            handle = handles[d];
             sites[s].site();
+        }
+        cudaSetDevice(0);
+        handle = handles[0];
         out[s] = audit_hash(c_out, N * N);
     }
     long during = syncs() - before;
@@ -130,7 +175,8 @@ int main(int argc, char **argv)
                sites[s].name, err, nonfinite, (unsigned long long)out[s], (unsigned long long)made,
                (unsigned long long)lowered);
     }
-    printf("syncs %ld\noutstanding %ld\n", during, outstanding());
+    printf("syncs %ld\noutstanding %ld\ncross_device %ld\n", during, outstanding(),
+           cross_device());
     fflush(stdout);
     if (argc > 1) {
         pid_t child = fork();
@@ -155,6 +201,12 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    cublasDestroy(handle);
+    if (capture) {
+        cudaGraph_t graph = NULL;
+        int ended = cudaStreamEndCapture(captured, &graph) == cudaSuccess;
+        printf("capture_invalidated %ld\ncapture_ended %d\n", invalidated(), ended);
+    }
+    for (int d = 0; d < 1 + devices; d++)
+        cublasDestroy(handles[d]);
     return 0;
 }

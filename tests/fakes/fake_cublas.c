@@ -7,6 +7,7 @@
  * product is accumulated in fp32 in a fixed order. */
 #include <cublas_v2.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,11 +67,34 @@ struct cublasContext {
     cublasPointerMode_t pointer;
     cudaStream_t stream;
     int major;
+    int device; /* current when it was made, as a real handle's */
 };
+
+/* The fake runtime's devices, when it is loaded (weak: this fake also runs
+ * without it): a handle belongs to the device current at cublasCreate, and
+ * a call that touches another device's memory is counted, as a real GPU
+ * would fault or read another device's memory. */
+extern cudaError_t cudaGetDevice(int *device) __attribute__((weak));
+extern int fake_cudart_device_of(const void *p) __attribute__((weak));
+static _Atomic long cross_device;
+
+AMP_EXPORT long fake_cublas_cross_device(void)
+{
+    return atomic_load(&cross_device);
+}
+
+static void touch(cublasHandle_t h, const void *p)
+{
+    int d = fake_cudart_device_of ? fake_cudart_device_of(p) : -1;
+    if (d >= 0 && d != h->device)
+        atomic_fetch_add(&cross_device, 1);
+}
 
 AMP_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
 {
     *handle = calloc(1, sizeof(struct cublasContext));
+    if (*handle && cudaGetDevice)
+        cudaGetDevice(&(*handle)->device);
     if (*handle)
         (*handle)->major = FAKE_CUBLAS_MAJOR;
     return *handle ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
@@ -353,7 +377,8 @@ FAKE_SGEMV_STRIDED(cublasSgemvStridedBatched_64, int64_t)
 #define FAKE_REDUCTION(name, INT, TERM, FINISH)                                                    \
     AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx, float *result)     \
     {                                                                                              \
-        (void)h;                                                                                   \
+        touch(h, x);                                                                               \
+        touch(h, result);                                                                          \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
         float acc = 0.0f;                                                                          \
         for (INT i = 0; i < n; i++)                                                                \
@@ -570,7 +595,9 @@ AMP_EXPORT cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cu
                                 int n, const float *alpha, const float *A, int lda,
                                 const float *beta, const float *B, int ldb, float *C, int ldc)
 {
-    (void)h;
+    touch(h, A);
+    touch(h, B);
+    touch(h, C);
     if ((C == A && ta != CUBLAS_OP_N) || (C == B && tb != CUBLAS_OP_N))
         return CUBLAS_STATUS_INVALID_VALUE;
     for (int j = 0; j < n; j++)

@@ -1,14 +1,23 @@
-/* TEST-ONLY AMP_EXPORT of libcudart.so.13: a CPU stand-in, never installed. It
+/* TEST-ONLY fake of libcudart.so.13: a CPU stand-in, never installed. It
  * gives the shim the stream-ordered allocator it uses for device scratch
  * (cudaMallocAsync / cudaFreeAsync, cudaMemsetAsync / cudaMemset2DAsync) on
- * host memory, counts what is
- * outstanding so tests can see every allocation given back, counts the
- * calls that would make the host wait for the device (cudaMemcpy,
- * cudaDeviceSynchronize, cudaMalloc) so tests can see none on a hot path,
- * and fails
- * allocations on request (FAKE_CUDART_FAIL_ALLOC=1) so tests can see the
- * shim fall back. Compiled against the real cuda_runtime_api.h. */
+ * host memory, counts what is outstanding so tests can see every
+ * allocation given back, counts the calls that would make the host wait
+ * for the device (cudaMemcpy, cudaDeviceSynchronize, cudaMalloc) so tests
+ * can see none on a hot path, and fails allocations on request
+ * (FAKE_CUDART_FAIL_ALLOC=1; FAKE_CUDART_POOL_FULL=1: a pool's until it is
+ * trimmed) so tests can see the shim fall back. It models two devices
+ * (each allocation remembers the device current when it was made:
+ * fake_cudart_device_of, which the fake cuBLAS asks) and the rules of
+ * stream capture in the default global mode: while a thread captures a
+ * stream, a call that is unsafe during capture (cudaMalloc, cudaMemcpy,
+ * cudaFree, cudaDeviceSynchronize) from a thread whose capture mode is not
+ * relaxed, or any work on the legacy stream, invalidates that capture
+ * (fake_cudart_captures_invalidated; cudaStreamEndCapture then fails).
+ * Work runs at once, so events and stream waits have nothing to order.
+ * Compiled against the real cuda_runtime_api.h. */
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -32,7 +41,7 @@ _Static_assert((int)cudaMemPoolAttrReleaseThreshold == (int)AMP_CUDA_POOL_ATTR_R
                "enum");
 _Static_assert((int)cudaStreamCaptureStatusNone == (int)AMP_CUDA_STREAM_CAPTURE_NONE, "enum");
 
-static _Atomic long outstanding, total, syncs, pool_allocations;
+static _Atomic long outstanding, total, syncs, pool_allocations, pool_trims;
 static uint64_t pool_threshold;
 
 /* Allocations from a pool made with cudaMemPoolCreate, and the release
@@ -45,6 +54,117 @@ AMP_EXPORT long fake_cudart_pool_allocations(void)
 AMP_EXPORT uint64_t fake_cudart_pool_threshold(void)
 {
     return pool_threshold;
+}
+
+AMP_EXPORT long fake_cudart_pool_trims(void)
+{
+    return atomic_load(&pool_trims);
+}
+
+/* Two devices; each thread's current one, as the real runtime keeps it. */
+static __thread int current_device;
+
+/* Where each live allocation is: its device. */
+enum { REGISTRY = 4096 };
+static struct {
+    const char *p;
+    size_t size;
+    int device;
+} registry[REGISTRY];
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void registry_add(const void *p, size_t size)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < REGISTRY; i++)
+        if (!registry[i].p) {
+            registry[i].p = p;
+            registry[i].size = size;
+            registry[i].device = current_device;
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_drop(const void *p)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < REGISTRY; i++)
+        if (registry[i].p == p)
+            registry[i].p = NULL;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+/* The device of the allocation holding p, or -1 (the program's host
+ * memory, which the fakes take for whichever device asks). */
+AMP_EXPORT int fake_cudart_device_of(const void *p)
+{
+    int device = -1;
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < REGISTRY; i++)
+        if (registry[i].p && (const char *)p >= registry[i].p &&
+            (const char *)p < registry[i].p + registry[i].size)
+            device = registry[i].device;
+    pthread_mutex_unlock(&registry_lock);
+    return device;
+}
+
+/* Stream capture: the stream being captured (one at a time), its mode and
+ * whether the capture was invalidated; each thread's interaction mode. */
+static _Atomic(cudaStream_t) capturing;
+static _Atomic int capture_global, capture_broken;
+static _Atomic long invalidated;
+static __thread enum cudaStreamCaptureMode thread_mode = cudaStreamCaptureModeGlobal;
+
+AMP_EXPORT long fake_cudart_captures_invalidated(void)
+{
+    return atomic_load(&invalidated);
+}
+
+/* A call the CUDA documentation calls unsafe during capture: it breaks a
+ * global-mode capture unless this thread's mode is relaxed; work on the
+ * legacy stream (legacy != 0) breaks it in any mode (it would synchronise
+ * with the captured stream). */
+static int unsafe(int legacy)
+{
+    if (!atomic_load(&capturing) ||
+        !(legacy || (atomic_load(&capture_global) && thread_mode != cudaStreamCaptureModeRelaxed)))
+        return 0;
+    if (!atomic_exchange(&capture_broken, 1))
+        atomic_fetch_add(&invalidated, 1);
+    return 1;
+}
+
+#undef cudaStreamBeginCapture
+#undef cudaStreamEndCapture
+#undef cudaThreadExchangeStreamCaptureMode
+
+AMP_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    cudaStream_t none = NULL;
+    if (!stream || !atomic_compare_exchange_strong(&capturing, &none, stream))
+        return cudaErrorIllegalState;
+    atomic_store(&capture_global, mode == cudaStreamCaptureModeGlobal);
+    atomic_store(&capture_broken, 0);
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+    static char token;
+    if (atomic_load(&capturing) != stream)
+        return cudaErrorIllegalState;
+    atomic_store(&capturing, NULL);
+    *graph = atomic_load(&capture_broken) ? NULL : (cudaGraph_t)&token;
+    return *graph ? cudaSuccess : cudaErrorStreamCaptureInvalidated;
+}
+
+AMP_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
+    enum cudaStreamCaptureMode old = thread_mode;
+    thread_mode = *mode;
+    *mode = old;
+    return cudaSuccess;
 }
 
 AMP_EXPORT long fake_cudart_syncs(void)
@@ -83,6 +203,7 @@ AMP_EXPORT cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t strea
     *p = fail && *fail == '1' ? NULL : malloc(size ? size : 1);
     if (!*p)
         return cudaErrorMemoryAllocation;
+    registry_add(*p, size ? size : 1);
     atomic_fetch_add(&outstanding, 1);
     atomic_fetch_add(&total, 1);
     return cudaSuccess;
@@ -92,6 +213,7 @@ AMP_EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
 {
     (void)stream;
     if (p) {
+        registry_drop(p);
         free(p);
         atomic_fetch_sub(&outstanding, 1);
     }
@@ -133,6 +255,8 @@ AMP_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum
 {
     (void)kind;
     atomic_fetch_add(&syncs, 1);
+    if (unsafe(1))
+        return cudaErrorStreamCaptureImplicit;
     memmove(dst, src, count);
     return cudaSuccess;
 }
@@ -142,13 +266,20 @@ AMP_EXPORT cudaError_t cudaMalloc(void **p, size_t size)
     atomic_fetch_add(&syncs, 1);
     if (!p)
         return cudaErrorInvalidValue;
+    if (unsafe(0))
+        return cudaErrorStreamCaptureUnsupported;
     *p = malloc(size ? size : 1);
+    if (*p)
+        registry_add(*p, size ? size : 1);
     return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
 AMP_EXPORT cudaError_t cudaFree(void *p)
 {
     atomic_fetch_add(&syncs, 1);
+    if (unsafe(0))
+        return cudaErrorStreamCaptureUnsupported;
+    registry_drop(p);
     free(p);
     return cudaSuccess;
 }
@@ -156,20 +287,21 @@ AMP_EXPORT cudaError_t cudaFree(void *p)
 AMP_EXPORT cudaError_t cudaDeviceSynchronize(void)
 {
     atomic_fetch_add(&syncs, 1);
+    if (unsafe(1))
+        return cudaErrorStreamCaptureUnsupported;
     return cudaSuccess;
 }
 
-/* FAKE_CUDART_CAPTURING=1: every stream is being captured into a graph. */
+/* FAKE_CUDART_CAPTURING=1: every stream is being captured into a graph;
+ * else the one cudaStreamBeginCapture began. */
 AMP_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status)
 {
-    (void)stream;
     const char *c = getenv("FAKE_CUDART_CAPTURING");
-    *status = c && *c == '1' ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+    *status = (c && *c == '1') || (stream && stream == atomic_load(&capturing))
+                  ? cudaStreamCaptureStatusActive
+                  : cudaStreamCaptureStatusNone;
     return cudaSuccess;
 }
-
-/* Two devices; each thread's current one, as the real runtime keeps it. */
-static __thread int current_device;
 
 AMP_EXPORT cudaError_t cudaSetDevice(int device)
 {
@@ -187,11 +319,12 @@ AMP_EXPORT cudaError_t cudaGetDevice(int *device)
 
 AMP_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
 {
-    static char token;
+    static char token[2];
     if (props->allocType != cudaMemAllocationTypePinned ||
-        props->location.type != cudaMemLocationTypeDevice || props->location.id != 0)
+        props->location.type != cudaMemLocationTypeDevice || props->location.id < 0 ||
+        props->location.id > 1)
         return cudaErrorInvalidValue;
-    *pool = (cudaMemPool_t)&token;
+    *pool = (cudaMemPool_t)&token[props->location.id];
     return cudaSuccess;
 }
 
@@ -204,12 +337,93 @@ AMP_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemP
     return cudaSuccess;
 }
 
+#undef cudaMemPoolTrimTo
+AMP_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t pool, size_t keep)
+{
+    (void)pool;
+    (void)keep;
+    atomic_fetch_add(&pool_trims, 1);
+    return cudaSuccess;
+}
+
+/* FAKE_CUDART_POOL_FULL=1: a pool's allocations fail until it is trimmed
+ * (what it keeps is what the next one needs). */
 AMP_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPool_t pool,
                                                cudaStream_t stream)
 {
-    cudaError_t e = cudaMallocAsync(p, size, stream);
+    const char *full = getenv("FAKE_CUDART_POOL_FULL");
     (void)pool;
+    if (full && *full == '1' && atomic_load(&pool_trims) == 0)
+        return cudaErrorMemoryAllocation;
+    cudaError_t e = cudaMallocAsync(p, size, stream);
     if (e == cudaSuccess)
         atomic_fetch_add(&pool_allocations, 1);
     return e;
+}
+
+#undef cudaEventCreateWithFlags
+#undef cudaEventRecord
+#undef cudaEventDestroy
+#undef cudaStreamWaitEvent
+#undef cudaStreamCreateWithFlags
+#undef cudaStreamDestroy
+#undef cudaStreamSynchronize
+#undef cudaMemcpyAsync
+
+AMP_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
+{
+    (void)flags;
+    *event = malloc(1);
+    return *event ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+AMP_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    return event && !(stream == NULL && unsafe(1)) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+AMP_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    free(event);
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
+{
+    (void)flags;
+    return event && !(stream == NULL && unsafe(1)) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+/* A stream: a token that remembers its flags (0: blocking, which work on
+ * the legacy stream waits for). */
+AMP_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
+{
+    unsigned *s = malloc(sizeof *s);
+    if (!s)
+        return cudaErrorMemoryAllocation;
+    *s = flags;
+    *stream = (cudaStream_t)s;
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+    free(stream);
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    atomic_fetch_add(&syncs, 1);
+    return stream == NULL && unsafe(1) ? cudaErrorStreamCaptureImplicit : cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                       enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    (void)kind;
+    if (stream == NULL && unsafe(1))
+        return cudaErrorStreamCaptureImplicit;
+    memmove(dst, src, count);
+    return cudaSuccess;
 }
