@@ -286,18 +286,26 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
     amp_unlock_quietly(&audit_lock, &quiet);
 }
 
-static void (*_Atomic device_fold)(void);
+/* The device read-backs registered: the CUDA audit's and the GPU timing's. */
+enum { DEVICE_FOLDS = 4 };
+static void (*_Atomic device_folds[DEVICE_FOLDS])(void);
 
 void amp_audit_set_device_fold(void (*fold)(void))
 {
-    atomic_store(&device_fold, fold);
+    for (int i = 0; i < DEVICE_FOLDS; i++) {
+        void (*expected)(void) = NULL;
+        if (atomic_compare_exchange_strong(&device_folds[i], &expected, fold) || expected == fold)
+            return;
+    }
 }
 
 void amp_audit_fold(void)
 {
-    void (*fold)(void) = atomic_load(&device_fold);
-    if (fold)
-        fold();
+    for (int i = 0; i < DEVICE_FOLDS; i++) {
+        void (*fold)(void) = atomic_load(&device_folds[i]);
+        if (fold)
+            fold();
+    }
     struct amp_ctl_block *b = amp_ctl;
     if (b)
         atomic_store(&b->audit_served, atomic_load(&b->audit_request));

@@ -58,9 +58,11 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
 /* Adds one audited call's result to its site. */
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);
 
-/* Device results are read back by a function the device's audit registers
- * (shim/cuda/cublas_audit.c); amp_audit_fold calls it, at exit and when
- * ampctl asks (the block's audit_request), and answers the request. */
+/* Device results are read back by functions the CUDA side registers (the
+ * audit's, shim/cuda/cublas_audit.c, and the GPU timing's,
+ * shim/cuda/cuda_timing.c; up to four); amp_audit_fold calls each when
+ * ampctl asks (the block's audit_request: ampctl audit and ampctl stats),
+ * and answers the request. Each also reads back at exit itself. */
 void amp_audit_set_device_fold(void (*fold)(void));
 void amp_audit_fold(void);
 

@@ -70,6 +70,8 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->cuda_tf32_allowed = 1;
     cfg->audit_sample = 1;
     cfg->cuda_pool_keep_mib = AMP_CUDA_POOL_KEEP_MIB;
+    cfg->cuda_timing = AMP_CUDA_TIMING_EVENTS;
+    cfg->cuda_timing_sample = AMP_CUDA_TIMING_SAMPLE_DEFAULT;
     cfg->lower_min[AMP_DEVICE_CPU] = cfg->lower_min[AMP_DEVICE_CUDA] = AMP_LOWER_MIN_AUTO;
     cfg->audit_tolerance = AMP_AUDIT_DEFAULT_TOLERANCE;
 }
@@ -199,6 +201,8 @@ int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen)
     return choice(s, amp_cpu_kernel_names, "auto, native or emulate", err, errlen);
 }
 
+const char *const amp_cuda_timing_names[AMP_CUDA_TIMING_COUNT + 1] = {"off", "events", NULL};
+
 const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1] = {"off", "on", "follow", NULL};
 
 int amp_parse_audit_mode(const char *s, char *err, size_t errlen)
@@ -289,6 +293,14 @@ static int64_t cpu_kernel_value(const char *v, char *err, size_t errlen)
 static int64_t audit_value(const char *v, char *err, size_t errlen)
 {
     return amp_parse_audit_mode(v, err, errlen);
+}
+
+static int64_t cuda_timing_value(const char *v, char *err, size_t errlen)
+{
+    int on;
+    if (amp_parse_bool(v, &on) == 0)
+        return on ? AMP_CUDA_TIMING_EVENTS : AMP_CUDA_TIMING_OFF;
+    return choice(v, amp_cuda_timing_names, "off or events", err, errlen);
 }
 
 static int64_t audit_sample_value(const char *v, char *err, size_t errlen)
@@ -604,6 +616,27 @@ const struct amp_setting amp_settings[] = {
      CFG(cuda_pool_keep_mib),
      .limit = (uint64_t)AMP_MIB_MAX + 1,
      .parse = amp_parse_mib},
+    {.env = "AMPSHIM_CUDA_TIMING",
+     .ctl = "opt.cuda_timing",
+     .values = "off, events",
+     .default_text = "events",
+     .live = 1,
+     CFG(cuda_timing),
+     BLOCK(cuda_timing),
+     .limit = AMP_CUDA_TIMING_COUNT,
+     .parse = cuda_timing_value,
+     .names = amp_cuda_timing_names},
+    {.env = "AMPSHIM_CUDA_TIMING_SAMPLE",
+     .ctl = "opt.cuda_timing_sample",
+     .values = "a whole number from 1 to 2147483648",
+     .default_text = "64",
+     .live = 1,
+     CFG(cuda_timing_sample),
+     BLOCK(cuda_timing_sample),
+     .first = 1,
+     .limit = (1u << 31) + 1,
+     .parse = audit_sample_value,
+     .type = AMP_CTL_T_U64},
     {.env = "AMPSHIM_CUDA_FP16",
      .values = "fast, explicit",
      .default_text = "fast",

@@ -23,6 +23,11 @@ enum amp_cpu_kernel {
 extern const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1]; /* NULL-ended */
 /* AMPSHIM_AUDIT (runtime/accuracy_audit.c): off; on (lowered and fp32 both run, the
  * program keeps the fp32 result); follow (the program keeps the lowered one). */
+/* AMPSHIM_CUDA_TIMING (shim/cuda/cuda_timing.c): no GPU time; event pairs
+ * around every Nth hooked CUDA call. */
+enum amp_cuda_timing_mode { AMP_CUDA_TIMING_OFF, AMP_CUDA_TIMING_EVENTS, AMP_CUDA_TIMING_COUNT };
+extern const char *const amp_cuda_timing_names[AMP_CUDA_TIMING_COUNT + 1]; /* NULL-ended */
+#define AMP_CUDA_TIMING_SAMPLE_DEFAULT 64u
 enum amp_audit_mode { AMP_AUDIT_OFF, AMP_AUDIT_ON, AMP_AUDIT_FOLLOW, AMP_AUDIT_MODE_COUNT };
 extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL-ended */
 #define AMP_AUDIT_DEFAULT_TOLERANCE 0.01
@@ -45,6 +50,8 @@ struct amp_config {
     /* MiB of freed scratch the shim's device pool keeps past a
      * synchronisation (AMPSHIM_CUDA_POOL_KEEP; its release threshold). */
     uint32_t cuda_pool_keep_mib;
+    uint32_t cuda_timing;        /* enum amp_cuda_timing_mode */
+    uint32_t cuda_timing_sample; /* time every Nth hooked CUDA call */
     double audit_tolerance;      /* relative Frobenius error above which a site stays fp32 */
     char audit_policy[PATH_MAX]; /* where the generated policy goes at exit ("" none) */
     enum amp_threads_mode threads;

@@ -21,7 +21,7 @@
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
 /* 5: the small counter and lower_min; 4: the audit's settings and call sites; 3: eight counter
  * slots */
-#define AMP_CTL_VERSION 5u
+#define AMP_CTL_VERSION 6u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -99,6 +99,14 @@ struct amp_audit_site {
     int64_t shape[4][3];       /* 312: m, n, k (0 where the routine has fewer) */
 };
 
+/* A hook's GPU time columns: nanoseconds and timed calls, lowered and as made. */
+enum amp_gpu_time {
+    AMP_GPU_NS_LOWERED,
+    AMP_GPU_TIMED_LOWERED,
+    AMP_GPU_NS_MADE,
+    AMP_GPU_TIMED_MADE,
+};
+
 /* One thread's state. The first 16 bytes are read by the entry stubs. */
 struct amp_thread {
     uint32_t fp32_depth;    /*  0: > 0 inside an fp32 region (LAPACK, ampshim_fp32_push) */
@@ -120,29 +128,31 @@ struct amp_thread {
 };
 
 struct amp_ctl_block {
-    uint64_t magic;                 /*   0 */
-    uint32_t version;               /*   8 */
-    uint32_t size;                  /*  12: sizeof(struct amp_ctl_block) */
-    int64_t pid;                    /*  16 */
-    uint32_t uid;                   /*  24 */
-    uint32_t op_count;              /*  28 */
-    uint32_t hook_count;            /*  32 */
-    uint32_t max_threads;           /*  36 */
-    uint64_t list_hash;             /*  40: hash of the op and hook names */
-    char exe[64];                   /*  48: the program, short name */
-    _Atomic uint64_t generation;    /* 112 */
-    _Atomic uint32_t enabled;       /* 120: autocast for the process (ampctl enable/disable) */
-    _Atomic uint32_t output_round;  /* 124 */
-    _Atomic uint32_t dtype[2];      /* 128: [device] enum amp_lowp_dtype */
-    _Atomic uint32_t cpu_kernel;    /* 136: enum amp_cpu_kernel */
-    _Atomic uint32_t audit;         /* 140: enum amp_audit_mode */
-    _Atomic uint32_t audit_sample;  /* 144: audit every Nth lowered call of a site */
-    uint32_t reserved0;             /* 148 */
-    _Atomic double audit_tolerance; /* 152: for the generated policy */
-    _Atomic uint32_t audit_request; /* 160: ampctl asks for device results to be read back */
-    _Atomic uint32_t audit_served;  /* 164: the last request the process answered */
-    _Atomic uint32_t lower_min[2];  /* 168: [device] AMPSHIM_LOWER_MIN (UINT32_MAX: auto) */
-    uint8_t reserved[16];           /* 176 */
+    uint64_t magic;                      /*   0 */
+    uint32_t version;                    /*   8 */
+    uint32_t size;                       /*  12: sizeof(struct amp_ctl_block) */
+    int64_t pid;                         /*  16 */
+    uint32_t uid;                        /*  24 */
+    uint32_t op_count;                   /*  28 */
+    uint32_t hook_count;                 /*  32 */
+    uint32_t max_threads;                /*  36 */
+    uint64_t list_hash;                  /*  40: hash of the op and hook names */
+    char exe[64];                        /*  48: the program, short name */
+    _Atomic uint64_t generation;         /* 112 */
+    _Atomic uint32_t enabled;            /* 120: autocast for the process (ampctl enable/disable) */
+    _Atomic uint32_t output_round;       /* 124 */
+    _Atomic uint32_t dtype[2];           /* 128: [device] enum amp_lowp_dtype */
+    _Atomic uint32_t cpu_kernel;         /* 136: enum amp_cpu_kernel */
+    _Atomic uint32_t audit;              /* 140: enum amp_audit_mode */
+    _Atomic uint32_t audit_sample;       /* 144: audit every Nth lowered call of a site */
+    uint32_t reserved0;                  /* 148 */
+    _Atomic double audit_tolerance;      /* 152: for the generated policy */
+    _Atomic uint32_t audit_request;      /* 160: ampctl asks for device results to be read back */
+    _Atomic uint32_t audit_served;       /* 164: the last request the process answered */
+    _Atomic uint32_t lower_min[2];       /* 168: [device] AMPSHIM_LOWER_MIN (UINT32_MAX: auto) */
+    _Atomic uint32_t cuda_timing;        /* 176: enum amp_cuda_timing_mode (AMPSHIM_CUDA_TIMING) */
+    _Atomic uint32_t cuda_timing_sample; /* 180: time every Nth hooked CUDA call */
+    uint8_t reserved[8];                 /* 184 */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t
         exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
@@ -151,6 +161,10 @@ struct amp_ctl_block {
     _Atomic uint32_t audit_dropped;                       /* sites not kept: the table was full */
     _Atomic uint64_t audit_flops; /* every lowered call's flops while the audit was on */
     struct amp_audit_site audit_site[AMP_CTL_AUDIT_SITES];
+    /* GPU time of the hooked CUDA calls that were timed (AMPSHIM_CUDA_TIMING),
+     * per hook: enum amp_gpu_time. Written when the timings are read back
+     * (shim/cuda/cuda_timing.c). */
+    _Atomic uint64_t gpu_time[AMP_CTL_MAX_HOOKS][4];
 };
 
 _Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "layout");

@@ -68,6 +68,52 @@ int amp_report_write(FILE *out)
                   amp_category_names[category], c[h]);
     }
     write_row(out, width, "total", "", "", totals);
+    amp_report_gpu_time(out, amp_ctl, 0);
+    return rows;
+}
+
+int amp_report_gpu_time(FILE *out, const struct amp_ctl_block *b, int json)
+{
+    int rows = 0;
+    if (json)
+        fputc('[', out);
+    for (int h = 0; b && h < AMP_HOOK_COUNT; h++) {
+        uint64_t g[4];
+        for (int i = 0; i < 4; i++)
+            g[i] = atomic_load_explicit(&b->gpu_time[h][i], memory_order_relaxed);
+        if (!g[AMP_GPU_TIMED_LOWERED] && !g[AMP_GPU_TIMED_MADE])
+            continue;
+        double low = g[AMP_GPU_TIMED_LOWERED]
+                         ? (double)g[AMP_GPU_NS_LOWERED] / 1e3 / (double)g[AMP_GPU_TIMED_LOWERED]
+                         : 0.0,
+               made = g[AMP_GPU_TIMED_MADE]
+                          ? (double)g[AMP_GPU_NS_MADE] / 1e3 / (double)g[AMP_GPU_TIMED_MADE]
+                          : 0.0;
+        if (json) {
+            fprintf(out,
+                    "%s{\"symbol\": \"%s\", \"timed_lowered\": %" PRIu64
+                    ", \"ns_lowered\": %" PRIu64 ", \"timed_made\": %" PRIu64
+                    ", \"ns_made\": %" PRIu64 "}",
+                    rows ? ", " : "", amp_hook_names[h], g[AMP_GPU_TIMED_LOWERED],
+                    g[AMP_GPU_NS_LOWERED], g[AMP_GPU_TIMED_MADE], g[AMP_GPU_NS_MADE]);
+        } else {
+            if (!rows)
+                fprintf(out,
+                        "GPU time of the timed calls (every %u-th hooked CUDA call of a thread):\n"
+                        "%-24s %12s %14s %12s %14s %8s\n",
+                        (unsigned)atomic_load(&b->cuda_timing_sample), "symbol", "timed lowered",
+                        "us/call low", "timed made", "us/call made", "made/low");
+            fprintf(out, "%-24s %12" PRIu64 " %14.2f %12" PRIu64 " %14.2f ", amp_hook_names[h],
+                    g[AMP_GPU_TIMED_LOWERED], low, g[AMP_GPU_TIMED_MADE], made);
+            if (low > 0 && made > 0)
+                fprintf(out, "%7.2fx\n", made / low);
+            else
+                fprintf(out, "%8s\n", "-");
+        }
+        rows++;
+    }
+    if (json)
+        fputc(']', out);
     return rows;
 }
 

@@ -6,8 +6,17 @@
 
 #include <stdio.h>
 
+#include "runtime/control.h"
+
 /* Writes the report table to out; returns the number of symbols listed. */
 int amp_report_write(FILE *out);
+
+/* The GPU time of block b's hooks with timed CUDA calls
+ * (AMPSHIM_CUDA_TIMING): per symbol, the calls timed and the mean
+ * microseconds per timed call, lowered and as made, and the ratio of the
+ * two means. A table after a title line, or with json a JSON array (the
+ * caller writes the key). Returns the number of symbols written. */
+int amp_report_gpu_time(FILE *out, const struct amp_ctl_block *b, int json);
 
 /* s as a JSON string, quotes included: quote, backslash, control
  * characters and bytes above 0x7e escaped (\u00XX), so the output is valid

@@ -14,6 +14,7 @@
 #include "runtime/decide.h"
 #include "shim/cuda/cublas_abi.h"
 #include "shim/cuda/cuda_helpers.h"
+#include "shim/cuda/cuda_timing.h"
 #include "shim/resolve.h"
 
 /* The handle queries are the real function's own library's
@@ -162,7 +163,7 @@ static int run_gemmex(struct amp_thread *t, void *ex, const struct amp_cublas_ca
     return run_as_made ? as_made(c) : status;
 }
 
-int amp_cublas_gemm(const struct amp_cublas_call *c)
+static int gemm(const struct amp_cublas_call *c)
 {
     struct amp_thread *t = amp_thread_enter();
     if (!t)
@@ -184,4 +185,24 @@ int amp_cublas_gemm(const struct amp_cublas_call *c)
         break;
     }
     return run_gemmex(t, ex, c, compute);
+}
+
+/* A call whose GPU time is taken (shim/cuda/cuda_timing.h): the same,
+ * between the events on the handle's stream. */
+__attribute__((noinline)) static int timed_gemm(const struct amp_cublas_call *c)
+{
+    struct amp_thread *t = amp_thread_enter();
+    const struct amp_cublas_helpers *f = amp_cublas_helpers(c->real);
+    struct amp_cuda_timed tm = {.pair = -1};
+    void *stream = NULL;
+    if (t && f->get_stream && f->get_stream(c->g.h, &stream) == AMP_CUBLAS_STATUS_SUCCESS)
+        amp_cuda_time_start(&tm, t, c->hook, stream);
+    int status = gemm(c);
+    amp_cuda_time_end(&tm, t, c->hook, stream);
+    return status;
+}
+
+int amp_cublas_gemm(const struct amp_cublas_call *c)
+{
+    return amp_likely(!amp_cuda_timing_due()) ? gemm(c) : timed_gemm(c);
 }

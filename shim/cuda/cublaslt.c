@@ -34,6 +34,7 @@
 #include "shim/cuda/cublas_abi.h"
 #include "runtime/decide.h"
 #include "shim/cuda/cuda_helpers.h"
+#include "shim/cuda/cuda_timing.h"
 #include "shim/hook_stub.h"
 #include "shim/resolve.h"
 
@@ -389,6 +390,18 @@ static int lt_matmul(const struct lt_call *c)
     return status;
 }
 
+/* A call whose GPU time is taken (shim/cuda/cuda_timing.h). */
+__attribute__((noinline)) static int lt_timed(const struct lt_call *c)
+{
+    struct amp_thread *t = amp_thread_enter();
+    struct amp_cuda_timed tm = {.pair = -1};
+    if (t)
+        amp_cuda_time_start(&tm, t, c->hook, c->stream);
+    int status = lt_matmul(c);
+    amp_cuda_time_end(&tm, t, c->hook, c->stream);
+    return status;
+}
+
 AMP_STUB(cublasLtMatmul)
 int AMP_C_ENTRY(cublasLtMatmul)(void *handle, void *desc, const void *alpha, const void *A,
                                 void *a_layout, const void *B, void *b_layout, const void *beta,
@@ -414,7 +427,7 @@ int AMP_C_ENTRY(cublasLtMatmul)(void *handle, void *desc, const void *alpha, con
                         workspace,
                         workspace_bytes,
                         stream};
-    return lt_matmul(&c);
+    return amp_likely(!amp_cuda_timing_due()) ? lt_matmul(&c) : lt_timed(&c);
 }
 
 /* The list's only cuBLASLt entry point has its door above. */

@@ -59,6 +59,9 @@
     X(malloc_from_pool, cudaMallocFromPoolAsync, int, void **, size_t, void *, void *)             \
     X(event_create, cudaEventCreateWithFlags, int, void **, unsigned)                              \
     X(event_record, cudaEventRecord, int, void *, void *)                                          \
+    X(event_query, cudaEventQuery, int, void *)                                                    \
+    X(event_sync, cudaEventSynchronize, int, void *)                                               \
+    X(event_elapsed, cudaEventElapsedTime, int, float *, void *, void *)                           \
     X(stream_wait_event, cudaStreamWaitEvent, int, void *, void *, unsigned)                       \
     X(stream_create, cudaStreamCreateWithFlags, int, void **, unsigned)                            \
     X(stream_sync, cudaStreamSynchronize, int, void *)                                             \

@@ -17,6 +17,7 @@
  * nothing. */
 #include "runtime/decide.h"
 #include "shim/cuda/cudnn_scope.h"
+#include "shim/cuda/cuda_timing.h"
 #include "shim/hook_stub.h"
 #include "shim/resolve.h"
 
@@ -182,6 +183,22 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
     return status;
 }
 
+/* A convolution whose GPU time is taken (shim/cuda/cuda_timing.h): the
+ * hook above between the events on the handle's stream. */
+__attribute__((noinline)) static int conv_timed(enum conv_kind kind, enum amp_hook_id hook,
+                                                conv_fn real, struct conv_args a)
+{
+    struct amp_thread *t = amp_thread_enter();
+    const struct amp_dnn *f = t ? amp_dnn((const void *)real) : NULL;
+    struct amp_cuda_timed tm = {.pair = -1};
+    void *stream = NULL;
+    if (f && f->get_stream(a.h, &stream) == AMP_DNN_OK)
+        amp_cuda_time_start(&tm, t, hook, stream);
+    int status = conv_hook(kind, hook, real, a);
+    amp_cuda_time_end(&tm, t, hook, stream);
+    return status;
+}
+
 /* The exported entry points: the signature, and the hook above. */
 #define AMP_DEFINE_CONV(sym, kind)                                                                 \
     AMP_STUB(sym)                                                                                  \
@@ -192,7 +209,9 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
         AMP_NOTE_CALLER();                                                                         \
         struct conv_args a = {                                                                     \
             h, alpha, d1, p1, d2, p2, conv, algo, ws, ws_bytes, beta, dout, pout};                 \
-        return conv_hook(kind, AMP_HOOK_##sym, (conv_fn)amp_real(AMP_HOOK_##sym), a);              \
+        conv_fn real = (conv_fn)amp_real(AMP_HOOK_##sym);                                          \
+        return amp_likely(!amp_cuda_timing_due()) ? conv_hook(kind, AMP_HOOK_##sym, real, a)       \
+                                                  : conv_timed(kind, AMP_HOOK_##sym, real, a);     \
     }
 #define AMP_DEFINE_CONV_FWD(sym, ...) AMP_DEFINE_CONV(sym, CONV_FWD)
 #define AMP_DEFINE_CONV_BWD_DATA(sym, ...) AMP_DEFINE_CONV(sym, CONV_BWD_DATA)

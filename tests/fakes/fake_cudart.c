@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime/export.h"
 #include "shim/cuda/cuda_scratch.h"
@@ -362,6 +363,10 @@ AMP_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPoo
 }
 
 #undef cudaEventCreateWithFlags
+#undef cudaEventCreate
+#undef cudaEventQuery
+#undef cudaEventSynchronize
+#undef cudaEventElapsedTime
 #undef cudaEventRecord
 #undef cudaEventDestroy
 #undef cudaStreamWaitEvent
@@ -370,16 +375,65 @@ AMP_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t size, cudaMemPoo
 #undef cudaStreamSynchronize
 #undef cudaMemcpyAsync
 
+/* An event: when it was last recorded (the fakes run work at once, so that
+ * is when the work before it ended), and whether it was. */
+struct fake_event {
+    struct timespec at;
+    int recorded;
+};
+static _Atomic long events_in_capture;
+
+/* Events recorded on a stream being captured: tests see none from the shim. */
+AMP_EXPORT long fake_cudart_events_in_capture(void)
+{
+    return atomic_load(&events_in_capture);
+}
+
 AMP_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned flags)
 {
     (void)flags;
-    *event = malloc(1);
+    *event = calloc(1, sizeof(struct fake_event));
     return *event ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+AMP_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+    return cudaEventCreateWithFlags(event, 0);
 }
 
 AMP_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
-    return event && !(stream == NULL && unsafe(1)) ? cudaSuccess : cudaErrorInvalidValue;
+    if (!event || (stream == NULL && unsafe(1)))
+        return cudaErrorInvalidValue;
+    enum cudaStreamCaptureStatus status;
+    cudaStreamIsCapturing(stream, &status);
+    if (status != cudaStreamCaptureStatusNone)
+        atomic_fetch_add(&events_in_capture, 1);
+    struct fake_event *e = (struct fake_event *)event;
+    clock_gettime(CLOCK_MONOTONIC, &e->at);
+    e->recorded = 1;
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+    return event && ((struct fake_event *)event)->recorded ? cudaSuccess : cudaErrorNotReady;
+}
+
+AMP_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    atomic_fetch_add(&syncs, 1);
+    return event ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+AMP_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t stop)
+{
+    const struct fake_event *a = (const void *)start, *b = (const void *)stop;
+    if (!a || !b || !a->recorded || !b->recorded)
+        return cudaErrorInvalidResourceHandle;
+    *ms = (float)((double)(b->at.tv_sec - a->at.tv_sec) * 1e3 +
+                  (double)(b->at.tv_nsec - a->at.tv_nsec) / 1e6);
+    return cudaSuccess;
 }
 
 AMP_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)

@@ -186,26 +186,44 @@ static int verb_status(int argc, char **argv)
     return 0;
 }
 
+static void fetch_device_results(struct amp_ctl_block *b, int for_stats);
+
+/* stats asks the process to read its GPU times back where it may write to
+ * its block; where it may only read it, it shows what was read back
+ * before. */
 static int verb_stats(int argc, char **argv)
 {
     if (argc != 1)
         return usage("stats takes PID");
-    WITH_BLOCK(argv[0], 0);
+    long pid = parse_pid(argv[0]);
+    if (pid < 0)
+        return usage("PID must be a process id");
+    char why[256];
+    struct amp_ctl_block *b = open_block(pid, 1, why, sizeof why);
+    if (b)
+        fetch_device_results(b, 1);
+    else if (!(b = open_block(pid, 0, why, sizeof why)))
+        return failure("%s%s", why, "");
     ampctl_render_stats(stdout, b, json);
     close_block(b);
     return 0;
 }
 
-/* A process auditing device calls keeps their errors on the device until
- * asked: ask (audit_request, then the generation), and wait up to two
- * seconds for its next hooked call to read them back. */
-static void fetch_device_results(struct amp_ctl_block *b)
+/* A process keeps what it measures on the device (the audit's errors, the
+ * GPU time of timed calls) there until asked: ask (audit_request, then the
+ * generation), and wait up to two seconds for its next hooked call to read
+ * them back. Asked only of a process with audited CUDA sites (audit) or
+ * CUDA calls (stats). */
+static void fetch_device_results(struct amp_ctl_block *b, int for_stats)
 {
     int device = 0;
     uint32_t used = atomic_load(&b->audit_sites);
     for (uint32_t i = 0; i < used && i < AMP_CTL_AUDIT_SITES; i++)
         device |=
             atomic_load(&b->audit_site[i].ready) && b->audit_site[i].device == AMP_DEVICE_CUDA;
+    for (int h = 0; for_stats && h < AMP_HOOK_COUNT; h++)
+        for (int i = 0; amp_hook_device[h] == AMP_DEVICE_CUDA && i < AMP_CTL_COUNTERS; i++)
+            device |= amp_ctl_counter(b, h, i) != 0;
     if (!device)
         return;
     uint32_t request = atomic_fetch_add(&b->audit_request, 1) + 1;
@@ -241,7 +259,7 @@ static int verb_audit(int argc, char **argv)
     if (!pid_text)
         return usage("audit takes PID [--policy] [--tolerance X]");
     WITH_BLOCK(pid_text, 1);
-    fetch_device_results(b);
+    fetch_device_results(b, 0);
     if (tolerance < 0) {
         tolerance = atomic_load(&b->audit_tolerance);
         if (!(tolerance > 0))

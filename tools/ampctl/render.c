@@ -7,6 +7,7 @@
 #include "kernels/cpu/convert.h"
 #include "policy/policy.h"
 #include "runtime/ctl_names.h"
+#include "runtime/report.h"
 
 /* A fixed-width text field from the block, made printable. */
 static void clean(char *out, const char *field, size_t width)
@@ -141,6 +142,11 @@ void ampctl_render_stats(FILE *out, const struct amp_ctl_block *b, int json)
         fputs(json ? "}" : "\n", out);
         first = 0;
     }
-    if (json)
-        fprintf(out, "]}\n");
+    if (json) {
+        fprintf(out, "], \"gpu_time\": ");
+        amp_report_gpu_time(out, b, 1);
+        fprintf(out, "}\n");
+    } else {
+        amp_report_gpu_time(out, b, 0);
+    }
 }

@@ -1,0 +1,44 @@
+/* GPU time per hooked CUDA call (shim/cuda/cuda_timing.c): every Nth call
+ * of a thread (AMPSHIM_CUDA_TIMING_SAMPLE) is bracketed by a pair of CUDA
+ * events on its stream; the pairs are read back (cudaEventElapsedTime) at
+ * exit and when ampctl asks, or reused once the GPU has passed them, never
+ * with a host wait in a hooked call, and never while the stream is being
+ * captured into a graph. The time goes to the hook's row of the control
+ * block (gpu_time), lowered or as made as its counters say. */
+#ifndef AMPSHIM_CUDA_TIMING_H
+#define AMPSHIM_CUDA_TIMING_H
+
+#include <stdint.h>
+
+#include "runtime/hook_state.h"
+
+/* One call being timed: its pair (-1: not timed) and what the thread's
+ * lowered counter for the hook was before it. */
+struct amp_cuda_timed {
+    int pair, device;
+    uint64_t lowered_before;
+};
+
+extern __thread uint32_t amp_cuda_timing_tick __attribute__((tls_model("initial-exec")));
+
+/* Whether this call of the thread is one to time (the fast path: a load
+ * and an increment). */
+static inline int amp_cuda_timing_due(void)
+{
+    if (__builtin_expect(amp_live_load(&amp_rt.cfg.cuda_timing) == AMP_CUDA_TIMING_OFF, 0))
+        return 0;
+    if (__builtin_expect(++amp_cuda_timing_tick < amp_live_load(&amp_rt.cfg.cuda_timing_sample), 1))
+        return 0;
+    amp_cuda_timing_tick = 0;
+    return 1;
+}
+
+/* Records the start of a due call of hook on stream (tm->pair stays -1
+ * when it cannot: no runtime, no free pair, a captured stream). */
+void amp_cuda_time_start(struct amp_cuda_timed *tm, struct amp_thread *t, enum amp_hook_id hook,
+                         void *stream);
+/* Records its end, after the call was made on the same stream. */
+void amp_cuda_time_end(struct amp_cuda_timed *tm, struct amp_thread *t, enum amp_hook_id hook,
+                       void *stream);
+
+#endif

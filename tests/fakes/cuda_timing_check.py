@@ -1,0 +1,73 @@
+"""GPU time per hooked call against the test-only fakes
+(tests/fakes/cuda_timing_check.c: 256 cublasSgemm calls lowered, 256
+pedantic cublasGemmEx calls as made, 256 cublasSgemm calls under stream
+capture):
+
+- with AMPSHIM_CUDA_TIMING_SAMPLE=4, every 4th call of the thread outside
+  capture is timed: 64 Sgemm calls as lowered, 64 GemmEx calls as made (and
+  the GemmEx calls ampctl's wait made), each with a positive time; none under
+  capture, and no host wait during the calls;
+- `ampctl --json stats` reads them back live (gpu_time), and the exit
+  report prints them in its GPU time table;
+- AMPSHIM_CUDA_TIMING=off times nothing, and a bad value warns and keeps
+  the default.
+
+usage: cuda_timing_check.py PROGRAM PRELOAD AMPCTL LIBRARY_PATH"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from check import Checker  # noqa: E402  (tests/check.py)
+
+checker = Checker("cuda_timing_check")
+check = checker.check
+program, preload, ampctl, libpath = sys.argv[1:5]
+work = tempfile.mkdtemp(prefix="cuda_timing_")
+base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
+base.update(LD_LIBRARY_PATH=libpath, AMPCTL=ampctl, LD_PRELOAD=preload, AMPSHIM_LOWER_MIN="0")
+
+
+def run(env, *args):
+    r = subprocess.run([program, *args], env=env, capture_output=True, text=True)
+    check("exit status 0", r.returncode == 0, f"({r.returncode}: {r.stdout}{r.stderr})")
+    return dict(line.split() for line in r.stdout.splitlines() if len(line.split()) == 2), r
+
+
+stats_json, report = os.path.join(work, "stats.json"), os.path.join(work, "report.txt")
+out, r = run(dict(base, AMPSHIM_CUDA_TIMING_SAMPLE="4", AMPSHIM_REPORT=report), stats_json)
+check("no host wait during the calls", out.get("syncs") == "0", str(out))
+check("no event recorded on a captured stream", out.get("events_in_capture") == "0", str(out))
+with open(stats_json) as f:
+    live = {g["symbol"]: g for g in json.load(f)["gpu_time"]}
+gemm, ex = live.get("cublasSgemm_v2"), live.get("cublasGemmEx")
+check("ampctl: Sgemm's 64 timed calls outside capture, all lowered, with time",
+      gemm and gemm["timed_lowered"] == 64 and gemm["timed_made"] == 0 and gemm["ns_lowered"] > 0,
+      str(gemm))
+check("ampctl: GemmEx's timed calls as made, with time",
+      ex and ex["timed_made"] >= 64 and ex["timed_lowered"] == 0 and ex["ns_made"] > 0, str(ex))
+with open(report) as f:
+    text = f.read()
+rows = {}
+for line in text[text.find("GPU time of the timed calls"):].splitlines()[2:]:
+    p = line.split()
+    if len(p) >= 5:
+        rows[p[0]] = p
+check("report: the GPU time table", "GPU time of the timed calls (every 4-th" in text, text)
+check("report: Sgemm 64 timed lowered", rows.get("cublasSgemm_v2", [None, None])[1] == "64", str(rows))
+check("report: GemmEx timed as made", "cublasGemmEx" in rows and int(rows["cublasGemmEx"][3]) >= 64,
+      str(rows))
+
+off_report = os.path.join(work, "off.txt")
+run(dict(base, AMPSHIM_CUDA_TIMING="off", AMPSHIM_REPORT=off_report))
+with open(off_report) as f:
+    check("off: no GPU time table", "GPU time" not in f.read())
+bad_report = os.path.join(work, "bad.txt")
+_, r = run(dict(base, AMPSHIM_CUDA_TIMING="sometimes", AMPSHIM_CUDA_TIMING_SAMPLE="4",
+                AMPSHIM_REPORT=bad_report))
+check("a bad value warns in one line", r.stderr.count("AMPSHIM_CUDA_TIMING") == 1, r.stderr)
+with open(bad_report) as f:
+    check("a bad value keeps the default (events)", "GPU time of the timed calls" in f.read())
+checker.finish()
