@@ -16,19 +16,23 @@
 #include "runtime/hook_state.h"
 #include "runtime/log.h"
 #include "shim/cpu/native_pool.h"
+#include "shim/cuda/cublas_lowered.h"
+#include "shim/cuda/cuda_timing.h"
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
 
 static void (*const handlers[])(enum amp_fork_phase) = {
-    amp_audit_atfork,       /* the audit's site table (runtime/accuracy_audit.c) */
-    amp_callers_atfork,     /* the object verdicts (runtime/callers.c) */
-    amp_resolve_atfork,     /* resolution (shim/resolve.c) */
-    amp_walk_atfork,        /* walks of the loaded objects (loader/loader.c) */
-    amp_runtime_atfork,     /* the thread registry and block (runtime/threads.c) */
-    amp_dnnl_atfork,        /* the oneDNN twins (shim/onednn/twin_v2.c); it logs */
-    amp_log_atfork,         /* the log (runtime/log.c) */
-    amp_onednn_atfork,      /* the native executor's primitives (kernels/cpu/onednn.c) */
-    amp_native_pool_atfork, /* its worker queue (shim/cpu/native_pool.c) */
+    amp_cublas_audit_atfork, /* the CUDA audit's device arrays (shim/cuda/cublas_audit.c) */
+    amp_cuda_timing_atfork,  /* the GPU timing's event pairs (shim/cuda/cuda_timing.c) */
+    amp_audit_atfork,        /* the audit's site table (runtime/accuracy_audit.c) */
+    amp_callers_atfork,      /* the object verdicts (runtime/callers.c) */
+    amp_resolve_atfork,      /* resolution (shim/resolve.c) */
+    amp_walk_atfork,         /* walks of the loaded objects (loader/loader.c) */
+    amp_runtime_atfork,      /* the thread registry and block (runtime/threads.c) */
+    amp_dnnl_atfork,         /* the oneDNN twins (shim/onednn/twin_v2.c); it logs */
+    amp_log_atfork,          /* the log (runtime/log.c) */
+    amp_onednn_atfork,       /* the native executor's primitives (kernels/cpu/onednn.c) */
+    amp_native_pool_atfork,  /* its worker queue (shim/cpu/native_pool.c) */
 };
 enum { N_HANDLERS = sizeof handlers / sizeof *handlers };
 

@@ -289,3 +289,10 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
     amp_cuda_scratch_end(&scratch);
     return status;
 }
+
+void amp_cublas_audit_atfork(enum amp_fork_phase phase)
+{
+    amp_lock_atfork(&lock, phase);
+    if (phase == AMP_FORK_CHILD)
+        finished = 1;
+}

@@ -69,4 +69,9 @@ int amp_cublas_fp16_explicit(void *gemmex, int is64, const struct amp_gemmex_arg
 int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, void *gemmex,
                        const struct amp_gemmex_args *lowered, int *run_as_made);
 
+/* fork's share (shim/fork.c): the audit's lock; a child has none of the
+ * parent's device arrays (CUDA does not survive fork) and reads nothing
+ * back. */
+void amp_cublas_audit_atfork(enum amp_fork_phase phase);
+
 #endif

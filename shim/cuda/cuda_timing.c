@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "runtime/accuracy_audit.h"
+#include "loader/loader.h"
 #include "runtime/log.h"
 #include "shim/cuda/cuda_helpers.h"
 #include "shim/cuda/cuda_scratch.h"
@@ -204,4 +205,11 @@ static void fold(void)
         rt->exchange_capture_mode(&mode);
     }
     amp_unlock_quietly(&lock, &quiet);
+}
+
+void amp_cuda_timing_atfork(enum amp_fork_phase phase)
+{
+    amp_lock_atfork(&lock, phase);
+    if (phase == AMP_FORK_CHILD)
+        finished = 1;
 }

@@ -41,4 +41,8 @@ void amp_cuda_time_start(struct amp_cuda_timed *tm, struct amp_thread *t, enum a
 void amp_cuda_time_end(struct amp_cuda_timed *tm, struct amp_thread *t, enum amp_hook_id hook,
                        void *stream);
 
+/* fork's share (shim/fork.c): the pairs' lock; a child has none of the
+ * parent's events (CUDA does not survive fork) and reads nothing back. */
+void amp_cuda_timing_atfork(enum amp_fork_phase phase);
+
 #endif
