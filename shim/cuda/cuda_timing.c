@@ -109,11 +109,17 @@ static int take(struct device_pairs *dp)
         dp->n_free = PAIRS;
         dp->ready = 1;
     }
-    if (!dp->n_free && dp->n_pending &&
-        rt->event_query(dp->pair[dp->pending[dp->head]].stop) == READY) {
-        harvest(dp, dp->pending[dp->head]);
-        dp->head = (dp->head + 1) % PAIRS;
-        dp->n_pending--;
+    /* The query with this thread's capture mode relaxed, as every read-back
+     * (another thread's global-mode capture must not see it). */
+    int mode = CAPTURE_MODE_RELAXED;
+    if (!dp->n_free && dp->n_pending && rt->exchange_capture_mode(&mode) == READY) {
+        int passed = rt->event_query(dp->pair[dp->pending[dp->head]].stop) == READY;
+        rt->exchange_capture_mode(&mode);
+        if (passed) {
+            harvest(dp, dp->pending[dp->head]);
+            dp->head = (dp->head + 1) % PAIRS;
+            dp->n_pending--;
+        }
     }
     return dp->n_free ? dp->free[--dp->n_free] : -1;
 }

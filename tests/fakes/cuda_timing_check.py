@@ -9,6 +9,8 @@ capture):
   capture, and no host wait during the calls;
 - `ampctl --json stats` reads them back live (gpu_time), and the exit
   report prints them in its GPU time table;
+- with AMPSHIM_CUDA_TIMING_SAMPLE=1 every call outside capture is timed,
+  more than a device's 256 event pairs: passed pairs are reused;
 - AMPSHIM_CUDA_TIMING=off times nothing, and a bad value warns and keeps
   the default.
 
@@ -59,6 +61,17 @@ check("report: the GPU time table", "GPU time of the timed calls (every 4-th" in
 check("report: Sgemm 64 timed lowered", rows.get("cublasSgemm_v2", [None, None])[1] == "64", str(rows))
 check("report: GemmEx timed as made", "cublasGemmEx" in rows and int(rows["cublasGemmEx"][3]) >= 64,
       str(rows))
+
+# Every call timed: more calls than a device's 256 pairs, so the pairs the
+# GPU has passed are read back and reused without a wait.
+every_json = os.path.join(work, "every.json")
+out, _ = run(dict(base, AMPSHIM_CUDA_TIMING_SAMPLE="1"), every_json)
+with open(every_json) as f:
+    every = {g["symbol"]: g for g in json.load(f)["gpu_time"]}
+check("sample 1: all 256 Sgemm calls outside capture timed (pairs reused)",
+      every.get("cublasSgemm_v2", {}).get("timed_lowered") == 256, str(every))
+check("sample 1: no host wait, nothing under capture",
+      out.get("syncs") == "0" and out.get("events_in_capture") == "0", str(out))
 
 off_report = os.path.join(work, "off.txt")
 run(dict(base, AMPSHIM_CUDA_TIMING="off", AMPSHIM_REPORT=off_report))
