@@ -201,7 +201,8 @@ int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen)
     return choice(s, amp_cpu_kernel_names, "auto, native or emulate", err, errlen);
 }
 
-const char *const amp_cuda_timing_names[AMP_CUDA_TIMING_COUNT + 1] = {"off", "events", NULL};
+const char *const amp_cuda_timing_names[AMP_CUDA_TIMING_COUNT + 1] = {"off", "events", "cupti",
+                                                                      NULL};
 
 const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1] = {"off", "on", "follow", NULL};
 
@@ -300,7 +301,7 @@ static int64_t cuda_timing_value(const char *v, char *err, size_t errlen)
     int on;
     if (amp_parse_bool(v, &on) == 0)
         return on ? AMP_CUDA_TIMING_EVENTS : AMP_CUDA_TIMING_OFF;
-    return choice(v, amp_cuda_timing_names, "off or events", err, errlen);
+    return choice(v, amp_cuda_timing_names, "off, events or cupti", err, errlen);
 }
 
 static int64_t audit_sample_value(const char *v, char *err, size_t errlen)
@@ -618,7 +619,7 @@ const struct amp_setting amp_settings[] = {
      .parse = amp_parse_mib},
     {.env = "AMPSHIM_CUDA_TIMING",
      .ctl = "opt.cuda_timing",
-     .values = "off, events",
+     .values = "off, events, cupti",
      .default_text = "events",
      .live = 1,
      CFG(cuda_timing),

@@ -24,8 +24,14 @@ extern const char *const amp_cpu_kernel_names[AMP_CPU_KERNEL_COUNT + 1]; /* NULL
 /* AMPSHIM_AUDIT (runtime/accuracy_audit.c): off; on (lowered and fp32 both run, the
  * program keeps the fp32 result); follow (the program keeps the lowered one). */
 /* AMPSHIM_CUDA_TIMING (shim/cuda/cuda_timing.c): no GPU time; event pairs
- * around every Nth hooked CUDA call. */
-enum amp_cuda_timing_mode { AMP_CUDA_TIMING_OFF, AMP_CUDA_TIMING_EVENTS, AMP_CUDA_TIMING_COUNT };
+ * around every Nth hooked CUDA call; CUPTI's activity records of every one
+ * (shim/cuda/cuda_cupti.c). */
+enum amp_cuda_timing_mode {
+    AMP_CUDA_TIMING_OFF,
+    AMP_CUDA_TIMING_EVENTS,
+    AMP_CUDA_TIMING_CUPTI,
+    AMP_CUDA_TIMING_COUNT
+};
 extern const char *const amp_cuda_timing_names[AMP_CUDA_TIMING_COUNT + 1]; /* NULL-ended */
 #define AMP_CUDA_TIMING_SAMPLE_DEFAULT 64u
 enum amp_audit_mode { AMP_AUDIT_OFF, AMP_AUDIT_ON, AMP_AUDIT_FOLLOW, AMP_AUDIT_MODE_COUNT };

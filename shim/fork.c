@@ -24,6 +24,7 @@
 static void (*const handlers[])(enum amp_fork_phase) = {
     amp_cublas_audit_atfork, /* the CUDA audit's device arrays (shim/cuda/cublas_audit.c) */
     amp_cuda_timing_atfork,  /* the GPU timing's event pairs (shim/cuda/cuda_timing.c) */
+    amp_cupti_atfork,        /* its CUPTI records (shim/cuda/cuda_cupti.c) */
     amp_audit_atfork,        /* the audit's site table (runtime/accuracy_audit.c) */
     amp_callers_atfork,      /* the object verdicts (runtime/callers.c) */
     amp_resolve_atfork,      /* resolution (shim/resolve.c) */

@@ -72,6 +72,8 @@
  * cuDNN itself when the program has not (the cuDNN hooks' own functions:
  * AMP_DNN_FUNCTIONS in shim/cuda/cudnn_scope.h, the same resolver). */
 #define AMP_CUDNN_SONAME "libcudnn.so.9"
+/* CUPTI, for AMPSHIM_CUDA_TIMING=cupti (its list: shim/cuda/cuda_cupti.c). */
+#define AMP_CUPTI_SONAME "libcupti.so.13"
 #define AMP_CUDNN_TRANSFORM_HELPERS(X)                                                             \
     X(create, cudnnCreate, int, void **)                                                           \
     X(destroy, cudnnDestroy, int, void *)                                                          \

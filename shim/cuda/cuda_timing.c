@@ -138,6 +138,18 @@ void amp_cuda_time_start(struct amp_cuda_timed *tm, struct amp_thread *t, enum a
                          void *stream)
 {
     tm->pair = -1;
+    tm->cupti = 0;
+    if (amp_live_load(&amp_rt.cfg.cuda_timing) == AMP_CUDA_TIMING_CUPTI) {
+        if (amp_cupti_on()) {
+            tm->cupti = 1;
+            amp_cupti_begin(tm, t, hook);
+            return;
+        }
+        /* CUPTI could not be had: events, sampled as in events mode. */
+        if (++amp_cuda_timing_tick < amp_live_load(&amp_rt.cfg.cuda_timing_sample))
+            return;
+        amp_cuda_timing_tick = 0;
+    }
     int capturing = 1;
     if (!ready() || (tm->device = amp_cuda_device()) < 0 ||
         rt->is_capturing(stream, &capturing) != 0 || capturing)
@@ -175,6 +187,10 @@ void amp_cuda_time_start(struct amp_cuda_timed *tm, struct amp_thread *t, enum a
 void amp_cuda_time_end(struct amp_cuda_timed *tm, struct amp_thread *t, enum amp_hook_id hook,
                        void *stream)
 {
+    if (tm->cupti) {
+        amp_cupti_end(tm, t, hook);
+        return;
+    }
     if (tm->pair < 0)
         return;
     struct device_pairs *dp = &devices[tm->device];

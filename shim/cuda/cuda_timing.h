@@ -16,17 +16,20 @@
  * lowered counter for the hook was before it. */
 struct amp_cuda_timed {
     int pair, device;
+    uint8_t cupti; /* timed through CUPTI (shim/cuda/cuda_cupti.c) */
+    uint64_t seq;  /* ... its external correlation id */
     uint64_t lowered_before;
 };
 
 extern __thread uint32_t amp_cuda_timing_tick __attribute__((tls_model("initial-exec")));
 
 /* Whether this call of the thread is one to time (the fast path: a load
- * and an increment). */
+ * and an increment); with cupti, every call. */
 static inline int amp_cuda_timing_due(void)
 {
-    if (__builtin_expect(amp_live_load(&amp_rt.cfg.cuda_timing) == AMP_CUDA_TIMING_OFF, 0))
-        return 0;
+    uint32_t mode = amp_live_load(&amp_rt.cfg.cuda_timing);
+    if (__builtin_expect(mode != AMP_CUDA_TIMING_EVENTS, 0))
+        return mode == AMP_CUDA_TIMING_CUPTI;
     if (__builtin_expect(++amp_cuda_timing_tick < amp_live_load(&amp_rt.cfg.cuda_timing_sample), 1))
         return 0;
     amp_cuda_timing_tick = 0;
@@ -40,6 +43,16 @@ void amp_cuda_time_start(struct amp_cuda_timed *tm, struct amp_thread *t, enum a
 /* Records its end, after the call was made on the same stream. */
 void amp_cuda_time_end(struct amp_cuda_timed *tm, struct amp_thread *t, enum amp_hook_id hook,
                        void *stream);
+
+/* CUPTI mode (shim/cuda/cuda_cupti.c): whether CUPTI is set up (at the
+ * first call: 0 when it cannot be, or another client holds it, then
+ * events are used), and a call's external correlation id pushed and popped
+ * around it. */
+int amp_cupti_on(void);
+void amp_cupti_begin(struct amp_cuda_timed *tm, struct amp_thread *t, enum amp_hook_id hook);
+void amp_cupti_end(struct amp_cuda_timed *tm, struct amp_thread *t, enum amp_hook_id hook);
+/* fork's share: its lock; a child uses events, and flushes nothing. */
+void amp_cupti_atfork(enum amp_fork_phase phase);
 
 /* fork's share (shim/fork.c): the pairs' lock; a child has none of the
  * parent's events (CUDA does not survive fork) and reads nothing back. */

@@ -14,7 +14,12 @@ capture):
 - AMPSHIM_CUDA_TIMING=off times nothing, and a bad value warns and keeps
   the default.
 
-usage: cuda_timing_check.py PROGRAM PRELOAD AMPCTL LIBRARY_PATH"""
+- AMPSHIM_CUDA_TIMING=cupti (against the fake libcupti; "cupti" as the last
+  argument): every call is timed from CUPTI's kernel records, exactly the
+  fake's 1000 ns per kernel, read live by ampctl and at exit; with another
+  CUPTI client holding it, one info line and events instead.
+
+usage: cuda_timing_check.py PROGRAM PRELOAD AMPCTL LIBRARY_PATH cupti|no-cupti"""
 import json
 import os
 import subprocess
@@ -26,7 +31,7 @@ from check import Checker  # noqa: E402  (tests/check.py)
 
 checker = Checker("cuda_timing_check")
 check = checker.check
-program, preload, ampctl, libpath = sys.argv[1:5]
+program, preload, ampctl, libpath, cupti = sys.argv[1:6]
 work = tempfile.mkdtemp(prefix="cuda_timing_")
 base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
 base.update(LD_LIBRARY_PATH=libpath, AMPCTL=ampctl, LD_PRELOAD=preload, AMPSHIM_LOWER_MIN="0")
@@ -83,4 +88,26 @@ _, r = run(dict(base, AMPSHIM_CUDA_TIMING="sometimes", AMPSHIM_CUDA_TIMING_SAMPL
 check("a bad value warns in one line", r.stderr.count("AMPSHIM_CUDA_TIMING") == 1, r.stderr)
 with open(bad_report) as f:
     check("a bad value keeps the default (events)", "GPU time of the timed calls" in f.read())
+if cupti == "cupti":
+    cupti_json = os.path.join(work, "cupti.json")
+    out, r = run(dict(base, AMPSHIM_CUDA_TIMING="cupti", CHECK_NO_CAPTURE="1", AMPSHIM_LOG="info"),
+                 cupti_json)
+    with open(cupti_json) as f:
+        got = {g["symbol"]: g for g in json.load(f)["gpu_time"]}
+    gemm, ex = got.get("cublasSgemm_v2", {}), got.get("cublasGemmEx", {})
+    check("cupti: every Sgemm call timed, lowered, 1000 ns each",
+          gemm.get("timed_lowered") == 256 and gemm.get("ns_lowered") == 256000 and
+          not gemm.get("timed_made"), str(gemm))
+    check("cupti: every GemmEx call timed as made, 1000 ns each",
+          ex.get("timed_made", 0) >= 256 and ex.get("ns_made") == 1000 * ex.get("timed_made", 0) and
+          not ex.get("timed_lowered"), str(ex))
+    check("cupti: quiet when it works", "CUPTI" not in r.stderr, r.stderr)
+    taken_json = os.path.join(work, "taken.json")
+    _, r = run(dict(base, AMPSHIM_CUDA_TIMING="cupti", AMPSHIM_CUDA_TIMING_SAMPLE="4",
+                    FAKE_CUPTI_TAKEN="1", CHECK_NO_CAPTURE="1", AMPSHIM_LOG="info"), taken_json)
+    check("cupti taken: one info line", r.stderr.count("another CUPTI client") == 1, r.stderr)
+    with open(taken_json) as f:
+        got = {g["symbol"]: g for g in json.load(f)["gpu_time"]}
+    check("cupti taken: events instead (every 4th call)",
+          got.get("cublasSgemm_v2", {}).get("timed_lowered") == 64, str(got))
 checker.finish()

@@ -50,8 +50,20 @@ AMP_EXPORT const struct fake_cublas_record *fake_cublas_last_call(void)
     return &last;
 }
 
+/* The fake CUPTI, once the shim has it record kernels: each call of this
+ * fake is one kernel it reports (it registers itself here). */
+static void (*_Atomic on_launch)(void);
+
+AMP_EXPORT void fake_cublas_on_launch(void (*launch)(void))
+{
+    atomic_store(&on_launch, launch);
+}
+
 static void record(const char *function, int at, int bt, int ct, int compute)
 {
+    void (*launch)(void) = atomic_load_explicit(&on_launch, memory_order_relaxed);
+    if (launch)
+        launch(); /* the fake CUPTI's activity record of this "kernel" */
     fake_record_name(last.function, sizeof last.function, function);
     last.atype = at;
     last.btype = bt;
@@ -178,9 +190,10 @@ static void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, c
 }
 
 #define FAKE_SGEMM(name, INT)                                                                      \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
-                             INT n, INT k, const float *alpha, const float *A, INT lda,            \
-                             const float *B, INT ldb, const float *beta, float *C, INT ldc)        \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,   \
+                                   INT m, INT n, INT k, const float *alpha, const float *A,        \
+                                   INT lda, const float *B, INT ldb, const float *beta, float *C,  \
+                                   INT ldc)                                                        \
     {                                                                                              \
         if (h->major != FAKE_CUBLAS_MAJOR)                                                         \
             return CUBLAS_STATUS_INVALID_VALUE;                                                    \
@@ -193,11 +206,11 @@ FAKE_SGEMM(cublasSgemm_v2, int)
 FAKE_SGEMM(cublasSgemm_v2_64, int64_t)
 
 #define FAKE_GEMMEX(name, INT)                                                                     \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
-                             INT n, INT k, const void *alpha, const void *A, cudaDataType at,      \
-                             INT lda, const void *B, cudaDataType bt, INT ldb, const void *beta,   \
-                             void *C, cudaDataType ct, INT ldc, cublasComputeType_t compute,       \
-                             cublasGemmAlgo_t algo)                                                \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,   \
+                                   INT m, INT n, INT k, const void *alpha, const void *A,          \
+                                   cudaDataType at, INT lda, const void *B, cudaDataType bt,       \
+                                   INT ldb, const void *beta, void *C, cudaDataType ct, INT ldc,   \
+                                   cublasComputeType_t compute, cublasGemmAlgo_t algo)             \
     {                                                                                              \
         (void)algo;                                                                                \
         if (h->major != FAKE_CUBLAS_MAJOR)                                                         \
@@ -213,10 +226,10 @@ FAKE_GEMMEX(cublasGemmEx, int)
 FAKE_GEMMEX(cublasGemmEx_64, int64_t)
 
 #define FAKE_SGEMM_STRIDED(name, INT)                                                              \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
-                             INT n, INT k, const float *alpha, const float *A, INT lda,            \
-                             long long sa, const float *B, INT ldb, long long sb,                  \
-                             const float *beta, float *C, INT ldc, long long sc, INT batch)        \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,   \
+                                   INT m, INT n, INT k, const float *alpha, const float *A,        \
+                                   INT lda, long long sa, const float *B, INT ldb, long long sb,   \
+                                   const float *beta, float *C, INT ldc, long long sc, INT batch)  \
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
@@ -229,7 +242,7 @@ FAKE_SGEMM_STRIDED(cublasSgemmStridedBatched, int)
 FAKE_SGEMM_STRIDED(cublasSgemmStridedBatched_64, int64_t)
 
 #define FAKE_GEMMEX_STRIDED(name, INT)                                                             \
-    AMP_EXPORT cublasStatus_t name(                                                                      \
+    AMP_EXPORT cublasStatus_t name(                                                                \
         cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m, INT n, INT k,         \
         const void *alpha, const void *A, cudaDataType at, INT lda, long long sa, const void *B,   \
         cudaDataType bt, INT ldb, long long sb, const void *beta, void *C, cudaDataType ct,        \
@@ -250,10 +263,10 @@ FAKE_GEMMEX_STRIDED(cublasGemmStridedBatchedEx, int)
 FAKE_GEMMEX_STRIDED(cublasGemmStridedBatchedEx_64, int64_t)
 
 #define FAKE_SGEMMEX(name, INT)                                                                    \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
-                             INT n, INT k, const float *alpha, const void *A, cudaDataType at,     \
-                             INT lda, const void *B, cudaDataType bt, INT ldb, const float *beta,  \
-                             void *C, cudaDataType ct, INT ldc)                                    \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,   \
+                                   INT m, INT n, INT k, const float *alpha, const void *A,         \
+                                   cudaDataType at, INT lda, const void *B, cudaDataType bt,       \
+                                   INT ldb, const float *beta, void *C, cudaDataType ct, INT ldc)  \
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, at, bt, ct, CUBLAS_COMPUTE_32F);                                             \
@@ -279,9 +292,9 @@ static void gemv(int trans, int64_t m, int64_t n, float alpha, const float *A, i
 }
 
 #define FAKE_SGEMV(name, INT)                                                                      \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
-                             const float *alpha, const float *A, INT lda, const float *x,          \
-                             INT incx, const float *beta, float *y, INT incy)                      \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,        \
+                                   const float *alpha, const float *A, INT lda, const float *x,    \
+                                   INT incx, const float *beta, float *y, INT incy)                \
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
@@ -292,8 +305,9 @@ FAKE_SGEMV(cublasSgemv_v2, int)
 FAKE_SGEMV(cublasSgemv_v2_64, int64_t)
 
 #define FAKE_SGER(name, INT)                                                                       \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT m, INT n, const float *alpha, const float *x,   \
-                             INT incx, const float *y, INT incy, float *A, INT lda)                \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT m, INT n, const float *alpha,             \
+                                   const float *x, INT incx, const float *y, INT incy, float *A,   \
+                                   INT lda)                                                        \
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
@@ -307,10 +321,10 @@ FAKE_SGER(cublasSger_v2_64, int64_t)
 
 /* Pointer-array batches. */
 #define FAKE_SGEMM_BATCHED(name, INT)                                                              \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
-                             INT n, INT k, const float *alpha, const float *const A[], INT lda,    \
-                             const float *const B[], INT ldb, const float *beta, float *const C[], \
-                             INT ldc, INT batch)                                                   \
+    AMP_EXPORT cublasStatus_t name(                                                                \
+        cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m, INT n, INT k,         \
+        const float *alpha, const float *const A[], INT lda, const float *const B[], INT ldb,      \
+        const float *beta, float *const C[], INT ldc, INT batch)                                   \
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
@@ -323,11 +337,11 @@ FAKE_SGEMM_BATCHED(cublasSgemmBatched, int)
 FAKE_SGEMM_BATCHED(cublasSgemmBatched_64, int64_t)
 
 #define FAKE_GEMMEX_BATCHED(name, INT)                                                             \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m,  \
-                             INT n, INT k, const void *alpha, const void *const A[],               \
-                             cudaDataType at, INT lda, const void *const B[], cudaDataType bt,     \
-                             INT ldb, const void *beta, void *const C[], cudaDataType ct, INT ldc, \
-                             INT batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)        \
+    AMP_EXPORT cublasStatus_t name(                                                                \
+        cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, INT m, INT n, INT k,         \
+        const void *alpha, const void *const A[], cudaDataType at, INT lda, const void *const B[], \
+        cudaDataType bt, INT ldb, const void *beta, void *const C[], cudaDataType ct, INT ldc,     \
+        INT batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)                             \
     {                                                                                              \
         (void)h;                                                                                   \
         (void)algo;                                                                                \
@@ -344,10 +358,10 @@ FAKE_GEMMEX_BATCHED(cublasGemmBatchedEx_64, int64_t)
 
 /* Batched gemv: the single-vector fake per batch entry (any strides). */
 #define FAKE_SGEMV_BATCHED(name, INT)                                                              \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
-                             const float *alpha, const float *const A[], INT lda,                  \
-                             const float *const x[], INT incx, const float *beta,                  \
-                             float *const y[], INT incy, INT batch)                                \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,        \
+                                   const float *alpha, const float *const A[], INT lda,            \
+                                   const float *const x[], INT incx, const float *beta,            \
+                                   float *const y[], INT incy, INT batch)                          \
     {                                                                                              \
         (void)h;                                                                                   \
         for (INT b = 0; b < batch; b++)                                                            \
@@ -359,10 +373,10 @@ FAKE_SGEMV_BATCHED(cublasSgemvBatched, int)
 FAKE_SGEMV_BATCHED(cublasSgemvBatched_64, int64_t)
 
 #define FAKE_SGEMV_STRIDED(name, INT)                                                              \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,              \
-                             const float *alpha, const float *A, INT lda, long long sa,            \
-                             const float *x, INT incx, long long sx, const float *beta, float *y,  \
-                             INT incy, long long sy, INT batch)                                    \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasOperation_t trans, INT m, INT n,        \
+                                   const float *alpha, const float *A, INT lda, long long sa,      \
+                                   const float *x, INT incx, long long sx, const float *beta,      \
+                                   float *y, INT incy, long long sy, INT batch)                    \
     {                                                                                              \
         (void)h;                                                                                   \
         for (INT b = 0; b < batch; b++)                                                            \
@@ -375,7 +389,8 @@ FAKE_SGEMV_STRIDED(cublasSgemvStridedBatched_64, int64_t)
 
 /* Level-1 reductions, host pointer mode. */
 #define FAKE_REDUCTION(name, INT, TERM, FINISH)                                                    \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx, float *result)     \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx,              \
+                                   float *result)                                                  \
     {                                                                                              \
         touch(h, x);                                                                               \
         touch(h, result);                                                                          \
@@ -394,8 +409,8 @@ FAKE_REDUCTION(cublasSasum_v2, int, fabsf, FAKE_SAME)
 FAKE_REDUCTION(cublasSasum_v2_64, int64_t, fabsf, FAKE_SAME)
 
 #define FAKE_SDOT(name, INT)                                                                       \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx, const float *y,    \
-                             INT incy, float *result)                                              \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, INT n, const float *x, INT incx,              \
+                                   const float *y, INT incy, float *result)                        \
     {                                                                                              \
         (void)h;                                                                                   \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
@@ -447,9 +462,9 @@ static float tri_at(const float *A, int64_t lda, int uplo, int trans, int diag, 
 }
 
 #define FAKE_SSYRK(name, INT)                                                                      \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasFillMode_t uplo, cublasOperation_t trans,     \
-                             INT n, INT k, const float *alpha, const float *A, INT lda,            \
-                             const float *beta, float *C, INT ldc)                                 \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasFillMode_t uplo,                        \
+                                   cublasOperation_t trans, INT n, INT k, const float *alpha,      \
+                                   const float *A, INT lda, const float *beta, float *C, INT ldc)  \
     {                                                                                              \
         int compute = level3_compute(h);                                                           \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, compute);                                \
@@ -470,9 +485,9 @@ FAKE_SSYRK(cublasSsyrk_v2, int)
 FAKE_SSYRK(cublasSsyrk_v2_64, int64_t)
 
 #define FAKE_SSYMM(name, INT)                                                                      \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
-                             INT m, INT n, const float *alpha, const float *A, INT lda,            \
-                             const float *B, INT ldb, const float *beta, float *C, INT ldc)        \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, \
+                                   INT m, INT n, const float *alpha, const float *A, INT lda,      \
+                                   const float *B, INT ldb, const float *beta, float *C, INT ldc)  \
     {                                                                                              \
         int compute = level3_compute(h);                                                           \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, compute);                                \
@@ -495,10 +510,10 @@ FAKE_SSYMM(cublasSsymm_v2_64, int64_t)
 
 /* Out of place, as cuBLAS's v2 trmm: C = alpha op(A) B or alpha B op(A). */
 #define FAKE_STRMM(name, INT)                                                                      \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
-                             cublasOperation_t trans, cublasDiagType_t diag, INT m, INT n,         \
-                             const float *alpha, const float *A, INT lda, const float *B, INT ldb, \
-                             float *C, INT ldc)                                                    \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, \
+                                   cublasOperation_t trans, cublasDiagType_t diag, INT m, INT n,   \
+                                   const float *alpha, const float *A, INT lda, const float *B,    \
+                                   INT ldb, float *C, INT ldc)                                     \
     {                                                                                              \
         int compute = level3_compute(h);                                                           \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, compute);                                \
@@ -521,9 +536,9 @@ FAKE_STRMM(cublasStrmm_v2_64, int64_t)
 
 /* op(A) X = alpha B, left side only (this fake refuses the right side). */
 #define FAKE_STRSM(name, INT)                                                                      \
-    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo,       \
-                             cublasOperation_t trans, cublasDiagType_t diag, INT m, INT n,         \
-                             const float *alpha, const float *A, INT lda, float *B, INT ldb)       \
+    AMP_EXPORT cublasStatus_t name(cublasHandle_t h, cublasSideMode_t side, cublasFillMode_t uplo, \
+                                   cublasOperation_t trans, cublasDiagType_t diag, INT m, INT n,   \
+                                   const float *alpha, const float *A, INT lda, float *B, INT ldb) \
     {                                                                                              \
         int compute = level3_compute(h);                                                           \
         if (side != CUBLAS_SIDE_LEFT)                                                              \
@@ -568,8 +583,8 @@ static int64_t packed_at(int uplo, int n, int i, int j)
                                           : i + (int64_t)j * (2 * n - j - 1) / 2;
 }
 
-AMP_EXPORT cublasStatus_t cublasStrttp(cublasHandle_t h, cublasFillMode_t uplo, int n, const float *A,
-                                 int lda, float *AP)
+AMP_EXPORT cublasStatus_t cublasStrttp(cublasHandle_t h, cublasFillMode_t uplo, int n,
+                                       const float *A, int lda, float *AP)
 {
     (void)h;
     for (int j = 0; j < n; j++)
@@ -579,8 +594,8 @@ AMP_EXPORT cublasStatus_t cublasStrttp(cublasHandle_t h, cublasFillMode_t uplo, 
     return CUBLAS_STATUS_SUCCESS;
 }
 
-AMP_EXPORT cublasStatus_t cublasStpttr(cublasHandle_t h, cublasFillMode_t uplo, int n, const float *AP,
-                                 float *A, int lda)
+AMP_EXPORT cublasStatus_t cublasStpttr(cublasHandle_t h, cublasFillMode_t uplo, int n,
+                                       const float *AP, float *A, int lda)
 {
     (void)h;
     for (int j = 0; j < n; j++)
@@ -591,9 +606,9 @@ AMP_EXPORT cublasStatus_t cublasStpttr(cublasHandle_t h, cublasFillMode_t uplo, 
 }
 
 /* C = alpha op(A) + beta op(B); in place when C is A with op(A) = A. */
-AMP_EXPORT cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
-                                int n, const float *alpha, const float *A, int lda,
-                                const float *beta, const float *B, int ldb, float *C, int ldc)
+AMP_EXPORT cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
+                                      int m, int n, const float *alpha, const float *A, int lda,
+                                      const float *beta, const float *B, int ldb, float *C, int ldc)
 {
     touch(h, A);
     touch(h, B);
@@ -609,7 +624,8 @@ AMP_EXPORT cublasStatus_t cublasSgeam(cublasHandle_t h, cublasOperation_t ta, cu
     return CUBLAS_STATUS_SUCCESS;
 }
 
-AMP_EXPORT cublasStatus_t cublasSscal_v2(cublasHandle_t h, int n, const float *alpha, float *x, int incx)
+AMP_EXPORT cublasStatus_t cublasSscal_v2(cublasHandle_t h, int n, const float *alpha, float *x,
+                                         int incx)
 {
     (void)h;
     for (int i = 0; i < n; i++)
@@ -617,8 +633,8 @@ AMP_EXPORT cublasStatus_t cublasSscal_v2(cublasHandle_t h, int n, const float *a
     return CUBLAS_STATUS_SUCCESS;
 }
 
-AMP_EXPORT cublasStatus_t cublasSaxpy_v2(cublasHandle_t h, int n, const float *alpha, const float *x,
-                                   int incx, float *y, int incy)
+AMP_EXPORT cublasStatus_t cublasSaxpy_v2(cublasHandle_t h, int n, const float *alpha,
+                                         const float *x, int incx, float *y, int incy)
 {
     (void)h;
     for (int i = 0; i < n; i++)
