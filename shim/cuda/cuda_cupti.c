@@ -34,6 +34,7 @@
 /* libcupti's functions: one list, the one resolver. */
 #define AMP_CUPTI_HELPERS(X)                                                                       \
     X(subscribe, cuptiSubscribe, int, void **, void *, void *)                                     \
+    X(unsubscribe, cuptiUnsubscribe, int, void *)                                                  \
     X(register_callbacks, cuptiActivityRegisterCallbacks, int, void *, void *)                     \
     X(enable, cuptiActivityEnable, int, int)                                                       \
     X(push, cuptiActivityPushExternalCorrelationId, int, int, uint64_t)                            \
@@ -183,6 +184,8 @@ static void start_cupti(void)
              cupti.enable(KIND_MEMCPY) != CUPTI_OK || cupti.enable(KIND_MEMSET) != CUPTI_OK)
         why = "CUPTI's activity API refused (no driver?)";
     if (why) {
+        if (status == CUPTI_OK)
+            cupti.unsubscribe(subscriber); /* left for a client that can use it */
         amp_log(AMP_LOG_INFO, "AMPSHIM_CUDA_TIMING=cupti: %s; GPU time is taken with events", why);
         atomic_store(&state, -1);
         return;

@@ -19,7 +19,11 @@ capture):
   fake's 1000 ns per kernel, read live by ampctl and at exit; with another
   CUPTI client holding it, one info line and events instead.
 
-usage: cuda_timing_check.py PROGRAM PRELOAD AMPCTL LIBRARY_PATH cupti|no-cupti"""
+- with the toolkit's real libcupti (REAL_CUPTI, where there is one) on a
+  machine without a driver: the program runs as usual and the shim says in
+  one info line that CUPTI refused, then takes events.
+
+usage: cuda_timing_check.py PROGRAM PRELOAD AMPCTL LIBRARY_PATH cupti|no-cupti [REAL_CUPTI]"""
 import json
 import os
 import subprocess
@@ -32,6 +36,7 @@ from check import Checker  # noqa: E402  (tests/check.py)
 checker = Checker("cuda_timing_check")
 check = checker.check
 program, preload, ampctl, libpath, cupti = sys.argv[1:6]
+real_cupti = sys.argv[6] if len(sys.argv) > 6 else ""
 work = tempfile.mkdtemp(prefix="cuda_timing_")
 base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
 base.update(LD_LIBRARY_PATH=libpath, AMPCTL=ampctl, LD_PRELOAD=preload, AMPSHIM_LOWER_MIN="0")
@@ -110,4 +115,15 @@ if cupti == "cupti":
         got = {g["symbol"]: g for g in json.load(f)["gpu_time"]}
     check("cupti taken: events instead (every 4th call)",
           got.get("cublasSgemm_v2", {}).get("timed_lowered") == 64, str(got))
+if real_cupti and os.path.exists(real_cupti):
+    only = os.path.join(work, "real-cupti")
+    os.mkdir(only)
+    os.symlink(real_cupti, os.path.join(only, os.path.basename(real_cupti)))
+    real_json = os.path.join(work, "real.json")
+    _, r = run(dict(base, AMPSHIM_CUDA_TIMING="cupti", CHECK_NO_CAPTURE="1", AMPSHIM_LOG="info",
+                    LD_LIBRARY_PATH=only + ":" + libpath), real_json)
+    lines = [line for line in r.stderr.splitlines() if "CUPTI" in line]
+    gpu = os.path.exists("/dev/nvidia0")
+    check("real libcupti: without a driver, one info line and events; with one, quiet",
+          (len(lines) == 0) if gpu else (len(lines) == 1 and "events" in lines[0]), r.stderr)
 checker.finish()
