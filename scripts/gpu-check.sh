@@ -163,6 +163,10 @@ for b in $benches; do
     run_one benchmarks "$b"
 done
 
+# The compute-type verdict (tests/gpu/compute_types_gpu), the line that
+# decides AMPSHIM_CUDA_FP16's default (ampshim(7), ON A GPU), at the end.
+verdict=$(grep -m1 '^verdict ' "$out" || true)
+echo "compute types: ${verdict:-no verdict (compute_types_gpu did not run)}" >> "$out"
 echo "wrote $out"
 if [ "$gpu" -eq 0 ]; then
     echo "(no GPU on this machine: what was built was skipped)" >> "$out"

@@ -90,6 +90,8 @@ for n in cublas-gpu cublas-compute-types-gpu capture-gpu cudnn-gpu sgemm-gpu con
 done
 check "cu13: the scaler's plugin not buildable without a toolkit ($(outcome "$r" scaler-gpu))" \
     has "$r" "not buildable here: no toolkit with the static runtime"
+check "cu13: the verdict line says none ran" \
+    has "$r" "compute types: no verdict (compute_types_gpu did not run)"
 
 # CUDA 12 wheels.
 s=$work/cu12/site-packages/nvidia
