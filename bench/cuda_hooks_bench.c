@@ -8,7 +8,9 @@
  * is the call the library ends up running (GemmEx with the fast compute
  * type, the convolution with the converting math type). On a GPU the real getters cost what
  * cuBLAS's and cuDNN's own do; a kernel launch costs microseconds.
- * Settings are switched in-process with ampshim_ctl.
+ * Settings are switched in-process with ampshim_ctl. The lowered sgemm
+ * runs with the GPU timing as it is by default (events on every 64th call),
+ * off, and on every call (what one timed call costs).
  * Run under LD_PRELOAD=libampshim.so (the benchmark definition does). */
 #include <cublas_v2.h>
 #include <cudnn.h>
@@ -33,6 +35,13 @@ static void set_enabled(int on)
 {
     if (ctl("opt.enabled", NULL, NULL, &on, sizeof on) != 0)
         fprintf(stderr, "cuda_hooks_bench: cannot set opt.enabled=%d\n", on);
+}
+
+static void set_u64(const char *name, uint64_t value)
+{
+    if (ctl(name, NULL, NULL, &value, sizeof value) != 0)
+        fprintf(stderr, "cuda_hooks_bench: cannot set %s=%llu\n", name,
+                (unsigned long long)value);
 }
 
 enum { CALLS = 2000, ROUNDS = 201 };
@@ -179,6 +188,14 @@ int main(void)
     set("policy.cuda.addmm", "default");
     set("opt.cuda_dtype", "fp16");
     measure("cublasSgemm 1x1x1, lowered (direct: GemmEx FAST_16F)", sgemm_lowered);
+    /* The GPU timing (AMPSHIM_CUDA_TIMING): the row above has the default,
+     * events on every 64th call; off, and events on every call. */
+    set("opt.cuda_timing", "off");
+    measure("cublasSgemm 1x1x1, lowered, GPU timing off", sgemm_lowered);
+    set("opt.cuda_timing", "events");
+    set_u64("opt.cuda_timing_sample", 1);
+    measure("cublasSgemm 1x1x1, lowered, events on every call", sgemm_lowered);
+    set_u64("opt.cuda_timing_sample", 64);
     measure("cudnnSoftmaxForward fp32 1x1x1x1 (fp32 op, unchanged)", softmax);
     measure("cudnnConvolutionForward 1x1x1x1, fp16 (direct: converting)", convolution_lowered);
     set("opt.cuda_dtype", "tf32");
