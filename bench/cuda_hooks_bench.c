@@ -40,8 +40,7 @@ static void set_enabled(int on)
 static void set_u64(const char *name, uint64_t value)
 {
     if (ctl(name, NULL, NULL, &value, sizeof value) != 0)
-        fprintf(stderr, "cuda_hooks_bench: cannot set %s=%llu\n", name,
-                (unsigned long long)value);
+        fprintf(stderr, "cuda_hooks_bench: cannot set %s=%llu\n", name, (unsigned long long)value);
 }
 
 enum { CALLS = 2000, ROUNDS = 201 };
