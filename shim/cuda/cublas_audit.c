@@ -57,7 +57,6 @@ enum {
     EVENT_DISABLE_TIMING = 2, /* cudaEventDisableTiming */
     STREAM_NON_BLOCKING = 1,  /* cudaStreamNonBlocking */
     DEVICE_TO_HOST = 2,       /* cudaMemcpyDeviceToHost */
-    CAPTURE_MODE_RELAXED = 2, /* cudaStreamCaptureModeRelaxed */
 };
 
 static struct {
@@ -177,8 +176,8 @@ static void fold_locked(void)
     if (!any)
         return;
     const struct amp_cudart_helpers *rt = f.rt;
-    int mode = CAPTURE_MODE_RELAXED, current = amp_cuda_device();
-    if (rt->exchange_capture_mode(&mode) != 0)
+    struct amp_cuda_readback back;
+    if (!amp_cuda_readback_begin(&back))
         return;
     static float host[2 * CAPACITY];
     for (int d = 0; d < AMP_CUDA_DEVICES; d++) {
@@ -197,9 +196,7 @@ static void fold_locked(void)
                 record(&amp_ctl->audit_site[i], host, n);
         }
     }
-    if (current >= 0)
-        rt->set_device(current);
-    rt->exchange_capture_mode(&mode);
+    amp_cuda_readback_end(&back);
 }
 
 static void fold(void)

@@ -124,17 +124,11 @@ static void add_work(uint32_t correlation, uint64_t ns)
     uint64_t seq = correlations[correlation % CORRELATIONS].correlation == correlation
                        ? correlations[correlation % CORRELATIONS].seq
                        : 0;
-    if (!seq || calls[seq % RING].seq != seq || !amp_ctl)
+    if (!seq || calls[seq % RING].seq != seq)
         return; /* not a hooked call's, or its entry was overwritten */
-    int lowered = calls[seq % RING].lowered;
-    _Atomic uint64_t *row = amp_ctl->gpu_time[calls[seq % RING].hook];
-    atomic_fetch_add_explicit(&row[lowered ? AMP_GPU_NS_LOWERED : AMP_GPU_NS_MADE], ns,
-                              memory_order_relaxed);
-    if (!calls[seq % RING].counted) {
-        calls[seq % RING].counted = 1;
-        atomic_fetch_add_explicit(&row[lowered ? AMP_GPU_TIMED_LOWERED : AMP_GPU_TIMED_MADE], 1,
-                                  memory_order_relaxed);
-    }
+    amp_gpu_time_add(calls[seq % RING].hook, calls[seq % RING].lowered, ns,
+                     !calls[seq % RING].counted);
+    calls[seq % RING].counted = 1;
 }
 
 static void buffer_completed(void *context, uint32_t stream, uint8_t *buffer, size_t size,

@@ -131,6 +131,22 @@ void *amp_cuda_keep(size_t bytes, void *stream)
     return allocate(bytes, stream);
 }
 
+int amp_cuda_readback_begin(struct amp_cuda_readback *r)
+{
+    enum { CAPTURE_MODE_RELAXED = 2 }; /* cudaStreamCaptureModeRelaxed */
+    r->mode = CAPTURE_MODE_RELAXED;
+    r->device = amp_cuda_device();
+    return ready() && rt->exchange_capture_mode && rt->set_device &&
+           rt->exchange_capture_mode(&r->mode) == 0;
+}
+
+void amp_cuda_readback_end(struct amp_cuda_readback *r)
+{
+    if (r->device >= 0)
+        rt->set_device(r->device);
+    rt->exchange_capture_mode(&r->mode);
+}
+
 int amp_cuda_device(void)
 {
     int dev = -1;

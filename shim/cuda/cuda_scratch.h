@@ -64,6 +64,18 @@ void amp_cuda_scratch_end(struct amp_cuda_scratch *s);
  * would; NULL when it cannot be had. */
 void *amp_cuda_keep(size_t bytes, void *stream);
 
+/* A read-back of device results outside the program's own calls (the
+ * audit's norms, the GPU timing's events): begin relaxes the thread's
+ * stream-capture mode (cudaThreadExchangeStreamCaptureMode), so nothing it
+ * does can invalidate a graph another thread captures in the default global
+ * mode, and remembers the current device; end restores both. begin answers
+ * 0 (and end is not to be called) when the runtime cannot do that. */
+struct amp_cuda_readback {
+    int mode, device;
+};
+int amp_cuda_readback_begin(struct amp_cuda_readback *r);
+void amp_cuda_readback_end(struct amp_cuda_readback *r);
+
 /* The calling thread's current device, or -1 (no runtime, an error, or a
  * device past AMP_CUDA_DEVICES). */
 int amp_cuda_device(void);

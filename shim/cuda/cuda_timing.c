@@ -29,17 +29,13 @@ __thread uint32_t amp_cuda_timing_tick __attribute__((tls_model("initial-exec"))
 
 enum {
     PAIRS = 256,
-    FREE = 0,
-    RECORDING,
-    PENDING,
-    READY = 0,                /* cudaSuccess */
-    CAPTURE_MODE_RELAXED = 2, /* cudaStreamCaptureModeRelaxed */
+    READY = 0, /* cudaSuccess */
 };
 
 struct pair {
     void *start, *stop;
     uint16_t hook;
-    uint8_t lowered, state;
+    uint8_t lowered;
 };
 /* Each device's pairs: the free ones on a stack, the pending ones in the
  * order they were recorded (a ring), so taking one is O(1). Under lock. */
@@ -66,7 +62,7 @@ static void find_runtime(void)
 {
     rt = amp_cudart_helpers();
     usable = rt->event_create && rt->event_record && rt->event_query && rt->event_sync &&
-             rt->event_elapsed && rt->is_capturing && rt->set_device && rt->exchange_capture_mode;
+             rt->event_elapsed && rt->is_capturing;
     if (!usable) {
         amp_log(AMP_LOG_INFO, "no CUDA runtime with events found; GPU time is not measured");
         return;
@@ -82,20 +78,17 @@ static int ready(void)
     return usable;
 }
 
-/* Adds a passed pair's time to its hook's row and frees it. Under lock. */
-static void harvest(struct device_pairs *dp, int i)
+/* Reads the oldest pending pair back into its hook's row and frees it.
+ * Under lock. */
+static void harvest_oldest(struct device_pairs *dp)
 {
+    int i = dp->pending[dp->head];
     struct pair *p = &dp->pair[i];
     float ms = 0;
-    if (rt->event_elapsed(&ms, p->start, p->stop) == READY && amp_ctl && ms >= 0) {
-        _Atomic uint64_t *row = amp_ctl->gpu_time[p->hook];
-        int lowered = p->lowered;
-        atomic_fetch_add_explicit(&row[lowered ? AMP_GPU_NS_LOWERED : AMP_GPU_NS_MADE],
-                                  (uint64_t)((double)ms * 1e6 + 0.5), memory_order_relaxed);
-        atomic_fetch_add_explicit(&row[lowered ? AMP_GPU_TIMED_LOWERED : AMP_GPU_TIMED_MADE], 1,
-                                  memory_order_relaxed);
-    }
-    p->state = FREE;
+    if (rt->event_elapsed(&ms, p->start, p->stop) == READY && ms >= 0)
+        amp_gpu_time_add(p->hook, p->lowered, (uint64_t)((double)ms * 1e6 + 0.5), 1);
+    dp->head = (dp->head + 1) % PAIRS;
+    dp->n_pending--;
     dp->free[dp->n_free++] = i;
 }
 
@@ -109,17 +102,14 @@ static int take(struct device_pairs *dp)
         dp->n_free = PAIRS;
         dp->ready = 1;
     }
-    /* The query with this thread's capture mode relaxed, as every read-back
-     * (another thread's global-mode capture must not see it). */
-    int mode = CAPTURE_MODE_RELAXED;
-    if (!dp->n_free && dp->n_pending && rt->exchange_capture_mode(&mode) == READY) {
+    /* The query as every read-back (another thread's global-mode capture
+     * must not see it). */
+    struct amp_cuda_readback back;
+    if (!dp->n_free && dp->n_pending && amp_cuda_readback_begin(&back)) {
         int passed = rt->event_query(dp->pair[dp->pending[dp->head]].stop) == READY;
-        rt->exchange_capture_mode(&mode);
-        if (passed) {
-            harvest(dp, dp->pending[dp->head]);
-            dp->head = (dp->head + 1) % PAIRS;
-            dp->n_pending--;
-        }
+        amp_cuda_readback_end(&back);
+        if (passed)
+            harvest_oldest(dp);
     }
     return dp->n_free ? dp->free[--dp->n_free] : -1;
 }
@@ -127,7 +117,6 @@ static int take(struct device_pairs *dp)
 /* Gives a pair back unused, or queues it as pending. Under lock. */
 static void put(struct device_pairs *dp, int i, int pending)
 {
-    dp->pair[i].state = pending ? PENDING : FREE;
     if (pending)
         dp->pending[(dp->head + dp->n_pending++) % PAIRS] = i;
     else
@@ -168,8 +157,6 @@ void amp_cuda_time_start(struct amp_cuda_timed *tm, struct amp_thread *t, enum a
         put(dp, i, 0);
         p = NULL;
     }
-    if (p)
-        p->state = RECORDING;
     pthread_mutex_unlock(&lock);
     if (!p)
         return;
@@ -209,22 +196,17 @@ static void fold(void)
 {
     struct amp_quiet quiet;
     amp_lock_quietly(&lock, &quiet);
-    int mode = CAPTURE_MODE_RELAXED, current = amp_cuda_device();
-    if (!finished && rt->exchange_capture_mode(&mode) == READY) {
+    struct amp_cuda_readback back;
+    if (!finished && amp_cuda_readback_begin(&back)) {
         for (int d = 0; d < AMP_CUDA_DEVICES; d++) {
             struct device_pairs *dp = &devices[d];
             if (!dp->n_pending || rt->set_device(d) != READY)
                 continue;
             /* In order; one the GPU cannot finish stays, with those after it. */
-            while (dp->n_pending && rt->event_sync(dp->pair[dp->pending[dp->head]].stop) == READY) {
-                harvest(dp, dp->pending[dp->head]);
-                dp->head = (dp->head + 1) % PAIRS;
-                dp->n_pending--;
-            }
+            while (dp->n_pending && rt->event_sync(dp->pair[dp->pending[dp->head]].stop) == READY)
+                harvest_oldest(dp);
         }
-        if (current >= 0)
-            rt->set_device(current);
-        rt->exchange_capture_mode(&mode);
+        amp_cuda_readback_end(&back);
     }
     amp_unlock_quietly(&lock, &quiet);
 }

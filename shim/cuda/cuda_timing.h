@@ -36,6 +36,19 @@ static inline int amp_cuda_timing_due(void)
     return 1;
 }
 
+/* Adds ns of GPU time, and `calls` timed calls, to hook's row of the
+ * block, lowered or as made (both timing modes' one writer). */
+static inline void amp_gpu_time_add(unsigned hook, int lowered, uint64_t ns, uint64_t calls)
+{
+    if (!amp_ctl)
+        return;
+    _Atomic uint64_t *row = amp_ctl->gpu_time[hook];
+    atomic_fetch_add_explicit(&row[lowered ? AMP_GPU_NS_LOWERED : AMP_GPU_NS_MADE], ns,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&row[lowered ? AMP_GPU_TIMED_LOWERED : AMP_GPU_TIMED_MADE], calls,
+                              memory_order_relaxed);
+}
+
 /* Records the start of a due call of hook on stream (tm->pair stays -1
  * when it cannot: no runtime, no free pair, a captured stream). */
 void amp_cuda_time_start(struct amp_cuda_timed *tm, struct amp_thread *t, enum amp_hook_id hook,
