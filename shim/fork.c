@@ -18,6 +18,7 @@
 #include "shim/cpu/native_pool.h"
 #include "shim/cuda/cublas_lowered.h"
 #include "shim/cuda/cuda_timing.h"
+#include "shim/cuda/cudnn_graph.h"
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
 
@@ -25,6 +26,8 @@ static void (*const handlers[])(enum amp_fork_phase) = {
     amp_cublas_audit_atfork, /* the CUDA audit's device arrays (shim/cuda/cublas_audit.c) */
     amp_cuda_timing_atfork,  /* the GPU timing's event pairs (shim/cuda/cuda_timing.c) */
     amp_cupti_atfork,        /* its CUPTI records (shim/cuda/cuda_cupti.c) */
+    amp_cudnn_graph_atfork,  /* the cuDNN graph book (shim/cuda/cudnn_graph_book.c) */
+    amp_graph_cache_atfork,  /* the graph engines found (shim/cuda/cudnn_graph_lower.c) */
     amp_audit_atfork,        /* the audit's site table (runtime/accuracy_audit.c) */
     amp_callers_atfork,      /* the object verdicts (runtime/callers.c) */
     amp_resolve_atfork,      /* resolution (shim/resolve.c) */

@@ -25,4 +25,7 @@ enum {
     AMP_CUDNN_NORM_OPS_NORM = 0,
 };
 
+/* A cuDNN call succeeded. */
+#define AMP_DNN_OK AMP_CUDNN_STATUS_SUCCESS
+
 #endif

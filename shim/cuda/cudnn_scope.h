@@ -14,8 +14,6 @@
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/cuda/cudnn_abi.h"
 
-#define AMP_DNN_OK AMP_CUDNN_STATUS_SUCCESS
-
 /* The cuDNN functions the hooks call besides the hooked ones. */
 #define AMP_DNN_FUNCTIONS(X)                                                                       \
     X(get_tensor, cudnnGetTensorNdDescriptor, void *, int, int *, int *, int *, int *)             \
