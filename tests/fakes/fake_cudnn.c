@@ -23,9 +23,9 @@
  *
  * This file: the record, precision, the handle and descriptors; the
  * operations are in fake_cudnn_conv.c (convolutions), fake_cudnn_ops.c
- * (element-wise and fp32-list operations), fake_cudnn_ctc.c (CTC loss) and
- * fake_cudnn_rnn.c (RNNs); tests/fakes/fake_cudnn_internal.h is what they
- * share. */
+ * (element-wise and fp32-list operations), fake_cudnn_ctc.c (CTC loss),
+ * fake_cudnn_rnn.c (RNNs) and fake_cudnn_graph.c (the backend API);
+ * tests/fakes/fake_cudnn_internal.h is what they share. */
 #include <cudnn.h>
 #include <math.h>
 #include <stdint.h>

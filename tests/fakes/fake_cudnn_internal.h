@@ -1,5 +1,5 @@
-/* TEST-ONLY: what the parts of the fake libcudnn.so.9 (fake_cudnn.c,
- * fake_cudnn_ctc.c, fake_cudnn_rnn.c) share: the handle and tensor
+/* TEST-ONLY: what the parts of the fake libcudnn.so.9 (fake_cudnn.c and
+ * the fake_cudnn_*.c beside it) share: the handle and tensor
  * descriptors, the call record and the precision helpers. */
 #ifndef AMPSHIM_FAKE_CUDNN_INTERNAL_H
 #define AMPSHIM_FAKE_CUDNN_INTERNAL_H
