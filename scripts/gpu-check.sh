@@ -30,8 +30,8 @@ set -eu
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results.txt}
 dir=${AMPSHIM_BUILD_DIR:-build}
-tests="cublas-compute-types-gpu cublas-gpu capture-gpu cudnn-gpu scaler-gpu torch-gpu"
-benches="sgemm-gpu conv-gpu unscale-gpu torch-three-ways-gpu"
+tests="cublas-compute-types-gpu cublas-gpu capture-gpu cudnn-gpu cudnn-graph-gpu scaler-gpu torch-gpu"
+benches="sgemm-gpu conv-gpu cudnn-graph-gpu unscale-gpu torch-three-ways-gpu"
 
 gpu=0
 sh scripts/has-gpu.sh && gpu=1

@@ -56,8 +56,7 @@ static inline gdesc gb_tensor(int64_t uid, cudnnDataType_t type, const int64_t d
                "tensor type") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims),
                "dims") ||
-        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4,
-                                        strides),
+        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides),
                "strides") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid),
                "uid") ||
@@ -76,7 +75,8 @@ static inline gdesc gb_conv(const struct gshape *s)
 {
     cudnnDataType_t compute = CUDNN_DATA_FLOAT;
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    int64_t dims = 2, pad[2] = {s->pad, s->pad}, stride[2] = {s->stride, s->stride}, one[2] = {1, 1};
+    int64_t dims = 2, pad[2] = {s->pad, s->pad}, stride[2] = {s->stride, s->stride},
+            one[2] = {1, 1};
     gdesc d = NULL;
     if (!gb_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &d), "conv") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE,
@@ -85,20 +85,20 @@ static inline gdesc gb_conv(const struct gshape *s)
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_CONV_MODE,
                                         CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode),
                "mode") ||
-        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64,
-                                        1, &dims),
+        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
+                                        &dims),
                "spatial dims") ||
-        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64,
-                                        2, pad),
+        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2,
+                                        pad),
                "pre pad") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64,
                                         2, pad),
                "post pad") ||
-        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2,
-                                        one),
-               "dilations") ||
-        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES,
-                                        CUDNN_TYPE_INT64, 2, stride),
+        !gb_ok(
+            cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one),
+            "dilations") ||
+        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64,
+                                        2, stride),
                "strides") ||
         !gb_ok(cudnnBackendFinalize(d), "conv finalize"))
         return NULL;
@@ -149,15 +149,15 @@ static inline int gb_graph(struct gb_graph *g, int dir, const struct gshape *s,
          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA}};
     const cudnnBackendAttributeName_t *n = names[dir];
     if (!gb_ok(cudnnBackendCreateDescriptor(types[dir], &g->op), "op") ||
-        !gb_ok(cudnnBackendSetAttribute(g->op, n[0], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                        &g->tensor[0]),
-               "op x") ||
-        !gb_ok(cudnnBackendSetAttribute(g->op, n[1], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                        &g->tensor[1]),
-               "op w") ||
-        !gb_ok(cudnnBackendSetAttribute(g->op, n[2], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                        &g->tensor[2]),
-               "op y") ||
+        !gb_ok(
+            cudnnBackendSetAttribute(g->op, n[0], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->tensor[0]),
+            "op x") ||
+        !gb_ok(
+            cudnnBackendSetAttribute(g->op, n[1], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->tensor[1]),
+            "op w") ||
+        !gb_ok(
+            cudnnBackendSetAttribute(g->op, n[2], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->tensor[2]),
+            "op y") ||
         !gb_ok(cudnnBackendSetAttribute(g->op, n[3], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->conv),
                "op conv") ||
         !gb_ok(cudnnBackendSetAttribute(g->op, n[4], CUDNN_TYPE_FLOAT, 1, &alpha), "alpha") ||
@@ -210,8 +210,8 @@ static inline int gb_graph(struct gb_graph *g, int dir, const struct gshape *s,
 
 static inline void gb_graph_destroy(struct gb_graph *g)
 {
-    gdesc all[] = {g->graph, g->relu, g->relu_desc, g->op, g->conv, g->tensor[0], g->tensor[1],
-                   g->tensor[2], g->tensor[3], g->tensor[4]};
+    gdesc all[] = {g->graph,     g->relu,      g->relu_desc, g->op,        g->conv,
+                   g->tensor[0], g->tensor[1], g->tensor[2], g->tensor[3], g->tensor[4]};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (all[i])
             cudnnBackendDestroyDescriptor(all[i]);
@@ -248,11 +248,11 @@ static inline gdesc gb_plan(const struct gb_graph *g, cudnnHandle_t handle, gdes
         if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &p) !=
                 CUDNN_STATUS_SUCCESS ||
             cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]) !=
-                CUDNN_STATUS_SUCCESS ||
-            (handle && cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
-                                                CUDNN_TYPE_HANDLE, 1,
-                                                &handle) != CUDNN_STATUS_SUCCESS) ||
+                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                     &cfgs[i]) != CUDNN_STATUS_SUCCESS ||
+            (handle &&
+             cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1,
+                                      &handle) != CUDNN_STATUS_SUCCESS) ||
             (devprop && cudnnBackendSetAttribute(p, CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP,
                                                  CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
                                                  &devprop) != CUDNN_STATUS_SUCCESS) ||

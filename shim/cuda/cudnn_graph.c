@@ -160,15 +160,16 @@ static int execute(enum amp_hook_id hook, execute_fn real, void *handle, void *p
     if (!t)
         return real(handle, plan, pack);
     struct amp_gplan *p = amp_gplan_of(plan);
-    if (!p) { /* not a convolution plan the book knows */
-        amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
+    if (!p) { /* not a convolution plan the book knows, or cuDNN's own */
+        amp_count(t, hook,
+                  amp_call_from_library(amp_tls_caller) ? AMP_CTL_INTERNAL : AMP_CTL_PASSTHROUGH,
+                  1);
         return real(handle, plan, pack);
     }
     enum amp_hook_id row = (enum amp_hook_id)p->row;
     enum amp_ctl_counter outcome;
     int dtype = amp_cuda_size_rule(
-        amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, row, 0, &outcome), p->madds,
-        &outcome);
+        amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, row, 0, &outcome), p->madds, &outcome);
     int status = -1;
     /* only a plan whose workspace the program asked for has room for ours */
     if (dtype == AMP_DTYPE_FP16 && p->plan &&

@@ -80,15 +80,15 @@ int64_t amp_gbook_int(const struct amp_grec *r, int name, int i, int64_t dflt);
  * amp_gplan_take. */
 struct amp_gplan {
     const struct amp_dnng *f;
-    int row;           /* the hook id of its cudnn_graph row */
-    double madds;      /* for the size rule */
-    uint64_t converted;/* elements a down-converting engine converts per execute */
+    int row;                   /* the hook id of its cudnn_graph row */
+    double madds;              /* for the size rule */
+    uint64_t converted;        /* elements a down-converting engine converts per execute */
     void *plan, *cfg, *engine; /* the private plan and what it was built of */
     void *knobs[16];
     int n_knobs;
     int64_t engine_index;
-    int64_t workspace;     /* the private plan's, answered to the program */
-    _Atomic int answered;  /* the program asked the plan's workspace and got that answer */
+    int64_t workspace;    /* the private plan's, answered to the program */
+    _Atomic int answered; /* the program asked the plan's workspace and got that answer */
 };
 
 /* The plan record of program plan `plan`, or NULL: lock-free, any time. */

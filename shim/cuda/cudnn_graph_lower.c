@@ -173,12 +173,13 @@ static int view_plan(void *plan, struct plan_view *v)
         if (amp_gbook_int(t[i], AMP_DNNG_TENSOR_DATA_TYPE, 0, -1) != AMP_CUDNN_DATA_FLOAT ||
             amp_gbook_int(t[i], AMP_DNNG_TENSOR_IS_VIRTUAL, 0, 0) != 0)
             v->lowerable = 0;
-    if (amp_gbook_int(conv, AMP_DNNG_CONV_COMP_TYPE, 0, -1) != AMP_CUDNN_DATA_FLOAT ||
-        p->opaque || cfg->opaque || g->opaque || op->opaque || conv->opaque)
+    if (amp_gbook_int(conv, AMP_DNNG_CONV_COMP_TYPE, 0, -1) != AMP_CUDNN_DATA_FLOAT || p->opaque ||
+        cfg->opaque || g->opaque || op->opaque || conv->opaque)
         v->lowerable = 0;
     /* a filter is [K, C/groups, spatial...]: each element of the output
      * side (y, dy) takes C/groups * spatial multiply-adds */
-    const struct amp_grec *w = v->dir == 2 ? t[2] : t[1], *y = v->dir == 0 ? t[2] : t[v->dir == 1 ? 0 : 1];
+    const struct amp_grec *w = v->dir == 2 ? t[2] : t[1],
+                          *y = v->dir == 0 ? t[2] : t[v->dir == 1 ? 0 : 1];
     int64_t k = amp_gbook_int(w, AMP_DNNG_TENSOR_DIMENSIONS, 0, 0);
     v->madds = k > 0 ? (double)elements(y) * (double)(elements(w) / k) : 0;
     v->converted = (uint64_t)(elements(t[0]) + elements(t[1]));
@@ -201,8 +202,8 @@ static int view_plan(void *plan, struct plan_view *v)
         }
         for (int i = 0; i < 3 && v->n_op >= 0; i++) {
             v->tensor_name[i] = names[i];
-            v->tensor[i].n = copy_attrs(t[i], v->tensor[i].a, v->tensor[i].bytes, 64,
-                                        MAX_TENSOR_ATTRS);
+            v->tensor[i].n =
+                copy_attrs(t[i], v->tensor[i].a, v->tensor[i].bytes, 64, MAX_TENSOR_ATTRS);
             if (v->tensor[i].n < 0)
                 v->n_op = -1;
         }
@@ -259,8 +260,7 @@ struct engine_choice {
 };
 
 /* The fp16 twin's top engine and knobs; 0 when there is none. */
-static int twin_choice(const struct amp_dnng *f, const struct plan_view *v,
-                       struct engine_choice *c)
+static int twin_choice(const struct amp_dnng *f, const struct plan_view *v, struct engine_choice *c)
 {
     if (v->fused || v->n_op < 0)
         return 0;
@@ -272,7 +272,8 @@ static int twin_choice(const struct amp_dnng *f, const struct plan_view *v,
         for (int k = 0; k < v->tensor[i].n; k++) {
             const struct amp_gattr *a = &v->tensor[i].a[k];
             int type_attr = a->name == AMP_DNNG_TENSOR_DATA_TYPE;
-            own_set(&o, tensor[i], a->name, a->type, a->count, type_attr ? (const void *)&half : a->value);
+            own_set(&o, tensor[i], a->name, a->type, a->count,
+                    type_attr ? (const void *)&half : a->value);
         }
         own_finalize(&o, tensor[i]);
     }
@@ -308,8 +309,8 @@ static int twin_choice(const struct amp_dnng *f, const struct plan_view *v,
              f->get(heur, AMP_DNNG_HEUR_RESULTS, AMP_DNNG_TYPE_BACKEND_DESCRIPTOR, 1, &n, &cfg) ==
                  AMP_DNN_OK &&
              n >= 1 &&
-             f->get(cfg, AMP_DNNG_CFG_ENGINE, AMP_DNNG_TYPE_BACKEND_DESCRIPTOR, 1, &one,
-                    &engine) == AMP_DNN_OK &&
+             f->get(cfg, AMP_DNNG_CFG_ENGINE, AMP_DNNG_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine) ==
+                 AMP_DNN_OK &&
              f->get(engine, AMP_DNNG_ENGINE_GLOBAL_INDEX, AMP_DNNG_TYPE_INT64, 1, &one,
                     &c->index) == AMP_DNN_OK;
     c->n_knobs = 0;
@@ -380,8 +381,9 @@ static int build_plan(const struct amp_dnng *f, const struct plan_view *v,
                 &v->devprop);
     own_finalize(&o, plan);
     int64_t ws = -1, one = 0;
-    if (o.failed || f->get(plan, AMP_DNNG_PLAN_WORKSPACE_SIZE, AMP_DNNG_TYPE_INT64, 1, &one, &ws) !=
-                        AMP_DNN_OK ||
+    if (o.failed ||
+        f->get(plan, AMP_DNNG_PLAN_WORKSPACE_SIZE, AMP_DNNG_TYPE_INT64, 1, &one, &ws) !=
+            AMP_DNN_OK ||
         ws < 0) {
         own_release(&o);
         return n_knobs ? build_plan(f, v, c, 0, p) : 0; /* the knobs may not carry over */
@@ -413,7 +415,8 @@ static int cache_get(const struct plan_view *v, struct engine_choice *c)
     int hit = 0;
     amp_lock_quietly(&cache_lock, &q);
     for (unsigned i = 0; i < CACHE_SLOTS && !hit; i++)
-        if (cache[i].sig && cache[i].len == v->sig_len && !memcmp(cache[i].sig, v->sig, v->sig_len)) {
+        if (cache[i].sig && cache[i].len == v->sig_len &&
+            !memcmp(cache[i].sig, v->sig, v->sig_len)) {
             *c = cache[i].choice;
             hit = 1;
         }
@@ -447,10 +450,9 @@ static int substitute(const struct amp_dnng *f, const struct plan_view *v, struc
         tried = c.index;
         built = build_plan(f, v, &c, 1, p);
     }
-    if (!built &&
-        (f->get(v->graph, AMP_DNNG_GRAPH_ENGINE_GLOBAL_COUNT, AMP_DNNG_TYPE_INT64, 1, &one,
-                &count) != AMP_DNN_OK ||
-         count <= 0 || count > ENGINES_MAX))
+    if (!built && (f->get(v->graph, AMP_DNNG_GRAPH_ENGINE_GLOBAL_COUNT, AMP_DNNG_TYPE_INT64, 1,
+                          &one, &count) != AMP_DNN_OK ||
+                   count <= 0 || count > ENGINES_MAX))
         count = ENGINES_MAX;
     for (int64_t i = 0; !built && i < count; i++) {
         if (i == tried)
@@ -493,11 +495,12 @@ struct amp_gplan *amp_graph_plan_finalized(const struct amp_dnng *f, struct amp_
     p->madds = v->madds;
     p->converted = v->converted;
     enum amp_ctl_counter outcome;
-    int dtype = v->lowerable ? amp_cuda_size_rule(amp_decide_lower_dtype_unaudited(
-                                                      t, AMP_DEVICE_CUDA, (enum amp_hook_id)p->row,
-                                                      0, &outcome),
-                                                  v->madds, &outcome)
-                             : -1;
+    int dtype =
+        v->lowerable
+            ? amp_cuda_size_rule(amp_decide_lower_dtype_unaudited(
+                                     t, AMP_DEVICE_CUDA, (enum amp_hook_id)p->row, 0, &outcome),
+                                 v->madds, &outcome)
+            : -1;
     if (dtype == AMP_DTYPE_FP16) {
         if (substitute(f, v, p)) {
             int64_t mine = 0, one = 0;

@@ -29,7 +29,7 @@
 #define MUST(cond)                                                                                 \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                \
+            printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                                 \
             failures++;                                                                            \
         }                                                                                          \
     } while (0)
@@ -90,8 +90,8 @@ static float as_run(float v, int down)
 /* The convolution of direction dir on the host, in the fake's loop order
  * (so its double sums are the same): in x, w, y; out the direction's
  * output; relu after a forward when fused. */
-static void host_conv(int dir, int down, int fused, const float *x, const float *w,
-                      const float *y, float *out)
+static void host_conv(int dir, int down, int fused, const float *x, const float *w, const float *y,
+                      float *out)
 {
     const struct gshape *s = &shape;
     long P = gshape_out(s, s->h, s->r), Q = gshape_out(s, s->w, s->s);
@@ -149,8 +149,9 @@ static int run_one(cudnnHandle_t h, int dir, int fused, const char *mode, int64_
         printf("FAIL %s: no plan\n", rows[dir]);
         return 1;
     }
-    int64_t ws = gb_workspace(plan),
-            copies = 2 * (dir == 0 ? XN + WN : dir == 1 ? YN + WN : XN + YN);
+    int64_t ws = gb_workspace(plan), copies = 2 * (dir == 0   ? XN + WN
+                                                   : dir == 1 ? YN + WN
+                                                              : XN + YN);
     void *workspace = malloc(ws > 0 ? (size_t)ws : 1);
     /* the variant pack: x, w, y by uid (the fused output too) */
     int64_t uids[4] = {GB_X, GB_W, GB_Y, GB_OUT};
@@ -170,11 +171,11 @@ static int run_one(cudnnHandle_t h, int dir, int fused, const char *mode, int64_
     memset(out, 0, sizeof y > sizeof x ? sizeof y : sizeof x);
     MUST(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack) == 0);
     MUST(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n,
-                                   uids) == 0);
+                                  uids) == 0);
     MUST(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                                   n, ptrs) == 0);
+                                  n, ptrs) == 0);
     MUST(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
-                                   &workspace) == 0);
+                                  &workspace) == 0);
     MUST(cudnnBackendFinalize(pack) == 0);
     int status = cudnnBackendExecute(h, plan, pack);
     const struct fake_cudnn_graph_record *r = fake_cudnn_graph_last();
@@ -220,7 +221,8 @@ static void *thread_main(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: cudnn_graph_check lowered ENGINE|asis|fallback|fused|fused-lowered ENGINE|threads\n");
+        fprintf(stderr, "usage: cudnn_graph_check lowered ENGINE|asis|fallback|fused|fused-lowered "
+                        "ENGINE|threads\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -241,8 +243,7 @@ int main(int argc, char **argv)
         for (int d = 0; d < 3; d++)
             lowered += stat(rows[d], "lowered");
         printf("%s threads: %d failures, %llu executes counted lowered (of 48)\n",
-               failures || lowered != 48 ? "FAIL" : "ok", failures,
-               (unsigned long long)lowered);
+               failures || lowered != 48 ? "FAIL" : "ok", failures, (unsigned long long)lowered);
         failures += lowered != 48;
     } else if (strcmp(mode, "fused") == 0) {
         failures += run_one(h, 0, 1, "asis", 1, 0);

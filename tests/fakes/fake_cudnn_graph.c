@@ -668,15 +668,21 @@ AMP_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendD
         return CUDNN_STATUS_EXECUTION_FAILED;
     /* the shapes: x [N,C,H,W], w [K,C,R,S], y [N,K,P,Q], whatever the
      * direction; which tensor is which follows from it */
-    const struct desc *x = g.dir == 1 ? g.t[2] : g.t[0], *wt = g.dir == 0 ? g.t[1] : g.dir == 1 ? g.t[1] : g.t[2],
+    const struct desc *x = g.dir == 1 ? g.t[2] : g.t[0],
+                      *wt = g.dir == 0   ? g.t[1]
+                            : g.dir == 1 ? g.t[1]
+                                         : g.t[2],
                       *y = g.dir == 0 ? g.t[2] : g.t[g.dir == 1 ? 0 : 1];
-    const void *px = g.dir == 1 ? NULL : io[0],
-               *pw = g.dir == 2 ? NULL : io[1],
+    const void *px = g.dir == 1 ? NULL : io[0], *pw = g.dir == 2 ? NULL : io[1],
                *py = g.dir == 0 ? NULL : io[g.dir == 1 ? 0 : 1];
-    long N = get_int(x, CUDNN_ATTR_TENSOR_DIMENSIONS, 0, 0), C = get_int(x, CUDNN_ATTR_TENSOR_DIMENSIONS, 1, 0),
-         H = get_int(x, CUDNN_ATTR_TENSOR_DIMENSIONS, 2, 0), W = get_int(x, CUDNN_ATTR_TENSOR_DIMENSIONS, 3, 0),
-         K = get_int(wt, CUDNN_ATTR_TENSOR_DIMENSIONS, 0, 0), R = get_int(wt, CUDNN_ATTR_TENSOR_DIMENSIONS, 2, 0),
-         S = get_int(wt, CUDNN_ATTR_TENSOR_DIMENSIONS, 3, 0), P = get_int(y, CUDNN_ATTR_TENSOR_DIMENSIONS, 2, 0),
+    long N = get_int(x, CUDNN_ATTR_TENSOR_DIMENSIONS, 0, 0),
+         C = get_int(x, CUDNN_ATTR_TENSOR_DIMENSIONS, 1, 0),
+         H = get_int(x, CUDNN_ATTR_TENSOR_DIMENSIONS, 2, 0),
+         W = get_int(x, CUDNN_ATTR_TENSOR_DIMENSIONS, 3, 0),
+         K = get_int(wt, CUDNN_ATTR_TENSOR_DIMENSIONS, 0, 0),
+         R = get_int(wt, CUDNN_ATTR_TENSOR_DIMENSIONS, 2, 0),
+         S = get_int(wt, CUDNN_ATTR_TENSOR_DIMENSIONS, 3, 0),
+         P = get_int(y, CUDNN_ATTR_TENSOR_DIMENSIONS, 2, 0),
          Q = get_int(y, CUDNN_ATTR_TENSOR_DIMENSIONS, 3, 0);
     long pad = get_int(g.conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, 0, 0),
          stride = get_int(g.conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, 0, 1);
@@ -708,13 +714,16 @@ AMP_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendD
                                                operand(y, py, oy, engine);
                             }
     float alpha = 1, beta = 0;
-    const struct attr *aa = find(g.conv_op, operands[g.dir][3] - 2), *ab = find(g.conv_op, operands[g.dir][3] - 1);
+    const struct attr *aa = find(g.conv_op, operands[g.dir][3] - 2),
+                      *ab = find(g.conv_op, operands[g.dir][3] - 1);
     if (aa)
-        alpha = aa->type == CUDNN_TYPE_DOUBLE ? (float)*(const double *)aa->value : *(const float *)aa->value;
+        alpha = aa->type == CUDNN_TYPE_DOUBLE ? (float)*(const double *)aa->value
+                                              : *(const float *)aa->value;
     if (ab)
-        beta = ab->type == CUDNN_TYPE_DOUBLE ? (float)*(const double *)ab->value : *(const float *)ab->value;
-    cudnnDataType_t t_out = (cudnnDataType_t)get_int(g.fused ? g.relu_out : ot,
-                                                     CUDNN_ATTR_TENSOR_DATA_TYPE, 0, 0);
+        beta = ab->type == CUDNN_TYPE_DOUBLE ? (float)*(const double *)ab->value
+                                             : *(const float *)ab->value;
+    cudnnDataType_t t_out =
+        (cudnnDataType_t)get_int(g.fused ? g.relu_out : ot, CUDNN_ATTR_TENSOR_DATA_TYPE, 0, 0);
     for (long i = 0; i < n_out; i++) {
         float v = (float)acc[i];
         if (g.fused) /* a virtual y, through the ReLU into its output */

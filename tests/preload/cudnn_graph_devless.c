@@ -28,8 +28,8 @@ static gdesc devprop(const char *path)
         fclose(f);
     json[n] = 0;
     gdesc d = NULL;
-    if (!n || !gb_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, &d),
-                     "devprop") ||
+    if (!n ||
+        !gb_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, &d), "devprop") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION,
                                         CUDNN_TYPE_CHAR, (int64_t)n, json),
                "devprop json") ||
