@@ -10,7 +10,11 @@
  * cuBLAS's and cuDNN's own do; a kernel launch costs microseconds.
  * Settings are switched in-process with ampshim_ctl. The lowered sgemm
  * runs with the GPU timing as it is by default (events on every 64th call),
- * off, and on every call (what one timed call costs).
+ * off, and on every call (what one timed call costs). cuDNN's graph API:
+ * cudnnBackendExecute of a 1x1x1x1 convolution plan as made and lowered
+ * (the private plan; direct: the library's execute of the program's plan),
+ * and the variant pack PyTorch builds for every execute (create, three
+ * attributes, finalize, execute, destroy), which the descriptor book sees.
  * Run under LD_PRELOAD=libampshim.so (the benchmark definition does). */
 #include <cublas_v2.h>
 #include <cudnn.h>
@@ -21,6 +25,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "tests/cudnn_graph_build.h"
 
 typedef int (*ctl_fn)(const char *, void *, size_t *, const void *, size_t);
 static ctl_fn ctl;
@@ -141,6 +146,65 @@ static void convolution_lowered(int hooked)
                                                 ws, sizeof ws, &zero, t1, c);
 }
 
+/* cuDNN's graph API: a 1x1x1x1 forward plan (the program's), executed
+ * with a variant pack made once, or made for each call as PyTorch does. */
+static gdesc gplan, gpack;
+static float gx[1], gw[1], gy[1];
+static char gws[4096];
+
+static gdesc make_pack(int hooked)
+{
+    static __typeof__(&cudnnBackendCreateDescriptor) d_create;
+    static __typeof__(&cudnnBackendSetAttribute) d_set;
+    static __typeof__(&cudnnBackendFinalize) d_finalize;
+    if (!d_create) {
+        d_create = (__typeof__(d_create))dlsym(cudnn_lib, "cudnnBackendCreateDescriptor");
+        d_set = (__typeof__(d_set))dlsym(cudnn_lib, "cudnnBackendSetAttribute");
+        d_finalize = (__typeof__(d_finalize))dlsym(cudnn_lib, "cudnnBackendFinalize");
+    }
+    int64_t uids[3] = {GB_X, GB_W, GB_Y};
+    void *ptrs[3] = {gx, gw, gy}, *ws = gws;
+    gdesc pack = NULL;
+    (hooked ? cudnnBackendCreateDescriptor : d_create)(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR,
+                                                       &pack);
+    (hooked ? cudnnBackendSetAttribute : d_set)(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS,
+                                                CUDNN_TYPE_INT64, 3, uids);
+    (hooked ? cudnnBackendSetAttribute : d_set)(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS,
+                                                CUDNN_TYPE_VOID_PTR, 3, ptrs);
+    (hooked ? cudnnBackendSetAttribute : d_set)(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE,
+                                                CUDNN_TYPE_VOID_PTR, 1, &ws);
+    (hooked ? cudnnBackendFinalize : d_finalize)(pack);
+    return pack;
+}
+
+static void graph_execute(int hooked)
+{
+    static __typeof__(&cudnnBackendExecute) direct;
+    if (!direct)
+        direct = (__typeof__(&cudnnBackendExecute))dlsym(cudnn_lib, "cudnnBackendExecute");
+    (hooked ? cudnnBackendExecute : direct)(dnn, gplan, gpack);
+}
+
+static void graph_execute_pack_per_call(int hooked)
+{
+    static __typeof__(&cudnnBackendExecute) direct;
+    static __typeof__(&cudnnBackendDestroyDescriptor) d_destroy;
+    if (!direct) {
+        direct = (__typeof__(&cudnnBackendExecute))dlsym(cudnn_lib, "cudnnBackendExecute");
+        d_destroy = (__typeof__(d_destroy))dlsym(cudnn_lib, "cudnnBackendDestroyDescriptor");
+    }
+    gdesc pack = make_pack(hooked);
+    (hooked ? cudnnBackendExecute : direct)(dnn, gplan, pack);
+    (hooked ? cudnnBackendDestroyDescriptor : d_destroy)(pack);
+}
+
+/* A 1x1x1x1 fp32 forward plan, finalized under the current settings. */
+static gdesc graph_plan(struct gb_graph *g, gdesc *cfg)
+{
+    static const struct gshape one_pixel = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
+    return gb_graph(g, 0, &one_pixel, CUDNN_DATA_FLOAT, 0, dnn) ? gb_plan(g, dnn, NULL, cfg) : NULL;
+}
+
 int main(void)
 {
     cpu_set_t cpu;
@@ -200,5 +264,20 @@ int main(void)
     set("opt.cuda_dtype", "tf32");
     measure("cudnnConvolutionForward 1x1x1x1, tf32 (as made)", convolution);
     measure("cudnnSoftmaxForward half 1x1x1x1, in fp32 (3 transforms)", softmax_half);
+    struct gb_graph g;
+    gdesc cfg = NULL;
+    set("opt.cuda_dtype", "fp16");
+    set("opt.cuda_lower_min", "0");
+    gplan = graph_plan(&g, &cfg);
+    gpack = make_pack(0);
+    gb_workspace(gplan); /* the program asks, as PyTorch does: the answer arms the private plan */
+    if (!gplan) {
+        fprintf(stderr, "cuda_hooks_bench: no graph plan\n");
+        return 1;
+    }
+    measure("cudnnBackendExecute 1x1x1x1 plan, fp16 (private plan)", graph_execute);
+    measure("... variant pack made for each call, fp16", graph_execute_pack_per_call);
+    set("opt.cuda_dtype", "tf32");
+    measure("cudnnBackendExecute 1x1x1x1 plan, tf32 (as made)", graph_execute);
     return 0;
 }

@@ -21,7 +21,7 @@
 static int create(enum amp_hook_id hook, int type, void **desc)
 {
     int status = ((int (*)(int, void **))amp_real(hook))(type, desc);
-    if (status == AMP_DNN_OK && desc && *desc && amp_thread_enter()) {
+    if (status == AMP_DNN_OK && desc && *desc && amp_gbook_books(type) && amp_thread_enter()) {
         struct amp_quiet q;
         amp_gbook_lock(&q);
         amp_gbook_created(*desc, type);
@@ -48,7 +48,7 @@ static void forget(void *desc, int keep_type)
 
 static int destroy(enum amp_hook_id hook, void *desc)
 {
-    if (desc && amp_thread_enter())
+    if (desc && amp_gbook_maybe(desc) && amp_thread_enter())
         forget(desc, 0);
     return ((int (*)(void *))amp_real(hook))(desc);
 }
@@ -56,7 +56,7 @@ static int destroy(enum amp_hook_id hook, void *desc)
 static int initialize(enum amp_hook_id hook, void *desc)
 {
     int status = ((int (*)(void *))amp_real(hook))(desc);
-    if (status == AMP_DNN_OK && desc && amp_thread_enter())
+    if (status == AMP_DNN_OK && desc && amp_gbook_maybe(desc) && amp_thread_enter())
         forget(desc, 1);
     return status;
 }
@@ -66,7 +66,7 @@ static int set_attribute(enum amp_hook_id hook, void *desc, int name, int type, 
 {
     int status = ((int (*)(void *, int, int, int64_t, const void *))amp_real(hook))(
         desc, name, type, count, array);
-    if (status == AMP_DNN_OK && amp_thread_enter()) {
+    if (status == AMP_DNN_OK && amp_gbook_maybe(desc) && amp_thread_enter()) {
         struct amp_quiet q;
         amp_gbook_lock(&q);
         amp_gbook_set(desc, name, type, count, array);
@@ -92,7 +92,7 @@ static int get_attribute(enum amp_hook_id hook, void *desc, int name, int type, 
             atomic_store_explicit(&p->answered, 1, memory_order_release);
         }
     } else if ((name == AMP_DNNG_HEUR_RESULTS || name == AMP_DNNG_CFG_ENGINE) &&
-               type == AMP_DNNG_TYPE_BACKEND_DESCRIPTOR) {
+               type == AMP_DNNG_TYPE_BACKEND_DESCRIPTOR && amp_gbook_maybe(desc)) {
         struct amp_quiet q;
         amp_gbook_lock(&q);
         const struct amp_grec *from = amp_gbook_find(desc);
@@ -116,7 +116,7 @@ static int finalize(enum amp_hook_id hook, void *desc)
     void *caller = amp_tls_caller;
     int status = real(desc);
     struct amp_thread *t;
-    if (status != AMP_DNN_OK || !(t = amp_thread_enter()))
+    if (status != AMP_DNN_OK || !amp_gbook_maybe(desc) || !(t = amp_thread_enter()))
         return status;
     struct amp_quiet q;
     amp_gbook_lock(&q);

@@ -35,6 +35,21 @@ const struct amp_dnng *amp_dnng_of(const void *real)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct amp_grec *bucket[BUCKETS];
+/* How many booked descriptors hash to each entry (written under the lock,
+ * read without it): zero says a descriptor is certainly not booked. */
+#define PRESENT 65536u
+static _Atomic uint32_t present[PRESENT];
+
+static unsigned present_of(const void *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+    return (unsigned)(h >> 48) % PRESENT;
+}
+
+int amp_gbook_maybe(const void *desc)
+{
+    return atomic_load_explicit(&present[present_of(desc)], memory_order_acquire) != 0;
+}
 
 static unsigned slot_of(const void *p)
 {
@@ -75,13 +90,40 @@ void amp_gbook_forget(void *desc)
             struct amp_grec *r = *p;
             *p = r->next;
             rec_free(r);
+            atomic_fetch_sub_explicit(&present[present_of(desc)], 1, memory_order_release);
             return;
         }
+}
+
+/* The descriptor types a convolution plan is read from (shim/cuda/
+ * cudnn_graph_lower.c); no other is booked, so the variant pack a program
+ * such as PyTorch builds for every execute costs one lookup per call. */
+int amp_gbook_books(int type)
+{
+    switch (type) {
+    case AMP_DNNG_POINTWISE:
+    case AMP_DNNG_CONVOLUTION:
+    case AMP_DNNG_ENGINE:
+    case AMP_DNNG_ENGINECFG:
+    case AMP_DNNG_ENGINEHEUR:
+    case AMP_DNNG_EXECUTION_PLAN:
+    case AMP_DNNG_OP_CONV_FORWARD:
+    case AMP_DNNG_OP_CONV_BACKWARD_FILTER:
+    case AMP_DNNG_OP_CONV_BACKWARD_DATA:
+    case AMP_DNNG_OP_POINTWISE:
+    case AMP_DNNG_OPERATIONGRAPH:
+    case AMP_DNNG_TENSOR:
+        return 1;
+    default:
+        return 0;
+    }
 }
 
 void amp_gbook_created(void *desc, int type)
 {
     amp_gbook_forget(desc); /* an address cuDNN gave before, destroyed behind our back */
+    if (!amp_gbook_books(type))
+        return;
     struct amp_grec *r = calloc(1, sizeof *r);
     if (!r)
         return; /* unknown to the book: its graphs run as made */
@@ -90,6 +132,7 @@ void amp_gbook_created(void *desc, int type)
     unsigned s = slot_of(desc);
     r->next = bucket[s];
     bucket[s] = r;
+    atomic_fetch_add_explicit(&present[present_of(desc)], 1, memory_order_release);
 }
 
 /* Bytes per element of an attribute type, or 0 for one the book does not

@@ -61,6 +61,13 @@ struct amp_grec {
 void amp_gbook_lock(struct amp_quiet *quiet);
 void amp_gbook_unlock(const struct amp_quiet *quiet);
 
+/* Whether descriptors of this type are booked (those a convolution plan is
+ * read from); whether desc may be booked (0: certainly not), without the
+ * lock: the descriptors a program makes for every call (variant packs)
+ * cost no lock at all. */
+int amp_gbook_books(int type);
+int amp_gbook_maybe(const void *desc);
+
 void amp_gbook_created(void *desc, int type);
 void amp_gbook_set(void *desc, int name, int type, int64_t count, const void *array);
 struct amp_grec *amp_gbook_find(void *desc);

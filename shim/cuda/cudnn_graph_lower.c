@@ -485,6 +485,7 @@ struct amp_gplan *amp_graph_plan_finalized(const struct amp_dnng *f, struct amp_
     amp_gbook_lock(&q);
     int conv = view_plan(plan, v);
     amp_gbook_unlock(&q);
+    sig_put(v, &f, sizeof f); /* an engine index is one library's */
     struct amp_gplan *p = conv ? calloc(1, sizeof *p) : NULL;
     if (!p) {
         free(v);
