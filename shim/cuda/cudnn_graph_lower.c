@@ -169,9 +169,9 @@ static int view_plan(void *plan, struct plan_view *v)
     v->spatial = (int)amp_gbook_int(conv, AMP_DNNG_CONV_SPATIAL_DIMS, 0, 0);
     if (v->spatial != 2 && v->spatial != 3)
         return 0;
+    /* (a fused forward's y is virtual: fp32 still, as the graph sets it) */
     for (int i = 0; i < 3; i++)
-        if (amp_gbook_int(t[i], AMP_DNNG_TENSOR_DATA_TYPE, 0, -1) != AMP_CUDNN_DATA_FLOAT ||
-            amp_gbook_int(t[i], AMP_DNNG_TENSOR_IS_VIRTUAL, 0, 0) != 0)
+        if (amp_gbook_int(t[i], AMP_DNNG_TENSOR_DATA_TYPE, 0, -1) != AMP_CUDNN_DATA_FLOAT)
             v->lowerable = 0;
     if (amp_gbook_int(conv, AMP_DNNG_CONV_COMP_TYPE, 0, -1) != AMP_CUDNN_DATA_FLOAT || p->opaque ||
         cfg->opaque || g->opaque || op->opaque || conv->opaque)
