@@ -9,6 +9,7 @@
  * the program's variant pack when the policy lowers the call, and the
  * program's plan otherwise or when the private one fails. bf16 has no
  * down-converting engine: such plans run as made. */
+#include "runtime/accuracy_audit.h"
 #include "runtime/decide.h"
 #include "runtime/export.h"
 #include "runtime/log.h"
@@ -154,6 +155,21 @@ static void bf16_runs_as_made(void)
                               "fp32 convolution plans run as made");
 }
 
+/* Under the audit, a lowered call's site is named in its table (calls and
+ * flops; nothing measured: the audit does not run a graph plan both
+ * ways); with AMPSHIM_AUDIT=1 the call then runs as made, with follow it
+ * is lowered. The dtype it runs in, or -1. */
+static int audit_site(const struct amp_gplan *p, int dtype, enum amp_ctl_counter *outcome)
+{
+    int ignored;
+    amp_audit_enter(amp_tls_caller, (enum amp_hook_id)p->row, (enum amp_lowp_dtype)dtype,
+                    2 * p->madds, p->shape, &ignored);
+    if (amp_audit_follows())
+        return dtype;
+    *outcome = amp_not_lowered_after_all(*outcome);
+    return -1;
+}
+
 static int execute(enum amp_hook_id hook, execute_fn real, void *handle, void *plan, void *pack)
 {
     struct amp_thread *t = amp_thread_enter();
@@ -168,8 +184,10 @@ static int execute(enum amp_hook_id hook, execute_fn real, void *handle, void *p
     }
     enum amp_hook_id row = (enum amp_hook_id)p->row;
     enum amp_ctl_counter outcome;
-    int dtype = amp_cuda_size_rule(
-        amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, row, 0, &outcome), p->madds, &outcome);
+    int dtype = amp_cuda_size_rule(amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, row, 0, &outcome),
+                                   p->madds, &outcome);
+    if (dtype >= 0 && amp_unlikely(amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_OFF))
+        dtype = audit_site(p, dtype, &outcome);
     int status = -1;
     /* only a plan whose workspace the program asked for has room for ours */
     if (dtype == AMP_DTYPE_FP16 && p->plan &&

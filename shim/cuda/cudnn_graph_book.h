@@ -87,8 +87,9 @@ int64_t amp_gbook_int(const struct amp_grec *r, int name, int i, int64_t dflt);
  * amp_gplan_take. */
 struct amp_gplan {
     const struct amp_dnng *f;
-    int row;                   /* the hook id of its cudnn_graph row */
-    double madds;              /* for the size rule */
+    int row;          /* the hook id of its cudnn_graph row */
+    double madds;     /* for the size rule */
+    int64_t shape[3]; /* as a GEMM: output pixels, output channels, C/groups * filter (the audit) */
     uint64_t converted;        /* elements a down-converting engine converts per execute */
     void *plan, *cfg, *engine; /* the private plan and what it was built of */
     void *knobs[16];

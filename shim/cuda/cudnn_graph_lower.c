@@ -43,6 +43,7 @@ struct plan_view {
     unsigned char handle[8];
     int dir, spatial, fused, lowerable;
     double madds;
+    int64_t shape[3];
     uint64_t converted;
     /* for the fp16 twin of a single convolution: the op's attributes and
      * its three tensors' */
@@ -182,6 +183,9 @@ static int view_plan(void *plan, struct plan_view *v)
                           *y = v->dir == 0 ? t[2] : t[v->dir == 1 ? 0 : 1];
     int64_t k = amp_gbook_int(w, AMP_DNNG_TENSOR_DIMENSIONS, 0, 0);
     v->madds = k > 0 ? (double)elements(y) * (double)(elements(w) / k) : 0;
+    v->shape[0] = k > 0 ? elements(y) / k : 0;
+    v->shape[1] = k;
+    v->shape[2] = k > 0 ? elements(w) / k : 0;
     v->converted = (uint64_t)(elements(t[0]) + elements(t[1]));
     const struct amp_gattr *h = amp_gbook_attr(p, AMP_DNNG_PLAN_HANDLE);
     v->has_handle = h && h->bytes == 8;
@@ -494,6 +498,7 @@ struct amp_gplan *amp_graph_plan_finalized(const struct amp_dnng *f, struct amp_
     p->f = f;
     p->row = rows[v->spatial == 3][v->dir];
     p->madds = v->madds;
+    memcpy(p->shape, v->shape, sizeof p->shape);
     p->converted = v->converted;
     enum amp_ctl_counter outcome;
     int dtype =
