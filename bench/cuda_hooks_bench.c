@@ -201,7 +201,7 @@ static void graph_execute_pack_per_call(int hooked)
 /* A 1x1x1x1 fp32 forward plan, finalized under the current settings. */
 static gdesc graph_plan(struct gb_graph *g, gdesc *cfg)
 {
-    static const struct gshape one_pixel = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
+    static const struct gshape one_pixel = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0};
     return gb_graph(g, 0, &one_pixel, CUDNN_DATA_FLOAT, 0, dnn) ? gb_plan(g, dnn, NULL, cfg) : NULL;
 }
 

@@ -19,10 +19,12 @@
 typedef cudnnBackendDescriptor_t gdesc;
 
 /* A convolution's shape: x [n, c, h, w], filter [k, c, r, s], in NCHW
- * (packed, w fastest) or NHWC (channels_last: c fastest) layout. */
+ * (packed, w fastest) or NHWC (channels_last: c fastest) layout; with a
+ * depth d > 0, a 3-d one: x [n, c, d, h, w], filter [k, c, t, r, s]. */
 struct gshape {
     int64_t n, c, h, w, k, r, s, pad, stride;
     int nhwc;
+    int64_t d, t;
 };
 
 static inline int64_t gshape_out(const struct gshape *s, int64_t in, int64_t f)
@@ -39,14 +41,15 @@ static inline int gb_ok(int status, const char *what)
     return status == CUDNN_STATUS_SUCCESS;
 }
 
-static inline gdesc gb_tensor(int64_t uid, cudnnDataType_t type, const int64_t dims[4], int nhwc,
-                              int virt)
+static inline gdesc gb_tensor(int64_t uid, cudnnDataType_t type, const int64_t *dims, int nd,
+                              int nhwc, int virt)
 {
-    int64_t strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1}, align = 16;
-    if (nhwc) {
-        strides[1] = 1;
-        strides[3] = dims[1];
-        strides[2] = dims[1] * dims[3];
+    /* packed, the fastest dimension first: the last one, or the channels */
+    int64_t strides[5], align = 16, at = 1;
+    for (int i = 0; i < nd; i++) {
+        int dim = !nhwc ? nd - 1 - i : i == 0 ? 1 : i == nd - 1 ? 0 : nd - i;
+        strides[dim] = at;
+        at *= dims[dim];
     }
     bool is_virtual = virt != 0;
     gdesc d = NULL;
@@ -54,10 +57,12 @@ static inline gdesc gb_tensor(int64_t uid, cudnnDataType_t type, const int64_t d
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1,
                                         &type),
                "tensor type") ||
-        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims),
-               "dims") ||
-        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides),
-               "strides") ||
+        !gb_ok(
+            cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, nd, dims),
+            "dims") ||
+        !gb_ok(
+            cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, nd, strides),
+            "strides") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid),
                "uid") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1,
@@ -75,8 +80,8 @@ static inline gdesc gb_conv(const struct gshape *s)
 {
     cudnnDataType_t compute = CUDNN_DATA_FLOAT;
     cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    int64_t dims = 2, pad[2] = {s->pad, s->pad}, stride[2] = {s->stride, s->stride},
-            one[2] = {1, 1};
+    int64_t dims = s->d > 0 ? 3 : 2, pad[3] = {s->pad, s->pad, s->pad},
+            stride[3] = {s->stride, s->stride, s->stride}, one[3] = {1, 1, 1};
     gdesc d = NULL;
     if (!gb_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &d), "conv") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE,
@@ -88,17 +93,17 @@ static inline gdesc gb_conv(const struct gshape *s)
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1,
                                         &dims),
                "spatial dims") ||
-        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, 2,
-                                        pad),
+        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64,
+                                        dims, pad),
                "pre pad") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64,
-                                        2, pad),
+                                        dims, pad),
                "post pad") ||
-        !gb_ok(
-            cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, 2, one),
-            "dilations") ||
+        !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dims,
+                                        one),
+               "dilations") ||
         !gb_ok(cudnnBackendSetAttribute(d, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64,
-                                        2, stride),
+                                        dims, stride),
                "strides") ||
         !gb_ok(cudnnBackendFinalize(d), "conv finalize"))
         return NULL;
@@ -117,12 +122,20 @@ static inline int gb_graph(struct gb_graph *g, int dir, const struct gshape *s,
                            cudnnDataType_t type, int fused, cudnnHandle_t handle)
 {
     memset(g, 0, sizeof *g);
-    int64_t x[4] = {s->n, s->c, s->h, s->w}, w[4] = {s->k, s->c, s->r, s->s},
-            y[4] = {s->n, s->k, gshape_out(s, s->h, s->r), gshape_out(s, s->w, s->s)};
+    int nd = s->d > 0 ? 5 : 4;
+    int64_t x[5] = {s->n, s->c, s->h, s->w}, w[5] = {s->k, s->c, s->r, s->s},
+            y[5] = {s->n, s->k, gshape_out(s, s->h, s->r), gshape_out(s, s->w, s->s)};
+    if (nd == 5) { /* depth before height */
+        int64_t x5[5] = {s->n, s->c, s->d, s->h, s->w}, w5[5] = {s->k, s->c, s->t, s->r, s->s},
+                y5[5] = {s->n, s->k, gshape_out(s, s->d, s->t), y[2], y[3]};
+        memcpy(x, x5, sizeof x);
+        memcpy(w, w5, sizeof w);
+        memcpy(y, y5, sizeof y);
+    }
     float alpha = 1.0f, beta = 0.0f;
-    g->tensor[0] = gb_tensor(GB_X, type, x, s->nhwc, 0);
-    g->tensor[1] = gb_tensor(GB_W, type, w, s->nhwc, 0);
-    g->tensor[2] = gb_tensor(GB_Y, type, y, s->nhwc, fused);
+    g->tensor[0] = gb_tensor(GB_X, type, x, nd, s->nhwc, 0);
+    g->tensor[1] = gb_tensor(GB_W, type, w, nd, s->nhwc, 0);
+    g->tensor[2] = gb_tensor(GB_Y, type, y, nd, s->nhwc, fused);
     g->conv = gb_conv(s);
     if (!g->tensor[0] || !g->tensor[1] || !g->tensor[2] || !g->conv)
         return 0;
@@ -168,7 +181,7 @@ static inline int gb_graph(struct gb_graph *g, int dir, const struct gshape *s,
     if (fused) {
         cudnnPointwiseMode_t mode = CUDNN_POINTWISE_RELU_FWD;
         cudnnDataType_t prec = CUDNN_DATA_FLOAT;
-        g->tensor[3] = gb_tensor(GB_OUT, type, y, s->nhwc, 0);
+        g->tensor[3] = gb_tensor(GB_OUT, type, y, nd, s->nhwc, 0);
         if (!g->tensor[3] ||
             !gb_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_POINTWISE_DESCRIPTOR, &g->relu_desc),
                    "pointwise") ||

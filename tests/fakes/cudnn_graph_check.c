@@ -59,7 +59,7 @@ static uint64_t stat(const char *symbol, const char *counter)
 
 /* x [2,8,9,7], w [16,8,3,3], pad 1, stride 1: y [2,16,9,7]; NCHW. The size
  * rule is off in the meson tests but its own (AMPSHIM_LOWER_MIN=0). */
-static const struct gshape shape = {2, 8, 9, 7, 16, 3, 3, 1, 1, 0};
+static const struct gshape shape = {2, 8, 9, 7, 16, 3, 3, 1, 1, 0, 0, 0};
 enum { XN = 2 * 8 * 9 * 7, WN = 16 * 8 * 3 * 3, YN = 2 * 16 * 9 * 7 };
 
 /* Values fp16 and TF32 round alike (both keep 10 mantissa bits), and every

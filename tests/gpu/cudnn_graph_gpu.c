@@ -30,7 +30,7 @@ static uint64_t stat(const char *name)
     return ctl && ctl(name, &v, &len, NULL, 0) == 0 ? v : UINT64_MAX;
 }
 
-static const struct gshape s = {8, 64, 32, 32, 64, 3, 3, 1, 1, 1};
+static const struct gshape s = {8, 64, 32, 32, 64, 3, 3, 1, 1, 1, 0, 0};
 
 /* NHWC offsets. */
 static long xo(long n, long c, long h, long w)
