@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/log.h"
 #include "runtime/report.h"
 
 /* ---- comparing outputs ---- */
@@ -149,21 +150,40 @@ static void note_shape(struct amp_audit_site *s, const int64_t shape[3])
 }
 
 /* Counts one lowered call at site s; returns whether it is one to audit.
- * Under audit_lock. */
+ * Under audit_lock, or without it for a shape the site has (shape NULL):
+ * the counts are atomic, the shapes are written under the lock. */
 static int count_call(struct amp_ctl_block *b, struct amp_audit_site *s, enum amp_lowp_dtype dtype,
                       double flops, const int64_t shape[3])
 {
-    uint64_t calls = atomic_load_explicit(&s->calls, memory_order_relaxed);
-    atomic_store_explicit(&s->calls, calls + 1, memory_order_relaxed);
+    uint64_t calls = atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed);
     uint64_t f = flops > 0 ? (uint64_t)flops : 0;
-    atomic_store_explicit(&s->flops, atomic_load_explicit(&s->flops, memory_order_relaxed) + f,
-                          memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->flops, f, memory_order_relaxed);
     atomic_fetch_add_explicit(&b->audit_flops, f, memory_order_relaxed);
     __atomic_store_n(&s->dtype, (uint8_t)dtype, __ATOMIC_RELAXED);
-    note_shape(s, shape);
+    if (shape)
+        note_shape(s, shape);
+    if (amp_audit_auto()) {
+        enum amp_auto_state state =
+            amp_auto_state_of(atomic_load_explicit(&s->auto_state, memory_order_relaxed));
+        uint32_t recheck = amp_live_load(&amp_rt.cfg.audit_recheck);
+        return state == AMP_AUTO_PROBATION ||
+               (state != AMP_AUTO_FP32_KEPT && (recheck <= 1 || (calls + 1) % recheck == 0));
+    }
     uint32_t sample = amp_live_load(&amp_rt.cfg.audit_sample);
     return sample <= 1 || calls % sample == 0;
 }
+
+/* The thread's last site, so a loop's calls from one place take no lock:
+ * valid for its block, its map generation (a dlclose's forgetting changes
+ * it) and the site's first shape. */
+static _Atomic uint32_t map_generation;
+static __thread struct {
+    void *address;
+    struct amp_ctl_block *block;
+    struct amp_audit_site *site;
+    uint32_t generation;
+    uint16_t hook;
+} last;
 
 struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
                                        enum amp_lowp_dtype dtype, double flops,
@@ -173,6 +193,13 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
     struct amp_ctl_block *b = amp_ctl;
     if (!b || amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_OFF)
         return NULL;
+    if (last.site && last.address == return_address && last.hook == hook && last.block == b &&
+        last.generation == atomic_load_explicit(&map_generation, memory_order_acquire) &&
+        atomic_load_explicit(&last.site->n_shapes, memory_order_acquire) > 0 &&
+        memcmp(last.site->shape[0], shape, sizeof last.site->shape[0]) == 0) {
+        *audit_this = count_call(b, last.site, dtype, flops, NULL);
+        return last.site;
+    }
     struct amp_quiet quiet;
     size_t free_slot = SITE_MAP;
     amp_lock_quietly(&audit_lock, &quiet);
@@ -204,7 +231,12 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
     struct amp_audit_site *s = site >= 0 ? &b->audit_site[site] : NULL;
     if (s)
         *audit_this = count_call(b, s, dtype, flops, shape);
+    last.generation = atomic_load_explicit(&map_generation, memory_order_acquire);
     amp_unlock_quietly(&audit_lock, &quiet);
+    last.address = return_address;
+    last.hook = (uint16_t)hook;
+    last.block = b;
+    last.site = s;
     return s;
 }
 
@@ -235,6 +267,7 @@ void amp_audit_forget_unloaded(void)
                 kept[n_kept++] = site_map[i];
         }
         memset(site_map, 0, sizeof site_map);
+        atomic_fetch_add_explicit(&map_generation, 1, memory_order_release);
         for (size_t i = 0; i < n_kept; i++) {
             size_t free_slot = SITE_MAP;
             map_find(kept[i].address, (enum amp_hook_id)kept[i].hook, &free_slot);
@@ -256,10 +289,51 @@ static int bin_of(double err)
     return bin;
 }
 
+const char *const amp_auto_state_names[4] = {"probation", "lowered", "fp32", "fp32 kept"};
+
+/* AMPSHIM_AUDIT=auto: one audited call's verdict moves its site
+ * (accuracy_audit.h). Under audit_lock; the state is read without it. */
+static void auto_step(struct amp_audit_site *s, const struct amp_audit_result *r)
+{
+    uint32_t packed = atomic_load_explicit(&s->auto_state, memory_order_relaxed);
+    enum amp_auto_state state = amp_auto_state_of(packed), next = state;
+    uint32_t flips = (packed >> 8) & 0xff, streak = packed >> 16;
+    uint32_t probation = amp_live_load(&amp_rt.cfg.audit_probation);
+    int clean = !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance;
+    if (state == AMP_AUTO_FP32_KEPT)
+        return;
+    if (!clean) {
+        streak = 0;
+        if (state != AMP_AUTO_FP32) {
+            next = AMP_AUTO_FP32;
+            flips += state == AMP_AUTO_LOWERED;
+            if (flips >= AMP_AUTO_FLIPS_MAX)
+                next = AMP_AUTO_FP32_KEPT;
+        }
+    } else {
+        uint32_t need = state == AMP_AUTO_FP32 ? AMP_AUTO_HYSTERESIS * probation : probation;
+        if (streak < 0xffff)
+            streak++;
+        if (state != AMP_AUTO_LOWERED && streak >= need) {
+            next = AMP_AUTO_LOWERED;
+            streak = 0;
+        }
+    }
+    atomic_store_explicit(&s->auto_state, (uint32_t)next | flips << 8 | streak << 16,
+                          memory_order_release);
+    if (next != state)
+        amp_log(AMP_LOG_INFO, "audit auto: %s from %s%s%s: %s after %" PRIu64 " calls (%s)",
+                amp_hook_names[s->hook], s->object, s->function[0] ? ":" : "", s->function,
+                amp_auto_state_names[next], atomic_load_explicit(&s->calls, memory_order_relaxed),
+                clean ? "clean audits" : "an audit over tolerance");
+}
+
 void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r)
 {
     struct amp_quiet quiet;
     amp_lock_quietly(&audit_lock, &quiet);
+    if (amp_audit_auto() && s->device == AMP_DEVICE_CPU) /* (CUDA: as AMPSHIM_AUDIT=1 for now) */
+        auto_step(s, r);
     uint64_t audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
     atomic_store_explicit(&s->audited, audited + 1, memory_order_relaxed);
     if (r->nonfinite || r->nonfinite_call) {

@@ -72,6 +72,42 @@ static inline int amp_audit_follows(void)
     return amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_FOLLOW;
 }
 
+/* AMPSHIM_AUDIT=auto: each site decides for itself. A new site is on
+ * probation: every call audited, the program keeping the fp32 result,
+ * until AMPSHIM_AUDIT_PROBATION audits in a row are within tolerance with
+ * no Inf/NaN introduced; then it runs lowered, audited again every
+ * AMPSHIM_AUDIT_RECHECK-th call (that call keeps its fp32 result). One
+ * audit over tolerance sends it to fp32 at once; an fp32 site is audited
+ * at the same interval and comes back after AMP_AUTO_HYSTERESIS times the
+ * probation streak; after AMP_AUTO_FLIPS_MAX demotions it stays fp32 (no
+ * more audits). The state is packed in amp_audit_site.auto_state: the
+ * state in bits 0-7, the demotions in 8-15, the clean streak in 16-31. */
+enum amp_auto_state { AMP_AUTO_PROBATION, AMP_AUTO_LOWERED, AMP_AUTO_FP32, AMP_AUTO_FP32_KEPT };
+#define AMP_AUTO_HYSTERESIS 4u
+#define AMP_AUTO_FLIPS_MAX 3u
+extern const char *const amp_auto_state_names[4];
+
+static inline int amp_audit_auto(void)
+{
+    return amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_AUTO;
+}
+
+static inline enum amp_auto_state amp_auto_state_of(uint32_t packed)
+{
+    return (enum amp_auto_state)(packed & 0xff);
+}
+
+/* Whether a call the audit does not run both ways keeps its lowered result:
+ * with follow, and with auto at a site it has lowered. */
+static inline int amp_audit_keeps_lowered(const struct amp_audit_site *s)
+{
+    uint32_t mode = amp_live_load(&amp_rt.cfg.audit);
+    return mode == AMP_AUDIT_FOLLOW ||
+           (mode == AMP_AUDIT_AUTO && s &&
+            amp_auto_state_of(atomic_load_explicit(&s->auto_state, memory_order_acquire)) ==
+                AMP_AUTO_LOWERED);
+}
+
 /* The audit's report of a block, sorted by error (largest first): a table,
  * or JSON. Returns the number of sites shown. Used at exit and by ampctl. */
 int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tolerance, int json);

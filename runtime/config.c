@@ -69,6 +69,8 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->control = 1;
     cfg->cuda_tf32_allowed = 1;
     cfg->audit_sample = 1;
+    cfg->audit_probation = AMP_AUDIT_PROBATION_DEFAULT;
+    cfg->audit_recheck = AMP_AUDIT_RECHECK_DEFAULT;
     cfg->cuda_pool_keep_mib = AMP_CUDA_POOL_KEEP_MIB;
     cfg->cuda_timing = AMP_CUDA_TIMING_EVENTS;
     cfg->cuda_timing_sample = AMP_CUDA_TIMING_SAMPLE_DEFAULT;
@@ -204,14 +206,15 @@ int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen)
 const char *const amp_cuda_timing_names[AMP_CUDA_TIMING_COUNT + 1] = {"off", "events", "cupti",
                                                                       NULL};
 
-const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1] = {"off", "on", "follow", NULL};
+const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1] = {"off", "on", "follow", "auto",
+                                                                    NULL};
 
 int amp_parse_audit_mode(const char *s, char *err, size_t errlen)
 {
     int on;
     if (amp_parse_bool(s, &on) == 0)
         return on ? AMP_AUDIT_ON : AMP_AUDIT_OFF;
-    return choice(s, amp_audit_mode_names, "0, 1 or follow", err, errlen);
+    return choice(s, amp_audit_mode_names, "0, 1, follow or auto", err, errlen);
 }
 
 uint32_t amp_parse_audit_sample(const char *s, char *err, size_t errlen)
@@ -660,7 +663,7 @@ const struct amp_setting amp_settings[] = {
      .parse_env = parse_callers},
     {.env = "AMPSHIM_AUDIT",
      .ctl = "opt.audit",
-     .values = "0, 1, follow",
+     .values = "0, 1, follow, auto",
      .default_text = "0",
      .live = 1,
      CFG(audit),
@@ -675,6 +678,28 @@ const struct amp_setting amp_settings[] = {
      .live = 1,
      CFG(audit_sample),
      BLOCK(audit_sample),
+     .first = 1,
+     .limit = (1u << 31) + 1,
+     .parse = audit_sample_value,
+     .type = AMP_CTL_T_U64},
+    {.env = "AMPSHIM_AUDIT_PROBATION",
+     .ctl = "opt.audit_probation",
+     .values = "a whole number from 1 to 2147483648",
+     .default_text = "8",
+     .live = 1,
+     CFG(audit_probation),
+     BLOCK(audit_probation),
+     .first = 1,
+     .limit = (1u << 31) + 1,
+     .parse = audit_sample_value,
+     .type = AMP_CTL_T_U64},
+    {.env = "AMPSHIM_AUDIT_RECHECK",
+     .ctl = "opt.audit_recheck",
+     .values = "a whole number from 1 to 2147483648",
+     .default_text = "64",
+     .live = 1,
+     CFG(audit_recheck),
+     BLOCK(audit_recheck),
      .first = 1,
      .limit = (1u << 31) + 1,
      .parse = audit_sample_value,

@@ -34,9 +34,20 @@ enum amp_cuda_timing_mode {
 };
 extern const char *const amp_cuda_timing_names[AMP_CUDA_TIMING_COUNT + 1]; /* NULL-ended */
 #define AMP_CUDA_TIMING_SAMPLE_DEFAULT 64u
-enum amp_audit_mode { AMP_AUDIT_OFF, AMP_AUDIT_ON, AMP_AUDIT_FOLLOW, AMP_AUDIT_MODE_COUNT };
+enum amp_audit_mode {
+    AMP_AUDIT_OFF,
+    AMP_AUDIT_ON,
+    AMP_AUDIT_FOLLOW,
+    AMP_AUDIT_AUTO, /* each site decides for itself: probation, lowered, fp32 */
+    AMP_AUDIT_MODE_COUNT
+};
 extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL-ended */
 #define AMP_AUDIT_DEFAULT_TOLERANCE 0.01
+/* AMPSHIM_AUDIT=auto: clean audited calls a new site needs before it runs
+ * lowered (AMPSHIM_AUDIT_PROBATION), and how often a lowered or fp32 site
+ * is audited again (AMPSHIM_AUDIT_RECHECK, every Nth call). */
+#define AMP_AUDIT_PROBATION_DEFAULT 8u
+#define AMP_AUDIT_RECHECK_DEFAULT 64u
 /* AMPSHIM_CUDA_POOL_KEEP's default and largest value, in MiB. */
 #define AMP_CUDA_POOL_KEEP_MIB 256u
 #define AMP_MIB_MAX 65536u
@@ -52,7 +63,9 @@ struct amp_config {
     /* Multiply-adds below which a call the policy lowers runs as made
      * (AMPSHIM_LOWER_MIN): a number, or AMP_LOWER_MIN_AUTO. */
     uint32_t lower_min[AMP_DEVICE_COUNT];
-    uint32_t audit_sample; /* audit every Nth lowered call of a call site */
+    uint32_t audit_sample;    /* audit every Nth lowered call of a call site */
+    uint32_t audit_probation; /* auto: clean audits before a site runs lowered */
+    uint32_t audit_recheck;   /* auto: audit a decided site's every Nth call */
     /* MiB of freed scratch the shim's device pool keeps past a
      * synchronisation (AMPSHIM_CUDA_POOL_KEEP; its release threshold). */
     uint32_t cuda_pool_keep_mib;

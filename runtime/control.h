@@ -95,8 +95,10 @@ struct amp_audit_site {
     _Atomic double err_sum;    /* 288: ... summed over audited calls (mean = sum / audited) */
     _Atomic double elem_max;   /* 296: largest elementwise relative error (not tiny values) */
     _Atomic uint32_t n_shapes; /* 304: distinct shapes seen; the first four kept */
-    uint32_t pad;              /* 308 */
-    int64_t shape[4][3];       /* 312: m, n, k (0 where the routine has fewer) */
+    /* 308: AMPSHIM_AUDIT=auto's decision (runtime/accuracy_audit.h:
+     * AMP_AUTO_STATE, flips, clean streak), shared by the threads */
+    _Atomic uint32_t auto_state;
+    int64_t shape[4][3]; /* 312: m, n, k (0 where the routine has fewer) */
 };
 
 /* A hook's GPU time columns: nanoseconds and timed calls, lowered and as made. */
@@ -152,7 +154,8 @@ struct amp_ctl_block {
     _Atomic uint32_t lower_min[2];       /* 168: [device] AMPSHIM_LOWER_MIN (UINT32_MAX: auto) */
     _Atomic uint32_t cuda_timing;        /* 176: enum amp_cuda_timing_mode (AMPSHIM_CUDA_TIMING) */
     _Atomic uint32_t cuda_timing_sample; /* 180: time every Nth hooked CUDA call */
-    uint8_t reserved[8];                 /* 184 */
+    _Atomic uint32_t audit_probation;    /* 184: auto: clean audits before a site is lowered */
+    _Atomic uint32_t audit_recheck;      /* 188: auto: audit a decided site's every Nth call */
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t
         exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */

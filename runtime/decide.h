@@ -212,7 +212,8 @@ static inline int amp_decide_lower_dtype_unaudited(const struct amp_thread *t, e
                                                    enum amp_ctl_counter *counter)
 {
     int dtype = amp_decide_lower_dtype(t, dev, hook, accumulates, counter);
-    if (dtype >= 0 && amp_unlikely(amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_ON)) {
+    uint32_t audit = amp_live_load(&amp_rt.cfg.audit);
+    if (dtype >= 0 && amp_unlikely(audit == AMP_AUDIT_ON || audit == AMP_AUDIT_AUTO)) {
         *counter = amp_not_lowered_after_all(*counter);
         return -1;
     }

@@ -53,8 +53,14 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
      * it has no site to be recorded at: the site table is full) runs as the
      * program keeps it: as made (AMPSHIM_AUDIT=1: the audit never changes
      * the program's results), or lowered (follow). */
+    /* AMPSHIM_AUDIT=auto: a call-site entry the user wrote for this site
+     * wins over what auto would decide (it reaches here when it lowers) */
+    if (amp_unlikely(amp_audit_auto()) &&
+        amp_caller_site_category(amp_tls_caller, AMP_DEVICE_CPU, c->hook, c->acc_read) !=
+            AMP_CAT_UNSET)
+        return 1;
     if (!c->audit_site || !audit_this)
-        return amp_audit_follows();
+        return amp_audit_keeps_lowered(c->audit_site);
     for (int i = 0; i < c->n_in; i++)
         c->saved_arg[i] = c->arg[i] ? *c->arg[i] : NULL;
     c->shadow = NULL;
@@ -68,7 +74,7 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
             if (!atomic_exchange(&said, 1))
                 amp_log(AMP_LOG_INFO, "audit: no memory for a call's shadow output; calls "
                                       "without it are not audited");
-            return amp_audit_follows();
+            return amp_audit_keeps_lowered(c->audit_site);
         }
         c->shadow_elems = n;
         copy_referenced(&c->acc, c->shadow, 1);

@@ -144,7 +144,8 @@ static int run_gemmex(struct amp_thread *t, void *ex, const struct amp_cublas_ca
 {
     int fp16 = amp_unlikely(amp_rt.cfg.cuda_fp16_explicit) &&
                compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F &&
-               amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_ON;
+               amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_ON &&
+               amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_AUTO;
     int audit = !fp16 && amp_unlikely(amp_live_load(&amp_rt.cfg.audit));
     if (amp_likely(!fp16 && !audit))
         return amp_cublas_run_gemmex(ex, c->is64, &c->g, compute);

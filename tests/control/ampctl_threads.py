@@ -202,7 +202,7 @@ try:
     ctl("set", pid, "opt.audit_sample=4")
     check("get opt.audit_sample", ctl("get", pid, "opt.audit_sample").stdout.strip() == "4")
     r = ctl("set", pid, "opt.audit=sometimes", expect=1)
-    check("bad audit mode says so", "'sometimes' is not 0, 1 or follow" in r.stderr, r.stderr)
+    check("bad audit mode says so", "'sometimes' is not 0, 1, follow or auto" in r.stderr, r.stderr)
     r = ctl("set", pid, "opt.audit_sample=0", expect=1)
     check("bad audit sample says so", "'0' is not a whole number" in r.stderr, r.stderr)
     ctl("set", pid, "opt.audit=0")

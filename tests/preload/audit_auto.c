@@ -1,0 +1,222 @@
+/* AMPSHIM_AUDIT=auto on one call site of cblas_sgemm (64x64x64, the
+ * function product, exported: the program is linked with -rdynamic). Each
+ * call's output is compared bit for bit with the real OpenBLAS's fp32
+ * result (through a dlopen handle the shim does not intercept): "F" when
+ * the program got the fp32 result, "L" when it got a lowered one (within
+ * the dtype's error of it). The expectations follow from
+ * AMPSHIM_AUDIT_PROBATION (P) and AMPSHIM_AUDIT_RECHECK (R), which the
+ * meson tests set:
+ *   drift       P clean calls in probation (F), then lowered (L, but F at
+ *               every Rth call: it is audited again and keeps fp32); then
+ *               the products start to cancel (lowering loses them): within
+ *               one recheck interval the site is fp32, and stays there.
+ *   hysteresis  after a demotion, clean products again: the site comes back
+ *               only after 4 P clean audits (4 P R calls), not sooner; three
+ *               demotions keep it in fp32 for good.
+ *   threads     four threads call the site at once: one decision for all.
+ *   entry       a call-site entry of the user's (AMPSHIM_POLICY) lowers the
+ *               site from its first call: no probation.
+ *   off         AMPSHIM_AUDIT=auto switched on and off live (ampshim_ctl):
+ *               off, every call lowered; auto, probation from where the
+ *               site stood.
+ * Prints the calls' letters and one ok/FAIL line per check. */
+#include <cblas.h>
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { N = 64 };
+
+static void *blas;
+static __typeof__(&cblas_sgemm) direct;
+static int failures;
+
+static void expect(int ok, const char *what)
+{
+    printf("%s %s\n", ok ? "ok" : "FAIL", what);
+    failures += !ok;
+}
+
+static unsigned env_u(const char *name, unsigned dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? (unsigned)strtoul(v, NULL, 10) : dflt;
+}
+
+/* The site: one call of cblas_sgemm from here. */
+__attribute__((noinline)) void product(const float *a, const float *b, float *c)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+}
+
+/* Clean products (entries in [-1, 1)), or cancelling ones: each pair of
+ * terms is (1 + r 2^-9) b - b, and 1 + r 2^-9 rounds to 1 in bf16 and loses
+ * most of r in fp16: the lowered result is mostly error. */
+static void operands(float *a, float *b, int cancel, unsigned *seed)
+{
+    for (int i = 0; i < N * N; i++) {
+        float r = (float)rand_r(seed) / (float)RAND_MAX;
+        a[i] = cancel ? ((i % N) % 2 ? -1.0f : 1.0f + r * 0x1p-9f) : 2 * r - 1;
+    }
+    for (int k = 0; k < N; k++)
+        for (int j = 0; j < N; j++) {
+            float r = (float)rand_r(seed) / (float)RAND_MAX;
+            b[k * N + j] = cancel && k % 2 ? b[(k - 1) * N + j] : 2 * r - 1;
+        }
+}
+
+/* One call: 'F' when the program got the fp32 result bit for bit, 'L'
+ * when a lowered one, '?' when neither (wrong). */
+static char call(int cancel, unsigned *seed)
+{
+    static __thread float a[N * N], b[N * N], c[N * N], ref[N * N];
+    operands(a, b, cancel, seed);
+    product(a, b, c);
+    direct(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, ref, N);
+    if (memcmp(c, ref, sizeof c) == 0)
+        return 'F';
+    double num = 0, den = 0;
+    for (int i = 0; i < N * N; i++) {
+        num += ((double)c[i] - ref[i]) * ((double)c[i] - ref[i]);
+        den += (double)ref[i] * ref[i];
+    }
+    /* a lowered clean product is within a few dtype roundings; a lowered
+     * cancelling one may be all error, but is finite */
+    return cancel ? (isfinite(num) ? 'L' : '?') : sqrt(num / den) < 0.05 ? 'L' : '?';
+}
+
+static int ctl_set(const char *name, const char *value)
+{
+    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
+        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
+                                                                             "ampshim_ctl");
+    return ctl ? ctl(name, NULL, NULL, value, strlen(value)) : -1;
+}
+
+/* Calls from `from` (1-based, the site's call count) in phase `cancel`;
+ * letters appended to log. */
+static void run(char *log, int *at, int calls, int cancel, unsigned *seed)
+{
+    for (int i = 0; i < calls; i++)
+        log[(*at)++] = call(cancel, seed);
+    log[*at] = 0;
+}
+
+static int count(const char *s, int from, int to, char letter)
+{
+    int n = 0;
+    for (int i = from; i < to; i++)
+        n += s[i] == letter;
+    return n;
+}
+
+static void *thread_main(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    char *letters = calloc(41, 1);
+    for (int i = 0; i < 40; i++)
+        letters[i] = call(0, &seed);
+    return letters;
+}
+
+int main(int argc, char **argv)
+{
+    blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+    direct = blas ? (__typeof__(&cblas_sgemm))dlsym(blas, "cblas_sgemm") : NULL;
+    if (argc != 2 || !direct) {
+        fprintf(stderr, "usage: audit_auto drift|hysteresis|threads|entry|off (linked to "
+                        "libopenblas.so.0)\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    int P = (int)env_u("AMPSHIM_AUDIT_PROBATION", 8), R = (int)env_u("AMPSHIM_AUDIT_RECHECK", 64);
+    static char log[8192];
+    int at = 0;
+    unsigned seed = 1;
+    if (strcmp(mode, "drift") == 0) {
+        run(log, &at, P, 0, &seed);
+        expect(count(log, 0, P, 'F') == P, "probation: every call keeps its fp32 result");
+        int lowered_from = at;
+        run(log, &at, 4 * R, 0, &seed);
+        int ok = 1;
+        for (int i = lowered_from; i < at; i++)
+            ok &= log[i] == ((i + 1) % R == 0 ? 'F' : 'L');
+        expect(ok, "after probation: lowered, every Rth call audited again (fp32 kept)");
+        int drift = at;
+        run(log, &at, 8 * R, 1, &seed);
+        int first_f = drift;
+        while (first_f < at && log[first_f] != 'F')
+            first_f++;
+        expect(first_f - drift < R, "drift: fp32 within one recheck interval");
+        expect(count(log, first_f, at, 'F') == at - first_f, "... and fp32 from then on");
+    } else if (strcmp(mode, "hysteresis") == 0) {
+        /* lowered, demoted by a cancelling stretch, then clean again */
+        int demotions = 0, returned_after = -1;
+        for (int cycle = 0; cycle < 3; cycle++) {
+            run(log, &at, cycle == 0 ? P + R : 0, 0, &seed);
+            run(log, &at, R, 1, &seed); /* one recheck interval of cancellation */
+            demotions++;
+            int back = at;
+            run(log, &at, 4 * P * R + 2 * R, 0, &seed);
+            int first_l = back;
+            while (first_l < at && log[first_l] != 'L')
+                first_l++;
+            if (cycle == 0)
+                returned_after = first_l - back;
+            if (cycle < 2) {
+                char what[128];
+                snprintf(what, sizeof what,
+                         "demotion %d: back to lowered after %d clean calls (at least 4 P R = %d)",
+                         demotions, first_l - back, 4 * P * R - R);
+                expect(first_l < at && first_l - back >= 4 * P * R - R, what);
+            } else {
+                expect(first_l == at, "third demotion: fp32 for good, clean calls or not");
+            }
+        }
+        (void)returned_after;
+    } else if (strcmp(mode, "threads") == 0) {
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, thread_main, (void *)(uintptr_t)(i + 11));
+        int wrong = 0, lowered = 0;
+        for (int i = 0; i < 4; i++) {
+            char *letters;
+            pthread_join(t[i], (void **)&letters);
+            wrong += count(letters, 0, 40, '?');
+            lowered += count(letters, 0, 40, 'L');
+            printf("thread %d: %s\n", i, letters);
+            free(letters);
+        }
+        expect(wrong == 0, "threads: every result fp32 or lowered within its error");
+        /* 160 calls: P audited in probation (any thread's), the rest
+         * lowered but for the rechecks */
+        expect(lowered >= 160 - P - 160 / R - 4 && lowered <= 160 - P,
+               "threads: one probation for the site, shared");
+    } else if (strcmp(mode, "entry") == 0) {
+        run(log, &at, P + 1, 0, &seed);
+        expect(count(log, 0, at, 'L') == at, "a user's call-site entry wins: lowered, no audit");
+    } else if (strcmp(mode, "off") == 0) {
+        run(log, &at, P, 0, &seed);
+        expect(count(log, 0, P, 'F') == P, "auto: probation");
+        expect(ctl_set("opt.audit", "off") == 0, "ampctl's name: opt.audit=off");
+        int off = at;
+        run(log, &at, 2 * R, 0, &seed);
+        expect(count(log, off, at, 'L') == at - off, "audit off: every call lowered");
+        expect(ctl_set("opt.audit", "auto") == 0, "opt.audit=auto again");
+        int on = at;
+        run(log, &at, 2 * R, 0, &seed);
+        int ok = 1;
+        for (int i = on; i < at; i++)
+            ok &= log[i] != '?';
+        expect(ok, "auto again: the site goes on from its state");
+    } else {
+        fprintf(stderr, "audit_auto: unknown mode %s\n", mode);
+        return 2;
+    }
+    printf("calls: %s\n", log);
+    return failures != 0;
+}
