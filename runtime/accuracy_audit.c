@@ -321,6 +321,15 @@ static void auto_step(struct amp_audit_site *s, const struct amp_audit_result *r
     }
     atomic_store_explicit(&s->auto_state, (uint32_t)next | flips << 8 | streak << 16,
                           memory_order_release);
+    if (next != state) {
+        for (int i = 0; i < 3; i++)
+            atomic_store_explicit(&s->transition[i],
+                                  atomic_load_explicit(&s->transition[i + 1], memory_order_relaxed),
+                                  memory_order_relaxed);
+        atomic_store_explicit(&s->transition[3],
+                              atomic_load_explicit(&s->calls, memory_order_relaxed) << 8 | next,
+                              memory_order_relaxed);
+    }
     if (next != state)
         amp_log(AMP_LOG_INFO, "audit auto: %s from %s%s%s: %s after %" PRIu64 " calls (%s)",
                 amp_hook_names[s->hook], s->object, s->function[0] ? ":" : "", s->function,
@@ -409,6 +418,8 @@ struct site_view {
     double err_max, err_mean, elem_max;
     uint32_t n_shapes;
     int64_t shape[4][3];
+    uint64_t lowered_flops, transition[4];
+    uint32_t auto_state;
 };
 
 /* NaN sorts as the worst error. */
@@ -463,9 +474,35 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
         x->elem_max = atomic_load_explicit(&s->elem_max, memory_order_relaxed);
         x->n_shapes = atomic_load_explicit(&s->n_shapes, memory_order_acquire);
         memcpy(x->shape, s->shape, sizeof x->shape);
+        x->lowered_flops = atomic_load_explicit(&s->lowered_flops, memory_order_relaxed);
+        for (int j = 0; j < 4; j++)
+            x->transition[j] = atomic_load_explicit(&s->transition[j], memory_order_relaxed);
+        x->auto_state = atomic_load_explicit(&s->auto_state, memory_order_acquire);
     }
     qsort(v, (size_t)n, sizeof *v, by_error);
     return n;
+}
+
+/* AMPSHIM_AUDIT=auto's view of a site: its state, demotions, the share of
+ * its flops that ran lowered, and its transitions ("lowered@8 fp32@80"). */
+static const char *auto_state_name(const struct site_view *x)
+{
+    unsigned state = x->auto_state & 0xff;
+    return state < 4 ? amp_auto_state_names[state] : "?";
+}
+
+static void transitions_text(const struct site_view *x, char *out, size_t size)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int i = 0; i < 4 && at < size; i++) {
+        if (!x->transition[i])
+            continue;
+        unsigned state = (unsigned)(x->transition[i] & 0xff);
+        int n = snprintf(out + at, size - at, "%s%s@%" PRIu64, at ? " " : "",
+                         state < 4 ? amp_auto_state_names[state] : "?", x->transition[i] >> 8);
+        at += n > 0 ? (size_t)n : 0;
+    }
 }
 
 static const char *dtype_name(unsigned d)
@@ -553,9 +590,12 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                 (long long)b->pid, (int)sizeof b->exe, b->exe, mode_text,
                 (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed), tolerance,
                 n, n == 1 ? "" : "s", dropped ? " (the table was full: some not kept)" : "");
-        fprintf(out, "%-4s %-10s %-10s %-10s %-9s %8s %8s %6s %-5s %-5s %-18s %-34s %s\n", "rank",
+        fprintf(out, "%-4s %-10s %-10s %-10s %-9s %8s %8s %6s %-5s %-5s %-18s %-34s %s%s\n", "rank",
                 "err max", "err mean", "elem max", "inf/nan", "calls", "audited", "flops%", "dtype",
-                "fp32?", "symbol", "caller", "shapes");
+                "fp32?", "symbol", "caller", "shapes",
+                mode == AMP_AUDIT_AUTO ? "\n     | auto: state, share of its flops lowered, "
+                                         "transitions (state@call)"
+                                       : "");
     }
     for (int i = 0; i < n; i++) {
         const struct site_view *x = &v[i];
@@ -584,9 +624,16 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                     x->nonfinite_calls, x->nonfinite_elems, x->flops, share / 100.0);
             for (int j = 0; j < AMP_AUDIT_BINS; j++)
                 fprintf(out, "%s%" PRIu64, j ? ", " : "", x->hist[j]);
-            fprintf(out, "], \"shapes\": \"%s\", \"on_device\": %s, \"keep_fp32\": %s}", shapes,
+            fprintf(out, "], \"shapes\": \"%s\", \"on_device\": %s, \"keep_fp32\": %s", shapes,
                     x->device == AMP_DEVICE_CUDA ? "true" : "false",
                     x->audited && keeps_fp32(x, tolerance) ? "true" : "false");
+            char moves[128];
+            transitions_text(x, moves, sizeof moves);
+            fprintf(out,
+                    ", \"auto_state\": \"%s\", \"demotions\": %u, \"lowered_flops\": %" PRIu64
+                    ", \"transitions\": \"%s\"}",
+                    auto_state_name(x), (unsigned)(x->auto_state >> 8 & 0xff), x->lowered_flops,
+                    moves);
         } else {
             char err_max[16], err_mean[16], elem[16];
             snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
@@ -602,6 +649,14 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                     : keeps_fp32(x, tolerance) ? "yes"
                                                : "no",
                     amp_hook_names[x->hook], caller, shapes);
+            if (mode == AMP_AUDIT_AUTO) {
+                char moves[128];
+                transitions_text(x, moves, sizeof moves);
+                /* auto's view of the site, on a line of its own under it */
+                fprintf(out, "     | %s, %.0f%% of its flops lowered%s%s\n", auto_state_name(x),
+                        x->flops ? 100.0 * (double)x->lowered_flops / (double)x->flops : 0.0,
+                        moves[0] ? ", " : "", moves);
+            }
         }
     }
     if (json)

@@ -55,6 +55,14 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
                                        enum amp_lowp_dtype dtype, double flops,
                                        const int64_t shape[3], int *audit_this);
 
+/* A call of site s ran lowered and the program kept it: its flops count as
+ * lowered (the report's share). */
+static inline void amp_audit_ran_lowered(struct amp_audit_site *s, double flops)
+{
+    if (s && flops > 0)
+        atomic_fetch_add_explicit(&s->lowered_flops, (uint64_t)flops, memory_order_relaxed);
+}
+
 /* Adds one audited call's result to its site. */
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);
 

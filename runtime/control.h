@@ -21,7 +21,7 @@
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
 /* 5: the small counter and lower_min; 4: the audit's settings and call sites; 3: eight counter
  * slots */
-#define AMP_CTL_VERSION 6u
+#define AMP_CTL_VERSION 7u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -98,7 +98,11 @@ struct amp_audit_site {
     /* 308: AMPSHIM_AUDIT=auto's decision (runtime/accuracy_audit.h:
      * AMP_AUTO_STATE, flips, clean streak), shared by the threads */
     _Atomic uint32_t auto_state;
-    int64_t shape[4][3]; /* 312: m, n, k (0 where the routine has fewer) */
+    int64_t shape[4][3];            /* 312: m, n, k (0 where the routine has fewer) */
+    _Atomic uint64_t lowered_flops; /* 408: of the calls that ran lowered (the program kept it) */
+    /* 416: AMPSHIM_AUDIT=auto's last transitions, oldest first: the site's call count
+     * when it happened << 8 | the state it went to; 0 unused */
+    _Atomic uint64_t transition[4];
 };
 
 /* A hook's GPU time columns: nanoseconds and timed calls, lowered and as made. */
@@ -199,7 +203,10 @@ _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
                    offsetof(struct amp_ctl_block, audit_sites) + 16,
                "layout");
-_Static_assert(sizeof(struct amp_audit_site) == 408, "layout");
+_Static_assert(sizeof(struct amp_audit_site) == 448, "layout");
+_Static_assert(offsetof(struct amp_audit_site, auto_state) == 308, "layout");
+_Static_assert(offsetof(struct amp_audit_site, lowered_flops) == 408, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, audit_probation) == 184, "layout");
 _Static_assert(offsetof(struct amp_audit_site, calls) == 176, "layout");
 _Static_assert(offsetof(struct amp_audit_site, err_max) == 280, "layout");
 _Static_assert(offsetof(struct amp_audit_site, shape) == 312, "layout");

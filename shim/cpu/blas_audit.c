@@ -44,6 +44,18 @@ static void copy_referenced(const struct amp_operand *o, float *compact, int out
     }
 }
 
+/* A lowered call the audit does not run both ways runs as the program
+ * keeps it: as made with AMPSHIM_AUDIT=1 (the audit never changes the
+ * program's results), lowered with follow, and with auto as its site
+ * stands. Returns whether it runs lowered. */
+static int not_audited(struct amp_blas_call *c)
+{
+    int lowered = amp_audit_keeps_lowered(c->audit_site);
+    if (lowered)
+        amp_audit_ran_lowered(c->audit_site, c->flops);
+    return lowered;
+}
+
 int amp_blas_audit_begin(struct amp_blas_call *c)
 {
     int audit_this;
@@ -57,10 +69,12 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
      * wins over what auto would decide (it reaches here when it lowers) */
     if (amp_unlikely(amp_audit_auto()) &&
         amp_caller_site_category(amp_tls_caller, AMP_DEVICE_CPU, c->hook, c->acc_read) !=
-            AMP_CAT_UNSET)
+            AMP_CAT_UNSET) {
+        amp_audit_ran_lowered(c->audit_site, c->flops);
         return 1;
+    }
     if (!c->audit_site || !audit_this)
-        return amp_audit_keeps_lowered(c->audit_site);
+        return not_audited(c);
     for (int i = 0; i < c->n_in; i++)
         c->saved_arg[i] = c->arg[i] ? *c->arg[i] : NULL;
     c->shadow = NULL;
@@ -74,7 +88,7 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
             if (!atomic_exchange(&said, 1))
                 amp_log(AMP_LOG_INFO, "audit: no memory for a call's shadow output; calls "
                                       "without it are not audited");
-            return amp_audit_keeps_lowered(c->audit_site);
+            return not_audited(c);
         }
         c->shadow_elems = n;
         copy_referenced(&c->acc, c->shadow, 1);
@@ -133,8 +147,10 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
     r.err = amp_audit_relative_error(&sums);
     r.nonfinite = sums.nonfinite;
     amp_audit_record(c->audit_site, &r);
-    if (amp_audit_follows())
+    if (amp_audit_follows()) {
         copy_referenced(&c->acc, c->shadow + c->shadow_elems, 0);
+        amp_audit_ran_lowered(c->audit_site, c->flops);
+    }
     free(c->shadow);
     c->shadow = NULL;
 }
@@ -148,5 +164,8 @@ float amp_blas_audit_scalar(struct amp_blas_call *c, float lowered, float fp32)
     r.err = amp_audit_relative_error(&sums);
     r.nonfinite = sums.nonfinite;
     amp_audit_record(c->audit_site, &r);
-    return amp_audit_follows() ? lowered : fp32;
+    if (!amp_audit_follows())
+        return fp32;
+    amp_audit_ran_lowered(c->audit_site, c->flops);
+    return lowered;
 }
