@@ -341,7 +341,7 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
 {
     struct amp_quiet quiet;
     amp_lock_quietly(&audit_lock, &quiet);
-    if (amp_audit_auto() && s->device == AMP_DEVICE_CPU) /* (CUDA: as AMPSHIM_AUDIT=1 for now) */
+    if (amp_audit_auto())
         auto_step(s, r);
     uint64_t audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
     atomic_store_explicit(&s->audited, audited + 1, memory_order_relaxed);

@@ -207,15 +207,50 @@ static void fold(void)
     amp_unlock_quietly(&lock, &quiet);
 }
 
+/* AMPSHIM_AUDIT=auto: the site's norms on this device are read back as
+ * soon as the GPU has computed them, found by an event query at the site's
+ * next call (no wait for the device in a hooked call: the copy waits only
+ * for norms already there), so its decision follows within the calls the
+ * program queued meanwhile. Under `lock`. */
+static void fold_when_ready(int site, int d)
+{
+    struct norms *r = &results[site][d];
+    if (!r->pending || finished || !amp_ctl || !f.complete || f.rt->event_query(r->done) != 0)
+        return;
+    static float host[2 * CAPACITY];
+    struct amp_cuda_readback back;
+    if (!amp_cuda_readback_begin(&back))
+        return;
+    uint32_t n = r->pending;
+    int ok = read_back(r, d, host);
+    r->pending = 0;
+    if (ok)
+        record(&amp_ctl->audit_site[site], host, n);
+    amp_cuda_readback_end(&back);
+}
+
 /* A lowered call the audit does not run both ways (the sampling skips it,
  * the site table is full, or what the audit needs cannot be had) runs as the
  * program keeps it: as made with AMPSHIM_AUDIT=1, which never changes the
- * program's results, or lowered with follow. */
+ * program's results, lowered with follow, and with auto as its site stands
+ * (its pending verdicts taken in first, when the GPU has them). */
 static int not_audited(struct amp_thread *t, enum amp_hook_id hook, void *gemmex, int is64,
-                       const struct amp_gemmex_args *a, int *run_as_made)
+                       const struct amp_gemmex_args *a, struct amp_audit_site *site,
+                       int *run_as_made)
 {
-    if (amp_audit_follows())
+    if (site && amp_audit_auto() && amp_ctl) {
+        int d = amp_cuda_device();
+        if (d >= 0 && results[site - amp_ctl->audit_site][d].pending) {
+            struct amp_quiet quiet;
+            amp_lock_quietly(&lock, &quiet);
+            fold_when_ready((int)(site - amp_ctl->audit_site), d);
+            amp_unlock_quietly(&lock, &quiet);
+        }
+    }
+    if (amp_audit_keeps_lowered(site)) {
+        amp_audit_ran_lowered(site, 2.0 * (double)a->m * (double)a->n * (double)a->k);
         return amp_cublas_run_gemmex(gemmex, is64, a, a->compute);
+    }
     amp_count_not_lowered_after_all(t, hook);
     *run_as_made = 1;
     return OK;
@@ -233,7 +268,7 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
         amp_tls_caller, hook, (enum amp_lowp_dtype)amp_cublas_compute_dtype(a->compute),
         2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
     if (!site || !audit_this)
-        return not_audited(t, hook, gemmex, is64, a, run_as_made);
+        return not_audited(t, hook, gemmex, is64, a, site, run_as_made);
     int mode, device = -1;
     void *stream = NULL;
     int64_t m = a->m, n = a->n;
@@ -241,7 +276,7 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
     if (!helpers(c->real) || m <= 0 || n <= 0 || a->k <= 0 || m * n > 0x7fffffff || a->ldc < m ||
         f.blas->get_pointer_mode(a->h, &mode) != OK || mode != AMP_CUBLAS_POINTER_MODE_HOST ||
         f.blas->get_stream(a->h, &stream) != OK || (device = amp_cuda_device()) < 0)
-        return not_audited(t, hook, gemmex, is64, a, run_as_made);
+        return not_audited(t, hook, gemmex, is64, a, site, run_as_made);
     struct amp_cuda_scratch scratch = {.stream = stream};
     float *S = amp_cuda_take(&scratch, bytes), *D = amp_cuda_take(&scratch, bytes);
     size_t pitch = (size_t)a->ldc * sizeof(float), width = (size_t)m * sizeof(float);
@@ -249,7 +284,7 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
     if (!S || !D || !amp_cuda_copy_2d(S, width, a->C, pitch, width, (size_t)n, stream) ||
         c->as_made(c, S, m) != OK) {
         amp_cuda_scratch_end(&scratch);
-        return not_audited(t, hook, gemmex, is64, a, run_as_made);
+        return not_audited(t, hook, gemmex, is64, a, site, run_as_made);
     }
     int status = amp_cublas_run_gemmex(gemmex, is64, a, a->compute);
     if (status != OK) {
@@ -278,10 +313,14 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
             f.nrm2(priv, n2, D, 1, slot) == OK && f.nrm2(priv, n2, S, 1, slot + 1) == OK &&
             f.rt->event_record(r->done, stream) == 0 && ++r->pending == CAPACITY)
             fold_locked();
+        else if (amp_audit_auto())
+            fold_when_ready((int)(site - amp_ctl->audit_site), device);
     }
     amp_unlock_quietly(&lock, &quiet);
     /* The program keeps the fp32 result unless it follows the lowered one. */
-    if (!amp_audit_follows() && !amp_cuda_copy_2d(a->C, pitch, S, width, width, (size_t)n, stream))
+    if (amp_audit_follows())
+        amp_audit_ran_lowered(site, 2.0 * (double)m * (double)n * (double)a->k);
+    else if (!amp_cuda_copy_2d(a->C, pitch, S, width, width, (size_t)n, stream))
         amp_log(AMP_LOG_WARN, "audit: could not copy an fp32 result back: the lowered one stays");
     amp_cuda_scratch_end(&scratch);
     return status;

@@ -70,6 +70,22 @@ def run(env, *args):
     return sites, other, r
 
 
+# AMPSHIM_AUDIT=auto, probation 2: each site's verdicts are read back as
+# soon as the (fake) device has them (an event query at its next call): the
+# well-scaled sites run their third call lowered, the bad ones stay fp32
+# from their first audit.
+auto, other, r = run(dict(shim, AMPSHIM_AUDIT="auto", AMPSHIM_AUDIT_PROBATION="2",
+                          AMPSHIM_REPORT="/dev/null"))
+for s in sorted(auto):
+    want = "low" if s in ("well_scaled", "ex_site") else "made"
+    check(f"auto: {s}'s last call {'lowered' if want == 'low' else 'fp32'}",
+          auto[s]["hash"] == auto[s][want], str(auto[s]))
+# The only waits: the read stream's, after an event query said a site's
+# norms were there (one per site that changed its state here: 4 sites, one
+# read-back each before its decision).
+check("auto: a read-back only of norms already computed", int(other.get("syncs", "99")) <= 4,
+      str(other))
+
 report_json, policy = os.path.join(work, "audit.json"), os.path.join(work, "audit.policy")
 audited, other, r = run(dict(shim, AMPSHIM_AUDIT="1", AMPSHIM_AUDIT_POLICY=policy), report_json)
 names = {"well_scaled", "overflows", "cancels", "ex_site"}
