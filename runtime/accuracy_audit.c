@@ -420,6 +420,7 @@ struct site_view {
     int64_t shape[4][3];
     uint64_t lowered_flops, transition[4];
     uint32_t auto_state;
+    int auto_mode; /* the block's audit mode is auto */
 };
 
 /* NaN sorts as the worst error. */
@@ -478,6 +479,7 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
         for (int j = 0; j < 4; j++)
             x->transition[j] = atomic_load_explicit(&s->transition[j], memory_order_relaxed);
         x->auto_state = atomic_load_explicit(&s->auto_state, memory_order_acquire);
+        x->auto_mode = atomic_load_explicit(&b->audit, memory_order_relaxed) == AMP_AUDIT_AUTO;
     }
     qsort(v, (size_t)n, sizeof *v, by_error);
     return n;
@@ -553,8 +555,13 @@ static void as_glob(const char *name, char *out, size_t outlen)
 }
 
 /* Whether the audit says to keep a site in fp32. */
+/* Whether a site stays in fp32: AMPSHIM_AUDIT=auto's final decision where it
+ * made one (lowered, or fp32), else by its largest error. */
 static int keeps_fp32(const struct site_view *x, double tolerance)
 {
+    unsigned state = x->auto_state & 0xff;
+    if (x->auto_mode && state != AMP_AUTO_PROBATION)
+        return state != AMP_AUTO_LOWERED;
     return x->nonfinite_calls || !(x->err_max <= tolerance);
 }
 

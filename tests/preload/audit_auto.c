@@ -10,6 +10,8 @@
  *               every Rth call: it is audited again and keeps fp32); then
  *               the products start to cancel (lowering loses them): within
  *               one recheck interval the site is fp32, and stays there.
+ *   underflow   the same, the operands shrinking below fp16's subnormals
+ *               instead (run with AMPSHIM_CPU_DTYPE=fp16).
  *   hysteresis  after a demotion, clean products again: the site comes back
  *               only after 4 P clean audits (4 P R calls), not sooner; three
  *               demotions keep it in fp32 for good.
@@ -56,25 +58,31 @@ __attribute__((noinline)) void product(const float *a, const float *b, float *c)
 /* Clean products (entries in [-1, 1)), or cancelling ones: each pair of
  * terms is (1 + r 2^-9) b - b, and 1 + r 2^-9 rounds to 1 in bf16 and loses
  * most of r in fp16: the lowered result is mostly error. */
-static void operands(float *a, float *b, int cancel, unsigned *seed)
+enum { CLEAN, CANCEL, TINY };
+
+/* ... or tiny ones (TINY: clean ones times 2^-26, as gradients shrink
+ * during training): fine in fp32, below fp16's subnormals (2^-24). */
+static void operands(float *a, float *b, int kind, unsigned *seed)
 {
+    int cancel = kind == CANCEL;
+    float scale = kind == TINY ? 0x1p-26f : 1.0f;
     for (int i = 0; i < N * N; i++) {
         float r = (float)rand_r(seed) / (float)RAND_MAX;
-        a[i] = cancel ? ((i % N) % 2 ? -1.0f : 1.0f + r * 0x1p-9f) : 2 * r - 1;
+        a[i] = cancel ? ((i % N) % 2 ? -1.0f : 1.0f + r * 0x1p-9f) : (2 * r - 1) * scale;
     }
     for (int k = 0; k < N; k++)
         for (int j = 0; j < N; j++) {
             float r = (float)rand_r(seed) / (float)RAND_MAX;
-            b[k * N + j] = cancel && k % 2 ? b[(k - 1) * N + j] : 2 * r - 1;
+            b[k * N + j] = cancel && k % 2 ? b[(k - 1) * N + j] : (2 * r - 1) * scale;
         }
 }
 
 /* One call: 'F' when the program got the fp32 result bit for bit, 'L'
  * when a lowered one, '?' when neither (wrong). */
-static char call(int cancel, unsigned *seed)
+static char call(int kind, unsigned *seed)
 {
     static __thread float a[N * N], b[N * N], c[N * N], ref[N * N];
-    operands(a, b, cancel, seed);
+    operands(a, b, kind, seed);
     product(a, b, c);
     direct(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, ref, N);
     if (memcmp(c, ref, sizeof c) == 0)
@@ -85,8 +93,8 @@ static char call(int cancel, unsigned *seed)
         den += (double)ref[i] * ref[i];
     }
     /* a lowered clean product is within a few dtype roundings; a lowered
-     * cancelling one may be all error, but is finite */
-    return cancel ? (isfinite(num) ? 'L' : '?') : sqrt(num / den) < 0.05 ? 'L' : '?';
+     * cancelling or underflowing one may be all error, but is finite */
+    return kind != CLEAN ? (isfinite(num) ? 'L' : '?') : sqrt(num / den) < 0.05 ? 'L' : '?';
 }
 
 static int ctl_set(const char *name, const char *value)
@@ -97,12 +105,12 @@ static int ctl_set(const char *name, const char *value)
     return ctl ? ctl(name, NULL, NULL, value, strlen(value)) : -1;
 }
 
-/* Calls from `from` (1-based, the site's call count) in phase `cancel`;
+/* Calls of kind `kind` (CLEAN, CANCEL, TINY);
  * letters appended to log. */
-static void run(char *log, int *at, int calls, int cancel, unsigned *seed)
+static void run(char *log, int *at, int calls, int kind, unsigned *seed)
 {
     for (int i = 0; i < calls; i++)
-        log[(*at)++] = call(cancel, seed);
+        log[(*at)++] = call(kind, seed);
     log[*at] = 0;
 }
 
@@ -128,7 +136,7 @@ int main(int argc, char **argv)
     blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
     direct = blas ? (__typeof__(&cblas_sgemm))dlsym(blas, "cblas_sgemm") : NULL;
     if (argc != 2 || !direct) {
-        fprintf(stderr, "usage: audit_auto drift|hysteresis|threads|entry|off (linked to "
+        fprintf(stderr, "usage: audit_auto drift|underflow|hysteresis|threads|entry|off (linked to "
                         "libopenblas.so.0)\n");
         return 2;
     }
@@ -137,7 +145,8 @@ int main(int argc, char **argv)
     static char log[8192];
     int at = 0;
     unsigned seed = 1;
-    if (strcmp(mode, "drift") == 0) {
+    if (strcmp(mode, "drift") == 0 || strcmp(mode, "underflow") == 0) {
+        int bad = strcmp(mode, "drift") == 0 ? CANCEL : TINY;
         run(log, &at, P, 0, &seed);
         expect(count(log, 0, P, 'F') == P, "probation: every call keeps its fp32 result");
         int lowered_from = at;
@@ -147,7 +156,7 @@ int main(int argc, char **argv)
             ok &= log[i] == ((i + 1) % R == 0 ? 'F' : 'L');
         expect(ok, "after probation: lowered, every Rth call audited again (fp32 kept)");
         int drift = at;
-        run(log, &at, 8 * R, 1, &seed);
+        run(log, &at, 8 * R, bad, &seed);
         int first_f = drift;
         while (first_f < at && log[first_f] != 'F')
             first_f++;
@@ -158,7 +167,7 @@ int main(int argc, char **argv)
         int demotions = 0, returned_after = -1;
         for (int cycle = 0; cycle < 3; cycle++) {
             run(log, &at, cycle == 0 ? P + R : 0, 0, &seed);
-            run(log, &at, R, 1, &seed); /* one recheck interval of cancellation */
+            run(log, &at, R, CANCEL, &seed); /* one recheck interval of cancellation */
             demotions++;
             int back = at;
             run(log, &at, 4 * P * R + 2 * R, 0, &seed);
