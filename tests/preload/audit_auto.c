@@ -18,7 +18,8 @@
  *   threads     four threads call the site at once: one decision for all.
  *   entry       a call-site entry of the user's (AMPSHIM_POLICY) lowers the
  *               site from its first call: no probation.
- *   off         AMPSHIM_AUDIT=auto switched on and off live (ampshim_ctl):
+ *   off         AMPSHIM_AUDIT=auto switched on and off live (by ampctl set
+ *               when AMPCTL names it, else ampshim_ctl):
  *               off, every call lowered; auto, probation from where the
  *               site stood.
  * Prints the calls' letters and one ok/FAIL line per check. */
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { N = 64 };
 
@@ -97,8 +99,18 @@ static char call(int kind, unsigned *seed)
     return kind != CLEAN ? (isfinite(num) ? 'L' : '?') : sqrt(num / den) < 0.05 ? 'L' : '?';
 }
 
+/* A live setting, by `ampctl set PID NAME=VALUE` when AMPCTL names ampctl
+ * (the change reaches the process at its next hooked call), else by
+ * ampshim_ctl in the process. */
 static int ctl_set(const char *name, const char *value)
 {
+    const char *ampctl = getenv("AMPCTL");
+    if (ampctl) {
+        char cmd[4400];
+        snprintf(cmd, sizeof cmd, "env -u LD_PRELOAD '%s' set %ld %s=%s", ampctl, (long)getpid(),
+                 name, value);
+        return system(cmd) == 0 ? 0 : -1;
+    }
     int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
         (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
                                                                              "ampshim_ctl");
