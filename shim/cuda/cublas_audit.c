@@ -164,6 +164,19 @@ static void record(struct amp_audit_site *site, const float *host, uint32_t n)
     }
 }
 
+/* Reads back and records a site's pending norms on device d (the current
+ * one), the read-back begun. Under `lock`. */
+static void take_in(int site, int d)
+{
+    static float host[2 * CAPACITY];
+    struct norms *r = &results[site][d];
+    uint32_t n = r->pending;
+    int ok = read_back(r, d, host);
+    r->pending = 0;
+    if (ok)
+        record(&amp_ctl->audit_site[site], host, n);
+}
+
 /* Reads back and records every site's pending norms. Under `lock`. */
 static void fold_locked(void)
 {
@@ -179,7 +192,6 @@ static void fold_locked(void)
     struct amp_cuda_readback back;
     if (!amp_cuda_readback_begin(&back))
         return;
-    static float host[2 * CAPACITY];
     for (int d = 0; d < AMP_CUDA_DEVICES; d++) {
         int on_device = 0;
         for (int i = 0; i < AMP_CTL_AUDIT_SITES; i++) {
@@ -189,11 +201,7 @@ static void fold_locked(void)
             if (!on_device && rt->set_device(d) != 0)
                 break;
             on_device = 1;
-            uint32_t n = r->pending;
-            int ok = read_back(r, d, host);
-            r->pending = 0;
-            if (ok)
-                record(&amp_ctl->audit_site[i], host, n);
+            take_in(i, d);
         }
     }
     amp_cuda_readback_end(&back);
@@ -217,15 +225,10 @@ static void fold_when_ready(int site, int d)
     struct norms *r = &results[site][d];
     if (!r->pending || finished || !amp_ctl || !f.complete || f.rt->event_query(r->done) != 0)
         return;
-    static float host[2 * CAPACITY];
     struct amp_cuda_readback back;
     if (!amp_cuda_readback_begin(&back))
         return;
-    uint32_t n = r->pending;
-    int ok = read_back(r, d, host);
-    r->pending = 0;
-    if (ok)
-        record(&amp_ctl->audit_site[site], host, n);
+    take_in(site, d);
     amp_cuda_readback_end(&back);
 }
 

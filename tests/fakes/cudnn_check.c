@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "tests/fakes/fake_cudnn.h"
+#include "tests/shim_stats.h"
 #include "tests/check.h"
 
 long fake_cudnn_conv_writes(cudnnConvolutionDescriptor_t d);
@@ -35,17 +36,6 @@ static const struct fake_cudnn_record *last(void)
 static void *lib;
 #define REAL(name) ((__typeof__(&name))dlsym(lib, #name))
 
-static uint64_t stat(const char *symbol, const char *counter)
-{
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                             "ampshim_ctl");
-    char name[128];
-    uint64_t v = 0;
-    size_t len = sizeof v;
-    snprintf(name, sizeof name, "stats.%s.%s", symbol, counter);
-    return ctl && ctl(name, &v, &len, NULL, 0) == 0 ? v : UINT64_MAX;
-}
 
 static cudnnTensorDescriptor_t tensor(cudnnDataType_t type, int n, int c, int h, int w)
 {
@@ -187,10 +177,10 @@ static void check_conv(cudnnHandle_t h, const char *mode)
     /* A bad call (the output's shape is wrong) gets the library's own
      * error, as without ampshim, and leaves the descriptor as it was. */
     cudnnTensorDescriptor_t bad = tensor(CUDNN_DATA_FLOAT, 2, 4, 5, 5);
-    cudnnStatus_t mine = cudnnConvolutionForward(h, &alpha, xd, x, wd, w, conv, 0, NULL, 0, &beta,
-                                                 bad, y);
-    cudnnStatus_t theirs = REAL(cudnnConvolutionForward)(h, &alpha, xd, x, wd, w, conv, 0, NULL, 0,
-                                                         &beta, bad, y);
+    cudnnStatus_t mine =
+        cudnnConvolutionForward(h, &alpha, xd, x, wd, w, conv, 0, NULL, 0, &beta, bad, y);
+    cudnnStatus_t theirs =
+        REAL(cudnnConvolutionForward)(h, &alpha, xd, x, wd, w, conv, 0, NULL, 0, &beta, bad, y);
     cudnnMathType_t after = 99;
     cudnnGetConvolutionMathType(conv, &after);
     CHECK(mine == theirs && mine == CUDNN_STATUS_BAD_PARAM && after == CUDNN_DEFAULT_MATH,
@@ -352,8 +342,10 @@ static void check_reduce(cudnnHandle_t h, int fp32)
     cudnnIndicesType_t it;
     cudnnGetReduceTensorDescriptor(rd, &op, &comp, &nan, &ind, &it);
     CHECK(comp == CUDNN_DATA_HALF, "the reduce descriptor is the program's (%d)", comp);
-    CHECK(fake_cudnn_reduce_writes(rd) == 1, "the program's reduce descriptor was written once, "
-                                             "by the program (%ld)", fake_cudnn_reduce_writes(rd));
+    CHECK(fake_cudnn_reduce_writes(rd) == 1,
+          "the program's reduce descriptor was written once, "
+          "by the program (%ld)",
+          fake_cudnn_reduce_writes(rd));
     cudnnDestroyReduceTensorDescriptor(rd);
     cudnnDestroyReduceTensorDescriptor(rf);
     cudnnDestroyTensorDescriptor(ad);
@@ -533,7 +525,7 @@ static void check_ctc(cudnnHandle_t h)
     cudnnSetCTCLossDescriptor(ctc, CUDNN_DATA_FLOAT);
     float probs[9] = {0.5f, 0.3f, 0.2f, 0.25f, 0.5f, 0.25f, 0.6f, 0.3f, 0.1f}, cost = 0.0f;
     int labels[1] = {1}, label_len[1] = {1}, input_len[1] = {3};
-    uint64_t before = stat("cudnnCTCLoss", "fp32");
+    uint64_t before = shim_stat("cudnnCTCLoss", "fp32");
     cudnnStatus_t st = cudnnCTCLoss(h, pd, probs, labels, label_len, input_len, &cost, pd, NULL,
                                     CUDNN_CTC_LOSS_ALGO_DETERMINISTIC, ctc, NULL, 0);
     /* P = sum over the alignments of "1" with blanks (b=p[t][0], one=p[t][1]) */
@@ -544,7 +536,7 @@ static void check_ctc(cudnnHandle_t h)
               cost < (float)(-__builtin_log(p)) + 1e-5f,
           "CTC cost %g, expected %g (status %d)", cost, -__builtin_log(p), st);
     if (before != UINT64_MAX)
-        CHECK(stat("cudnnCTCLoss", "fp32") == before + 1, "cudnnCTCLoss counted as fp32");
+        CHECK(shim_stat("cudnnCTCLoss", "fp32") == before + 1, "cudnnCTCLoss counted as fp32");
     cudnnDestroyCTCLossDescriptor(ctc);
     cudnnDestroyTensorDescriptor(pd);
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "tests/cudnn_graph_build.h"
+#include "tests/shim_stats.h"
 
 #define MUST(cond)                                                                                 \
     do {                                                                                           \
@@ -45,17 +46,6 @@ long fake_cudnn_graph_live(void);
 float fake_to_type(cudnnDataType_t type, float x);
 int fake_tf32_allowed(void);
 
-static uint64_t stat(const char *symbol, const char *counter)
-{
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                             "ampshim_ctl");
-    char name[128];
-    uint64_t v = 0;
-    size_t len = sizeof v;
-    snprintf(name, sizeof name, "stats.%s.%s", symbol, counter);
-    return ctl && ctl(name, &v, &len, NULL, 0) == 0 ? v : UINT64_MAX;
-}
 
 /* x [2,8,9,7], w [16,8,3,3], pad 1, stride 1: y [2,16,9,7]; NCHW. The size
  * rule is off in the meson tests but its own (AMPSHIM_LOWER_MIN=0). */
@@ -242,7 +232,7 @@ int main(int argc, char **argv)
         }
         uint64_t lowered = 0;
         for (int d = 0; d < 3; d++)
-            lowered += stat(rows[d], "lowered");
+            lowered += shim_stat(rows[d], "lowered");
         printf("%s threads: %d failures, %llu executes counted lowered (of 48)\n",
                failures || lowered != 48 ? "FAIL" : "ok", failures, (unsigned long long)lowered);
         failures += lowered != 48;
@@ -255,7 +245,7 @@ int main(int argc, char **argv)
             failures += run_one(h, d, 0, mode, engine, 0);
         /* the counters, where the shim is there to count */
         for (int d = 0; d < 3; d++) {
-            uint64_t low = stat(rows[d], "lowered"), pass = stat(rows[d], "passthrough");
+            uint64_t low = shim_stat(rows[d], "lowered"), pass = shim_stat(rows[d], "passthrough");
             if (low == UINT64_MAX)
                 continue;
             int ok = strcmp(mode, "lowered") == 0    ? low == 1

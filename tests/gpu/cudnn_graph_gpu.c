@@ -19,16 +19,8 @@
 
 #include "tests/check.h"
 #include "tests/cudnn_graph_build.h"
+#include "tests/shim_stats.h"
 
-static uint64_t stat(const char *name)
-{
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                             "ampshim_ctl");
-    uint64_t v = 0;
-    size_t len = sizeof v;
-    return ctl && ctl(name, &v, &len, NULL, 0) == 0 ? v : UINT64_MAX;
-}
 
 static const struct gshape s = {8, 64, 32, 32, 64, 3, 3, 1, 1, 1, 0, 0};
 
@@ -130,11 +122,11 @@ int main(void)
                                        1, &dws) == 0 &&
               cudnnBackendFinalize(pack) == 0,
           "variant pack");
-    uint64_t before = stat("stats.cudnn_graph_convolution_2d_forward.lowered");
+    uint64_t before = shim_stat("cudnn_graph_convolution_2d_forward", "lowered");
     CHECK(cudnnBackendExecute(h, plan, pack) == 0, "execute");
     cudaStreamSynchronize(stream);
     cudaMemcpy(got, dy, yn * 4, cudaMemcpyDeviceToHost);
-    CHECK(stat("stats.cudnn_graph_convolution_2d_forward.lowered") == before + 1,
+    CHECK(shim_stat("cudnn_graph_convolution_2d_forward", "lowered") == before + 1,
           "counted lowered (the private down-converting plan ran)");
     double e16 = err(got, ref16, yn), e32 = err(got, ref32, yn), e_ref = err(ref16, ref32, yn);
     printf("relative error against the fp16-input reference %.3g, against fp32 %.3g (the two "
