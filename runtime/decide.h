@@ -83,6 +83,17 @@ struct amp_decision {
     enum amp_lowp_dtype dtype; /* for AMP_OUTCOME_LOWERED */
 };
 
+/* The category a call-site entry of the policy (NAME@CALLER=CATEGORY) gives
+ * this call of t, or AMP_CAT_UNSET: asked only when the policy has such
+ * entries and t's calls are filtered by caller. */
+static inline int amp_site_entry(const struct amp_thread *t, enum amp_device dev,
+                                 enum amp_hook_id hook, int accumulates)
+{
+    if (amp_likely(!t->caller_filter) || !amp_rt.cfg.policy.n_sites)
+        return AMP_CAT_UNSET;
+    return amp_caller_site_category(amp_tls_caller, dev, hook, accumulates);
+}
+
 /* Is autocast on for this call of t: the thread is selected (regions,
  * ampctl, AMPSHIM_THREADS) and AMPSHIM_CALLERS, if set, selects its caller. */
 static inline int amp_call_selected(const struct amp_thread *t)
@@ -126,11 +137,9 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
     }
     uint8_t cat = amp_live_load(&amp_rt.category[dev][hook][accumulates != 0]);
     /* Call-site entries beat the rest of the policy for their callers. */
-    if (amp_unlikely(t->caller_filter) && amp_rt.cfg.policy.n_sites) {
-        int site = amp_caller_site_category(amp_tls_caller, dev, hook, accumulates);
-        if (site != AMP_CAT_UNSET)
-            cat = (uint8_t)site;
-    }
+    int site = amp_site_entry(t, dev, hook, accumulates);
+    if (amp_unlikely(site != AMP_CAT_UNSET))
+        cat = (uint8_t)site;
     if (!amp_call_selected(t)) {
         if (as == AMP_DECIDE_REGION && cat == AMP_CAT_FP32)
             d.outcome = AMP_OUTCOME_FP32;

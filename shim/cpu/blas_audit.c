@@ -68,8 +68,7 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
     /* AMPSHIM_AUDIT=auto: a call-site entry the user wrote for this site
      * wins over what auto would decide (it reaches here when it lowers) */
     if (amp_unlikely(amp_audit_auto()) &&
-        amp_caller_site_category(amp_tls_caller, AMP_DEVICE_CPU, c->hook, c->acc_read) !=
-            AMP_CAT_UNSET) {
+        amp_site_entry(c->t, AMP_DEVICE_CPU, c->hook, c->acc_read) != AMP_CAT_UNSET) {
         amp_audit_ran_lowered(c->audit_site, c->flops);
         return 1;
     }

@@ -121,10 +121,8 @@ static int finalize(enum amp_hook_id hook, void *desc)
         return status;
     struct amp_quiet q;
     amp_gbook_lock(&q);
-    struct amp_grec *r = amp_gbook_find(desc);
+    const struct amp_grec *r = amp_gbook_find(desc);
     int plan = r && r->type == AMP_DNNG_EXECUTION_PLAN;
-    if (r)
-        r->finalized = 1;
     amp_gbook_unlock(&q);
     const struct amp_dnng *f;
     if (!plan || amp_call_from_library(caller) || !(f = amp_dnng_of((const void *)real)))

@@ -47,9 +47,8 @@ struct amp_gattr {
 /* One descriptor the program created. */
 struct amp_grec {
     void *desc;
-    int type;      /* cudnnBackendDescriptorType_t */
-    int finalized; /* the program finalized it */
-    int opaque;    /* an attribute the book could not keep: its graphs are never lowered */
+    int type;   /* cudnnBackendDescriptorType_t */
+    int opaque; /* an attribute the book could not keep: its graphs are never lowered */
     int n, cap;
     struct amp_gattr *attrs;
     void *heur_graph; /* an engine config cuDNN's heuristics filled: their graph */

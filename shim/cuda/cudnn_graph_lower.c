@@ -29,12 +29,14 @@
 
 /* ---- what the book says about a plan, copied out under its lock ---- */
 
-enum { MAX_TENSOR_ATTRS = 16, SIG_MAX = 4096, KNOBS_MAX = 16 };
+enum { MAX_ATTRS = 16, SIG_MAX = 4096, KNOBS_MAX = 16 };
 
-struct tensor_copy {
+/* A descriptor's attributes copied out of the book (n < 0: too many or
+ * too large to copy). */
+struct attrs_copy {
     int n;
-    struct amp_gattr a[MAX_TENSOR_ATTRS];
-    unsigned char bytes[MAX_TENSOR_ATTRS][64];
+    struct amp_gattr a[MAX_ATTRS];
+    unsigned char bytes[MAX_ATTRS][64];
 };
 
 struct plan_view {
@@ -47,11 +49,8 @@ struct plan_view {
     uint64_t converted;
     /* for the fp16 twin of a single convolution: the op's attributes and
      * its three tensors' */
-    int op_type, n_op;
-    struct amp_gattr op[16];
-    unsigned char op_bytes[16][16];
-    int tensor_name[3];
-    struct tensor_copy tensor[3];
+    int op_type;
+    struct attrs_copy op, tensor[3]; /* tensors: operand_names[dir] order */
     size_t sig_len;
     unsigned char sig[SIG_MAX];
 };
@@ -114,19 +113,18 @@ static int64_t elements(const struct amp_grec *tensor)
     return d && d->count >= 3 ? n : 0;
 }
 
-static int copy_attrs(const struct amp_grec *r, struct amp_gattr *out, unsigned char (*bytes)[64],
-                      size_t room, int max)
+static int copy_attrs(const struct amp_grec *r, struct attrs_copy *c)
 {
-    if (r->n > max)
-        return -1;
+    if (r->n > MAX_ATTRS)
+        return c->n = -1;
     for (int i = 0; i < r->n; i++) {
-        if (r->attrs[i].bytes > room)
-            return -1;
-        out[i] = r->attrs[i];
-        memcpy(bytes[i], r->attrs[i].value, r->attrs[i].bytes);
-        out[i].value = bytes[i];
+        if (r->attrs[i].bytes > sizeof c->bytes[i])
+            return c->n = -1;
+        c->a[i] = r->attrs[i];
+        memcpy(c->bytes[i], r->attrs[i].value, r->attrs[i].bytes);
+        c->a[i].value = c->bytes[i];
     }
-    return r->n;
+    return c->n = r->n;
 }
 
 /* Reads the plan's graph from the book (its lock held): 0 when it is not a
@@ -194,23 +192,10 @@ static int view_plan(void *plan, struct plan_view *v)
     v->devprop = amp_gbook_desc(p, AMP_DNNG_PLAN_DEVICEPROP, 0);
     if (!v->fused) {
         v->op_type = op->type;
-        v->n_op = op->n <= 16 ? op->n : -1;
-        for (int i = 0; i < v->n_op; i++) {
-            if (op->attrs[i].bytes > sizeof v->op_bytes[i]) {
-                v->n_op = -1;
-                break;
-            }
-            v->op[i] = op->attrs[i];
-            memcpy(v->op_bytes[i], op->attrs[i].value, op->attrs[i].bytes);
-            v->op[i].value = v->op_bytes[i];
-        }
-        for (int i = 0; i < 3 && v->n_op >= 0; i++) {
-            v->tensor_name[i] = names[i];
-            v->tensor[i].n =
-                copy_attrs(t[i], v->tensor[i].a, v->tensor[i].bytes, 64, MAX_TENSOR_ATTRS);
-            if (v->tensor[i].n < 0)
-                v->n_op = -1;
-        }
+        copy_attrs(op, &v->op);
+        for (int i = 0; i < 3; i++)
+            if (copy_attrs(t[i], &v->tensor[i]) < 0)
+                v->op.n = -1;
     }
     v->sig_len = 0;
     sig_desc(v, g, 0);
@@ -266,7 +251,7 @@ struct engine_choice {
 /* The fp16 twin's top engine and knobs; 0 when there is none. */
 static int twin_choice(const struct amp_dnng *f, const struct plan_view *v, struct engine_choice *c)
 {
-    if (v->fused || v->n_op < 0)
+    if (v->fused || v->op.n < 0)
         return 0;
     struct own o = {.f = f};
     void *tensor[3];
@@ -282,11 +267,11 @@ static int twin_choice(const struct amp_dnng *f, const struct plan_view *v, stru
         own_finalize(&o, tensor[i]);
     }
     void *op = own_create(&o, v->op_type);
-    for (int k = 0; k < v->n_op; k++) {
-        const struct amp_gattr *a = &v->op[k];
+    for (int k = 0; k < v->op.n; k++) {
+        const struct amp_gattr *a = &v->op.a[k];
         const void *value = a->value;
         for (int i = 0; i < 3; i++)
-            if (a->name == v->tensor_name[i])
+            if (a->name == operand_names[v->dir][i])
                 value = &tensor[i];
         own_set(&o, op, a->name, a->type, a->count, value);
     }
