@@ -116,6 +116,17 @@ static inline int amp_audit_keeps_lowered(const struct amp_audit_site *s)
                 AMP_AUTO_LOWERED);
 }
 
+/* Whether auto keeps a call of site s in fp32 by its own decision (counted
+ * fp32, not passthrough). */
+static inline int amp_audit_keeps_fp32(const struct amp_audit_site *s)
+{
+    if (!amp_audit_auto() || !s)
+        return 0;
+    enum amp_auto_state st =
+        amp_auto_state_of(atomic_load_explicit(&s->auto_state, memory_order_acquire));
+    return st == AMP_AUTO_FP32 || st == AMP_AUTO_FP32_KEPT;
+}
+
 /* The audit's report of a block, sorted by error (largest first): a table,
  * or JSON. Returns the number of sites shown. Used at exit and by ampctl. */
 int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tolerance, int json);

@@ -19,9 +19,9 @@
 #include "ampshim_generated.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-/* 5: the small counter and lower_min; 4: the audit's settings and call sites; 3: eight counter
+/* 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the audit's settings and call sites; 3: eight counter
  * slots */
-#define AMP_CTL_VERSION 7u
+#define AMP_CTL_VERSION 8u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -37,8 +37,8 @@ enum amp_ctl_counter {
 #undef AMP_X_COUNTER
         AMP_CTL_COUNTERS
 };
-#define AMP_CTL_COUNTER_SLOTS 8 /* per hook in the block's layout */
-_Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 8 counters per hook");
+#define AMP_CTL_COUNTER_SLOTS 10 /* per hook in the block's layout */
+_Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 10 counters per hook");
 
 /* Each counter's name, and whether it counts calls by outcome ("calls" is
  * the sum of those). */
@@ -163,7 +163,7 @@ struct amp_ctl_block {
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t
         exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
-    struct amp_thread threads[AMP_CTL_MAX_THREADS];       /* 25280 */
+    struct amp_thread threads[AMP_CTL_MAX_THREADS];       /* 31424 */
     _Atomic uint32_t audit_sites;                         /* sites in use */
     _Atomic uint32_t audit_dropped;                       /* sites not kept: the table was full */
     _Atomic uint64_t audit_flops; /* every lowered call's flops while the audit was on */
@@ -185,20 +185,20 @@ _Static_assert(offsetof(struct amp_thread, dtype) == 44, "layout");
 _Static_assert(offsetof(struct amp_thread, cuda_dtype) == 52, "layout");
 _Static_assert(offsetof(struct amp_thread, regions) == 96, "layout");
 _Static_assert(offsetof(struct amp_thread, counters) == 128, "layout");
-_Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 64, "layout");
+_Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 80, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, generation) == 112, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, enabled) == 120, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, dtype) == 128, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, cpu_kernel) == 136, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, policy) == 192, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
-_Static_assert(offsetof(struct amp_ctl_block, threads) == 25280, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, threads) == 31424, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit) == 140, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_tolerance) == 152, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_request) == 160, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, lower_min) == 168, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
-                   25280 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread),
+                   31424 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread),
                "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
                    offsetof(struct amp_ctl_block, audit_sites) + 16,

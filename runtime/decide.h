@@ -76,11 +76,25 @@ enum amp_outcome {
     AMP_OUTCOME_PROMOTE,     /* widest input type: typed fp32 calls run as made */
     AMP_OUTCOME_INTERNAL,    /* a numerical library calling itself: untouched */
     AMP_OUTCOME_SMALL, /* lowered by the policy, but too small for lowering to pay: run as made */
+    AMP_OUTCOME_NO_UNITS, /* lowered by the policy, but this CPU has no native units (no oneDNN
+                             kernel) for the dtype: run as made */
 };
+
+/* struct amp_thread.selected: 0 not selected, 1 selected by the process's
+ * settings (AMPSHIM_ENABLE, AMPSHIM_THREADS, ampctl for the process), or
+ * AMP_SELECTED_EXPLICIT: by an explicit request for this thread (a region it
+ * pushed, ampctl for this thread). */
+#define AMP_SELECTED_EXPLICIT 2
 
 struct amp_decision {
     enum amp_outcome outcome;
     enum amp_lowp_dtype dtype; /* for AMP_OUTCOME_LOWERED */
+    /* A lowered call that was asked for explicitly: a region the thread
+     * pushed, ampctl for the thread, a policy entry naming its symbol,
+     * routine or call site. The size rule (AMPSHIM_LOWER_MIN) and "no units
+     * here" do not void it: it is lowered wherever it can be run lowered at
+     * all, else refused with one line (ampshim(7), EXPLICIT REQUESTS). */
+    int explicit_request;
 };
 
 /* The category a call-site entry of the policy (NAME@CALLER=CATEGORY) gives
@@ -110,7 +124,7 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
                                                 enum amp_hook_id hook, int accumulates,
                                                 enum amp_decide_as as)
 {
-    struct amp_decision d = {AMP_OUTCOME_PASSTHROUGH, AMP_DTYPE_BF16};
+    struct amp_decision d = {AMP_OUTCOME_PASSTHROUGH, AMP_DTYPE_BF16, 0};
     /* A call libopenblas, liblapack, cuSOLVER or cuDNN makes to its own kind
      * is part of a routine the program called: forwarded untouched, so every
      * library routine computes as without the shim, listed or not. So is a
@@ -152,6 +166,8 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
         if (d.dtype < AMP_DTYPE_COUNT &&
             !(dev == AMP_DEVICE_CUDA && d.dtype == AMP_DTYPE_TF32 && !amp_rt.cfg.cuda_tf32_allowed))
             d.outcome = AMP_OUTCOME_LOWERED;
+        d.explicit_request = t->selected == AMP_SELECTED_EXPLICIT || site == AMP_CAT_LOWER ||
+                             amp_live_load(&amp_rt.named_lower[dev][hook]);
         break;
     case AMP_CAT_FP32:
         d.outcome = AMP_OUTCOME_FP32;
@@ -179,6 +195,7 @@ static inline enum amp_ctl_counter amp_outcome_counter(enum amp_outcome outcome)
            : outcome == AMP_OUTCOME_FP32     ? AMP_CTL_FP32
            : outcome == AMP_OUTCOME_INTERNAL ? AMP_CTL_INTERNAL
            : outcome == AMP_OUTCOME_SMALL    ? AMP_CTL_SMALL
+           : outcome == AMP_OUTCOME_NO_UNITS ? AMP_CTL_NOUNITS
                                              : AMP_CTL_PASSTHROUGH;
 }
 
@@ -216,6 +233,22 @@ static inline int amp_decide_lower_dtype(const struct amp_thread *t, enum amp_de
  * under AMPSHIM_AUDIT=1, which promises the program the results it would
  * have without the shim, such a call runs as made (counted passthrough);
  * with the audit off or following, it is lowered as usual. */
+static inline int amp_decide_lower_unaudited(const struct amp_thread *t, enum amp_device dev,
+                                             enum amp_hook_id hook, int accumulates,
+                                             enum amp_ctl_counter *counter, int *explicit_request)
+{
+    struct amp_decision d = amp_decide(t, dev, hook, accumulates);
+    *counter = amp_outcome_counter(d.outcome);
+    *explicit_request = d.explicit_request;
+    int dtype = d.outcome == AMP_OUTCOME_LOWERED ? (int)d.dtype : -1;
+    uint32_t audit = amp_live_load(&amp_rt.cfg.audit);
+    if (dtype >= 0 && amp_unlikely(audit == AMP_AUDIT_ON || audit == AMP_AUDIT_AUTO)) {
+        *counter = amp_not_lowered_after_all(*counter);
+        return -1;
+    }
+    return dtype;
+}
+
 static inline int amp_decide_lower_dtype_unaudited(const struct amp_thread *t, enum amp_device dev,
                                                    enum amp_hook_id hook, int accumulates,
                                                    enum amp_ctl_counter *counter)

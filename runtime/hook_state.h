@@ -59,6 +59,9 @@ struct amp_runtime {
     struct amp_config cfg;
     /* Effective category after overrides: [device][hook][accumulates]. */
     uint8_t category[AMP_DEVICE_COUNT][AMP_HOOK_COUNT][2];
+    /* 1 where a policy entry naming the hook's symbol or routine lowers it
+     * (an explicit request: runtime/decide.h), [device][hook]. */
+    uint8_t named_lower[AMP_DEVICE_COUNT][AMP_HOOK_COUNT];
 };
 
 extern struct amp_runtime amp_rt;

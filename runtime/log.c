@@ -156,3 +156,15 @@ static void write_line(const char *line, size_t len)
     fwrite(line, 1, len, out);
     fflush(out);
 }
+
+void amp_refuse_explicit(int hook, int dtype, const char *why)
+{
+    static uint8_t said[AMP_HOOK_COUNT][AMP_DTYPE_COUNT];
+    if (hook < 0 || hook >= AMP_HOOK_COUNT || dtype < 0 || dtype >= AMP_DTYPE_COUNT ||
+        __atomic_exchange_n(&said[hook][dtype], 1, __ATOMIC_RELAXED))
+        return;
+    amp_log(AMP_LOG_WARN,
+            "%s: lowering to %s was asked for explicitly, but %s: such calls run as made in "
+            "fp32, counted nounits",
+            amp_hook_names[hook], amp_dtype_names[dtype], why);
+}

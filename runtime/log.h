@@ -36,6 +36,11 @@ FILE *amp_open_output(const char *path, char *why, size_t whylen);
 enum amp_log_level amp_log_level_get(void);
 void amp_log(enum amp_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* An explicit request (runtime/decide.h) for hook in dtype that cannot be
+ * honoured here: one warning per hook and dtype, saying why and that the
+ * call runs as made. */
+void amp_refuse_explicit(int hook, int dtype, const char *why);
+
 /* fork's share: the log's lock. */
 void amp_log_atfork(enum amp_fork_phase phase);
 

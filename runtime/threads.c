@@ -68,6 +68,14 @@ void amp_runtime_apply_policy(void)
                                                          &amp_rt.cfg.policy, (enum amp_device)dev,
                                                          (enum amp_hook_id)h, acc));
             }
+    for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
+        for (int h = 0; h < AMP_HOOK_COUNT; h++) {
+            const struct amp_policy_overrides *ov = &amp_rt.cfg.policy;
+            uint8_t named = ov->hook[dev][h] != AMP_CAT_UNSET ? ov->hook[dev][h] : ov->routine[dev][h];
+            amp_live_store(&amp_rt.named_lower[dev][h],
+                           (uint8_t)(named == AMP_CAT_LOWER &&
+                                     amp_live_load(&amp_rt.category[dev][h][0]) == AMP_CAT_LOWER));
+        }
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
         const uint8_t *cat = amp_rt.category[amp_hook_device[h]][h];
         amp_live_store(&amp_slot_of[h]->passes, (uint8_t)(runs_unchanged(amp_live_load(&cat[0])) &&
@@ -103,12 +111,14 @@ static void apply_process_settings(uint64_t gen)
  * AMPSHIM_THREADS. */
 static void recompute_thread(struct amp_thread *t)
 {
-    int selected = amp_innermost_autocast(t) >= 0 ? 1 : -1;
+    /* A region the thread pushed, and ampctl's word for this thread, are
+     * explicit requests (AMP_SELECTED_EXPLICIT: runtime/decide.h). */
+    int selected = amp_innermost_autocast(t) >= 0 ? AMP_SELECTED_EXPLICIT : -1;
     if (selected < 0) {
         uint32_t want = atomic_load(&t->want);
         uint32_t process = amp_ctl ? atomic_load(&amp_ctl->enabled) : AMP_CTL_FOLLOW;
         if (want != AMP_CTL_FOLLOW)
-            selected = want == AMP_CTL_ON;
+            selected = want == AMP_CTL_ON ? AMP_SELECTED_EXPLICIT : 0;
         else if (process != AMP_CTL_FOLLOW)
             selected = process == AMP_CTL_ON;
         else

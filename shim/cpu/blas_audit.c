@@ -50,7 +50,8 @@ static void copy_referenced(const struct amp_operand *o, float *compact, int out
  * stands. Returns whether it runs lowered. */
 static int not_audited(struct amp_blas_call *c)
 {
-    int lowered = amp_audit_keeps_lowered(c->audit_site);
+    /* Without native units the program always keeps the fp32 result. */
+    int lowered = !c->audit_only && amp_audit_keeps_lowered(c->audit_site);
     if (lowered)
         amp_audit_ran_lowered(c->audit_site, c->flops);
     return lowered;
@@ -146,7 +147,7 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
     r.err = amp_audit_relative_error(&sums);
     r.nonfinite = sums.nonfinite;
     amp_audit_record(c->audit_site, &r);
-    if (amp_audit_follows()) {
+    if (amp_audit_follows() && !c->audit_only) {
         copy_referenced(&c->acc, c->shadow + c->shadow_elems, 0);
         amp_audit_ran_lowered(c->audit_site, c->flops);
     }
@@ -163,7 +164,7 @@ float amp_blas_audit_scalar(struct amp_blas_call *c, float lowered, float fp32)
     r.err = amp_audit_relative_error(&sums);
     r.nonfinite = sums.nonfinite;
     amp_audit_record(c->audit_site, &r);
-    if (!amp_audit_follows())
+    if (!amp_audit_follows() || c->audit_only)
         return fp32;
     amp_audit_ran_lowered(c->audit_site, c->flops);
     return lowered;

@@ -1,6 +1,7 @@
 /* The CPU executor: runs a planned, lowered BLAS call one of three ways,
- * chosen here, unless it is too small for lowering to pay (AMPSHIM_LOWER_MIN:
- * then it runs as made, counted small). Under the audit
+ * chosen here, unless the gate keeps it as made (shim/cpu/blas_native.h:
+ * too small for lowering to pay, counted small; no native units here,
+ * counted nounits). Under the audit
  * (shim/cpu/blas_audit.c) it is first counted at its site, which may keep
  * it as made; a gemm or syrk the native
  * executor (shim/cpu/blas_native.c) takes runs as oneDNN low-precision
@@ -13,25 +14,27 @@
 #include "shim/cpu/blas_audit.h"
 #include "shim/cpu/blas_native.h"
 
-/* Whether a product is too small for lowering to pay (AMPSHIM_LOWER_MIN):
- * one load when the threshold is a number. */
-static inline int too_small(const struct amp_blas_call *c)
-{
-    return amp_cpu_too_small(c->dtype, c->flops / 2); /* the planners count a madd as 2 flops */
-}
-
 void amp_blas_lower(struct amp_blas_call *c, int valid)
 {
     if (!valid) {
         c->outcome = AMP_OUTCOME_PASSTHROUGH;
         return;
     }
-    if (too_small(c)) {
-        c->outcome = AMP_OUTCOME_SMALL;
+    /* The planners count a multiply-add as 2 flops. */
+    enum amp_cpu_gate gate = amp_cpu_gate(c->dtype, c->flops / 2, c->explicit_request);
+    if (gate == AMP_CPU_SMALL || gate == AMP_CPU_NO_UNITS) {
+        c->outcome = gate == AMP_CPU_SMALL ? AMP_OUTCOME_SMALL : AMP_OUTCOME_NO_UNITS;
         return;
     }
+    c->audit_only = gate == AMP_CPU_AUDIT_ONLY;
     if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {
-        c->outcome = AMP_OUTCOME_PASSTHROUGH;
+        /* Run as made: for want of units, by auto's fp32 decision for the
+         * site (an fp32 region while it runs), or as AMPSHIM_AUDIT=1 keeps it. */
+        c->outcome = c->audit_only                       ? AMP_OUTCOME_NO_UNITS
+                     : amp_audit_keeps_fp32(c->audit_site) ? AMP_OUTCOME_FP32
+                                                           : AMP_OUTCOME_PASSTHROUGH;
+        if (c->outcome == AMP_OUTCOME_FP32)
+            c->t->fp32_depth++;
         return;
     }
     if (c->native_kind && amp_blas_native(c))

@@ -448,53 +448,68 @@ static int native_syrk(struct amp_blas_call *c, int64_t threads)
 /* Whether this CPU runs the dtype's products natively: asked of oneDNN
  * once per dtype, with a product of the crossover's size. 1 yes, 0 no, -1
  * not known (oneDNN refused it for a reason of the moment: asked again). */
-static int native_kernel_exists(enum amp_lowp_dtype dtype, char *why, size_t whylen)
+int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
 {
     static _Atomic int8_t known[AMP_DTYPE_COUNT]; /* 0 not asked, 1 yes, 2 no */
+    static char reason[AMP_DTYPE_COUNT][192];     /* written before known[] says no */
+    char spare[8];
+    if (!why) {
+        why = spare;
+        whylen = sizeof spare;
+    }
     int8_t k = atomic_load_explicit(&known[dtype], memory_order_acquire);
-    if (k)
+    if (k) {
+        if (k == 2)
+            snprintf(why, whylen, "%s", reason[dtype]);
         return k == 1;
+    }
+    char r[192];
     if (dtype == AMP_DTYPE_TF32) {
-        snprintf(why, whylen, "no CPU has tf32 units");
-        return 0;
+        snprintf(r, sizeof r, "no CPU has tf32 units");
+    } else if (amp_onednn_open(r, sizeof r) == AMP_ONEDNN_OK) {
+        struct amp_onednn_gemm g = {dtype, 96, 96, 96, 0, 0, 1.0f, 0.0f};
+        enum amp_onednn_status st;
+        char impl[64];
+        struct amp_onednn_prim *p = amp_onednn_get(&g, &st, impl, sizeof impl);
+        if (p) {
+            amp_onednn_put(p);
+            atomic_store_explicit(&known[dtype], 1, memory_order_release);
+            return 1;
+        }
+        if (st != AMP_ONEDNN_NOT_NATIVE)
+            return -1;
+        /* impl says "no fp16 matmul", or names a kernel without native units. */
+        snprintf(r, sizeof r, "oneDNN %s on this CPU: %s%s", amp_onednn_version(), impl,
+                 strncmp(impl, "no ", 3) == 0 ? "" : ", not native");
     }
-    if (amp_onednn_open(why, whylen) != AMP_ONEDNN_OK) {
-        atomic_store_explicit(&known[dtype], 2, memory_order_release);
-        return 0;
-    }
-    struct amp_onednn_gemm g = {dtype, 96, 96, 96, 0, 0, 1.0f, 0.0f};
-    enum amp_onednn_status st;
-    char impl[64];
-    struct amp_onednn_prim *p = amp_onednn_get(&g, &st, impl, sizeof impl);
-    if (p) {
-        amp_onednn_put(p);
-        atomic_store_explicit(&known[dtype], 1, memory_order_release);
+    int8_t expected = 0;
+    memcpy(reason[dtype], r, sizeof r);
+    if (!atomic_compare_exchange_strong_explicit(&known[dtype], &expected, 2, memory_order_acq_rel,
+                                                 memory_order_acquire) &&
+        expected == 1)
         return 1;
-    }
-    if (st != AMP_ONEDNN_NOT_NATIVE)
-        return -1;
-    /* impl says "no fp16 matmul", or names a kernel without native units. */
-    snprintf(why, whylen, "oneDNN %s on this CPU: %s%s", amp_onednn_version(), impl,
-             strncmp(impl, "no ", 3) == 0 ? "" : ", not native");
-    atomic_store_explicit(&known[dtype], 2, memory_order_release);
+    snprintf(why, whylen, "%s", r);
     return 0;
 }
 
-uint64_t amp_blas_native_lower_min(enum amp_lowp_dtype dtype)
+enum amp_cpu_gate amp_cpu_auto_gate(enum amp_lowp_dtype dtype, double madds)
 {
     if (amp_live_load(&amp_rt.cfg.cpu_kernel) != AMP_CPU_KERNEL_AUTO)
-        return 0;
+        return AMP_CPU_LOWER;
+    if (madds < (double)AMP_NATIVE_MIN_MACS)
+        return AMP_CPU_SMALL;
     static _Atomic int said_never[AMP_DTYPE_COUNT];
     char why[192] = "";
-    int exists = native_kernel_exists(dtype, why, sizeof why);
-    if (exists)
-        return AMP_NATIVE_MIN_MACS; /* yes, or not known yet */
+    if (amp_cpu_native_units(dtype, why, sizeof why))
+        return AMP_CPU_LOWER; /* yes, or not known yet */
     if (!atomic_exchange(&said_never[dtype], 1))
         amp_log(AMP_LOG_INFO,
                 "lowering %s CPU products would not pay here (%s): they run as made, counted "
-                "small; AMPSHIM_CPU_KERNEL=emulate or AMPSHIM_LOWER_MIN=0 lowers them anyway",
-                amp_dtype_names[dtype], why);
-    return UINT64_MAX;
+                "nounits; AMPSHIM_AUDIT=1 measures what %s would cost, and "
+                "AMPSHIM_CPU_KERNEL=emulate lowers BLAS products anyway (rounded operands)",
+                amp_dtype_names[dtype], why, amp_dtype_names[dtype]);
+    return amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_OFF ? AMP_CPU_AUDIT_ONLY
+                                                             : AMP_CPU_NO_UNITS;
 }
 
 int amp_blas_native(struct amp_blas_call *c)

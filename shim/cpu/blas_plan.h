@@ -49,6 +49,8 @@ struct amp_blas_call {
     uint8_t holds_scratch; /* give the thread's scratch back at the end */
     uint8_t native_kind;   /* enum amp_native_kind: gemm holds a call the native executor may run */
     uint8_t done;          /* the native executor ran it: the real routine is not called */
+    uint8_t explicit_request; /* asked for explicitly (runtime/decide.h) */
+    uint8_t audit_only; /* no native units here: audited, the program keeps the fp32 result */
     struct amp_gemm_args gemm;
     /* For the accuracy audit (shim/cpu/blas_audit.c), set by the planners. */
     double flops;           /* the routine's floating-point operations */
@@ -111,6 +113,8 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, accumulates);
     c->outcome = d.outcome;
     c->dtype = d.dtype;
+    c->explicit_request = (uint8_t)d.explicit_request;
+    c->audit_only = 0;
     if (c->outcome == AMP_OUTCOME_FP32)
         t->fp32_depth++;
     return c->outcome == AMP_OUTCOME_LOWERED;
@@ -160,6 +164,10 @@ static inline void amp_blas_end(struct amp_blas_call *c)
         amp_scratch_done(c->t);
     switch (c->outcome) {
     case AMP_OUTCOME_LOWERED:
+        if (c->audit_only) { /* measured only: the program ran it as made */
+            amp_count(c->t, c->hook, AMP_CTL_NOUNITS, 1);
+            break;
+        }
         if (c->has_acc && !c->output_rounded && amp_live_load(&amp_rt.cfg.output_round))
             amp_blas_round_output(c);
         amp_count(c->t, c->hook, AMP_CTL_LOWERED, 1);
@@ -174,6 +182,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
     case AMP_OUTCOME_PROMOTE:
     case AMP_OUTCOME_INTERNAL:
     case AMP_OUTCOME_SMALL:
+    case AMP_OUTCOME_NO_UNITS:
         amp_count(c->t, c->hook, amp_outcome_counter(c->outcome), 1);
         break;
     }

@@ -13,9 +13,12 @@
  * that keeps primitives by shape (ideep does) runs a shape as it was first
  * decided. */
 #include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 
 #include "runtime/decide.h"
 #include "runtime/export.h"
+#include "runtime/log.h"
 #include "shim/cpu/blas_native.h"
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
@@ -37,11 +40,38 @@ static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *
         (row = amp_dnnl_desc_row(desc, dir, amp_real(entry), &madds)) < 0)
         return;
     enum amp_ctl_counter outcome;
-    int dtype =
-        amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0, &outcome);
+    int explicit_request;
+    int dtype = amp_decide_lower_unaudited(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0, &outcome,
+                                           &explicit_request);
     if ((dtype == AMP_DTYPE_BF16 || dtype == AMP_DTYPE_FP16) &&
-        !amp_cpu_too_small((enum amp_lowp_dtype)dtype, madds))
-        amp_dnnl_desc_lower(desc, dir, dtype);
+        amp_cpu_gate((enum amp_lowp_dtype)dtype, madds, explicit_request) == AMP_CPU_LOWER &&
+        amp_dnnl_desc_lower(desc, dir, dtype) == AMP_DNNL_NO_KERNEL && explicit_request)
+        amp_refuse_explicit(row, dtype, "oneDNN has no native kernel for it on this CPU");
+}
+
+/* The fallback: a primitive descriptor the program's call could not make
+ * from a descriptor the shim lowered is made again from the program's own
+ * fp32 descriptor, so the program never sees an error it would not have
+ * seen without the shim. */
+static int pd_create(int (*real)(void *, const void *, const void *, void *, const void *),
+                     void *out, const void *op_desc, const void *attr, void *engine,
+                     const void *hint)
+{
+    int status = real(out, op_desc, attr, engine, hint);
+    size_t size = amp_dnnl_conv_desc_size();
+    if (status == 0 || !size || amp_mode() == AMP_MODE_INERT)
+        return status;
+    void *fp32 = malloc(size);
+    if (fp32 && amp_dnnl_desc_unlowered(op_desc, fp32, size)) {
+        static _Atomic int said;
+        if (!atomic_exchange(&said, 1))
+            amp_log(AMP_LOG_INFO, "oneDNN refused a convolution lowered in its descriptor with "
+                                  "the caller's attributes: it is made as the caller made it, in "
+                                  "fp32");
+        status = real(out, fp32, attr, engine, hint);
+    }
+    free(fp32);
+    return status;
 }
 
 /* The doors: each signature, the real function, then the decision. */
@@ -97,3 +127,13 @@ AMPSHIM_HOOKS_ONEDNN_CONV_BWD_DATA_DESC(AMP_DEFINE_CONV_BWD_DATA_DESC)
 AMPSHIM_HOOKS_ONEDNN_CONV_BWD_DATA_DILATED_DESC(AMP_DEFINE_CONV_BWD_DATA_DILATED_DESC)
 AMPSHIM_HOOKS_ONEDNN_CONV_BWD_WEIGHTS_DESC(AMP_DEFINE_CONV_BWD_WEIGHTS_DESC)
 AMPSHIM_HOOKS_ONEDNN_CONV_BWD_WEIGHTS_DILATED_DESC(AMP_DEFINE_CONV_BWD_WEIGHTS_DILATED_DESC)
+
+#define AMP_DEFINE_PD_CREATE(sym, ...)                                                             \
+    AMP_EXPORT int sym(void *out, const void *op_desc, const void *attr, void *engine,             \
+                       const void *hint)                                                           \
+    {                                                                                              \
+        return pd_create((int (*)(void *, const void *, const void *, void *,                      \
+                                  const void *))amp_real(AMP_HOOK_##sym),                          \
+                         out, op_desc, attr, engine, hint);                                        \
+    }
+AMPSHIM_HOOKS_ONEDNN_PD_CREATE(AMP_DEFINE_PD_CREATE)

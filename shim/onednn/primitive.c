@@ -30,20 +30,32 @@ static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs
         return real(prim, stream, nargs, args);
     }
     enum amp_ctl_counter outcome;
-    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CPU, hook, 0, &outcome);
-    if (dtype >= 0 && amp_cpu_too_small((enum amp_lowp_dtype)dtype, c.madds)) {
-        outcome = AMP_CTL_SMALL;
-        dtype = -1;
+    int explicit_request;
+    int dtype = amp_decide_lower_unaudited(t, AMP_DEVICE_CPU, hook, 0, &outcome, &explicit_request);
+    if (dtype >= 0) {
+        enum amp_cpu_gate gate =
+            amp_cpu_gate((enum amp_lowp_dtype)dtype, c.madds, explicit_request);
+        if (gate != AMP_CPU_LOWER) {
+            outcome = amp_cpu_gate_counter(gate);
+            dtype = -1;
+        }
     }
     uint64_t converted = 0;
     if (dtype >= 0) {
-        if (amp_dnnl_twin_run(&c, t, dtype, real, stream, nargs, args, &converted) == 0) {
+        int ran = amp_dnnl_twin_run(&c, t, dtype, real, stream, nargs, args, &converted);
+        if (ran == 0) {
             amp_count(t, hook, AMP_CTL_NATIVE, 1);
             amp_count(t, hook, AMP_CTL_CONVERTED, converted);
             amp_count(t, hook, outcome, 1);
             return 0; /* dnnl_success */
         }
-        outcome = amp_not_lowered_after_all(outcome);
+        if (ran == AMP_DNNL_NO_KERNEL) {
+            outcome = AMP_CTL_NOUNITS;
+            if (explicit_request)
+                amp_refuse_explicit(hook, dtype, "oneDNN has no native kernel for it on this CPU");
+        } else {
+            outcome = amp_not_lowered_after_all(outcome);
+        }
     }
     amp_count(t, hook, outcome, 1);
     return real(prim, stream, nargs, args);

@@ -30,6 +30,11 @@ typedef int (*amp_dnnl_execute_fn)(void *prim, void *stream, int nargs, const vo
  * queries of the primitive descriptor. */
 void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_dnnl_call *c);
 
+/* amp_dnnl_twin_run's and amp_dnnl_desc_lower's answer when oneDNN has no
+ * native kernel for the lowered primitive on this CPU (no bf16 units, no
+ * fp16 convolutions): counted nounits. */
+#define AMP_DNNL_NO_KERNEL (-2)
+
 /* Runs c's twin in dtype (AMP_DTYPE_BF16 or AMP_DTYPE_FP16) on the
  * program's stream and arguments: its inputs converted into t's scratch by
  * oneDNN reorders, the twin writing the program's outputs. Returns 0 when
@@ -39,6 +44,8 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
 int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
                       amp_dnnl_execute_fn real_execute, void *stream, int nargs, const void *args,
                       uint64_t *converted);
+/* (-1 with nothing of the program's written: an attribute the twin cannot
+ * copy, no scratch, a failure; AMP_DNNL_NO_KERNEL: no native kernel here.) */
 
 /* Lowering in the descriptor (for the callers of policy/data/onednn_callers.txt):
  * after the program's convolution descriptor function filled desc for
@@ -48,7 +55,22 @@ int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int d
  * multiply-adds; then, if the policy lowers it, amp_dnnl_desc_lower asks for
  * dtype inputs in it and remembers it, so that its executions count. */
 int amp_dnnl_desc_row(const void *desc, int dir, void *real_fn, double *madds);
-void amp_dnnl_desc_lower(void *desc, int dir, int dtype);
+/* It lowers desc only where oneDNN makes a native (not reference) kernel
+ * for the lowered convolution on this CPU (asked once per shape and dtype):
+ * returns 0 when it lowered desc, AMP_DNNL_NO_KERNEL when oneDNN has none
+ * (desc untouched, one info line per row and dtype), -1 otherwise (desc
+ * untouched). */
+int amp_dnnl_desc_lower(void *desc, int dir, int dtype);
+
+/* The fallback at primitive-descriptor creation (dnnl_primitive_desc_create,
+ * dnnl_primitive_desc_iterator_create): when the program's call failed on an
+ * op descriptor this thread lowered in amp_dnnl_desc_lower (a kernel the
+ * probe found was refused with the caller's attributes or hint), *fp32 is
+ * filled with that descriptor as the caller made it (fp32 inputs) and 1
+ * returned, for the call to be made again on it; else 0. */
+int amp_dnnl_desc_unlowered(const void *op_desc, void *fp32, size_t fp32_size);
+/* The size fp32 must have: a oneDNN 2.x convolution descriptor. */
+size_t amp_dnnl_conv_desc_size(void);
 
 /* fork's share: the twin cache's lock. */
 void amp_dnnl_atfork(enum amp_fork_phase phase);

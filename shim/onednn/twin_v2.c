@@ -57,6 +57,7 @@
     X(dnnl_post_ops_get_params_eltwise)                                                            \
     X(dnnl_post_ops_get_params_binary)                                                             \
     X(dnnl_engine_get_kind)                                                                        \
+    X(dnnl_engine_create)                                                                          \
     X(dnnl_memory_desc_init_by_tag)                                                                \
     X(dnnl_memory_desc_get_size)                                                                   \
     X(dnnl_memory_desc_equal)                                                                      \
@@ -266,26 +267,33 @@ static uint64_t desc_key(const dnnl_convolution_desc_t *cd, enum dir d)
     return h ? h : 1;
 }
 
-/* The keys of the descriptors lowered so far: inserted once, never removed
- * (a program has few shapes; a full table lowers no more descriptors). */
+/* Tables of descriptor keys, inserted once, never removed (a program has
+ * few shapes; a full table remembers no more): the descriptors lowered so
+ * far, and the probe's verdicts per shape and dtype (below). */
 enum { LOWERED_KEYS = 4096 };
-static _Atomic uint64_t lowered_keys[LOWERED_KEYS];
+static _Atomic uint64_t lowered_keys[LOWERED_KEYS], kernel_yes[LOWERED_KEYS],
+    kernel_no[LOWERED_KEYS];
 
-static int lowered_find(uint64_t key, int insert)
+static int key_find(_Atomic uint64_t *table, uint64_t key, int insert)
 {
     for (unsigned i = 0, slot = (unsigned)key % LOWERED_KEYS; i < LOWERED_KEYS;
          i++, slot = (slot + 1) % LOWERED_KEYS) {
-        uint64_t seen = atomic_load_explicit(&lowered_keys[slot], memory_order_acquire);
+        uint64_t seen = atomic_load_explicit(&table[slot], memory_order_acquire);
         if (seen == key)
             return 1;
         if (seen == 0) {
             if (!insert)
                 return 0;
-            if (atomic_compare_exchange_strong(&lowered_keys[slot], &seen, key) || seen == key)
+            if (atomic_compare_exchange_strong(&table[slot], &seen, key) || seen == key)
                 return 1;
         }
     }
     return 0;
+}
+
+static int lowered_find(uint64_t key, int insert)
+{
+    return key_find(lowered_keys, key, insert);
 }
 
 static double conv_madds(const dnnl_memory_desc_t *y, const dnnl_memory_desc_t *w)
@@ -312,7 +320,80 @@ int amp_dnnl_desc_row(const void *desc, int dir, void *real_fn, double *madds)
     return rows[P_CONV][dir][rank - 1];
 }
 
-void amp_dnnl_desc_lower(void *desc, int dir, int dtype)
+/* The shim's own CPU engine, for the probe (made once; NULL if refused). */
+static dnnl_engine_t probe_engine;
+static pthread_once_t probe_engine_once = PTHREAD_ONCE_INIT;
+
+static void make_probe_engine(void)
+{
+    if (dn.dnnl_engine_create(&probe_engine, dnnl_cpu, 0) != dnnl_success)
+        probe_engine = NULL;
+}
+
+/* Whether oneDNN makes a native kernel for the lowered convolution cd (its
+ * inputs already low) in direction d on this CPU: 1, or 0 with why. A
+ * backward one is made with its forward twin as the hint, as callers do. */
+static int conv_kernel_exists(const dnnl_convolution_desc_t *cd, enum dir d, int dtype, char *why,
+                              size_t whylen)
+{
+    const dnnl_version_t *v = dn.dnnl_version();
+    pthread_once(&probe_engine_once, make_probe_engine);
+    if (!probe_engine) {
+        snprintf(why, whylen, "oneDNN made no CPU engine to ask");
+        return 0;
+    }
+    dnnl_primitive_desc_t hint = NULL, pd = NULL;
+    int yes = 0;
+    if (d != FWD) {
+        dnnl_convolution_desc_t h = *cd;
+        const dnnl_memory_desc_t *src = d == BWD_DATA ? &cd->diff_src_desc : &cd->src_desc,
+                                 *w = d == BWD_WEIGHTS ? &cd->diff_weights_desc : &cd->weights_desc;
+        memset(&h.src_desc, 0, sizeof h.src_desc);
+        memset(&h.diff_src_desc, 0, sizeof h.diff_src_desc);
+        memset(&h.weights_desc, 0, sizeof h.weights_desc);
+        memset(&h.diff_weights_desc, 0, sizeof h.diff_weights_desc);
+        memset(&h.bias_desc, 0, sizeof h.bias_desc);
+        memset(&h.diff_bias_desc, 0, sizeof h.diff_bias_desc);
+        memset(&h.dst_desc, 0, sizeof h.dst_desc);
+        memset(&h.diff_dst_desc, 0, sizeof h.diff_dst_desc);
+        h.prop_kind = dnnl_forward_training;
+        if (low_md(&h.src_desc, src, dtype) < 0 || low_md(&h.weights_desc, w, dtype) < 0 ||
+            low_md(&h.dst_desc, &cd->diff_dst_desc, dtype) < 0 ||
+            dn.dnnl_primitive_desc_create(&hint, &h, NULL, probe_engine, NULL) != dnnl_success) {
+            snprintf(why, whylen, "oneDNN %d.%d.%d makes no %s forward convolution of its shape",
+                     v->major, v->minor, v->patch, amp_dtype_names[dtype]);
+            goto out;
+        }
+    }
+    if (dn.dnnl_primitive_desc_create(&pd, cd, NULL, probe_engine, hint) != dnnl_success) {
+        snprintf(why, whylen, "oneDNN %d.%d.%d makes no %s convolution of its shape", v->major,
+                 v->minor, v->patch, amp_dtype_names[dtype]);
+        goto out;
+    }
+    const char *impl = NULL;
+    if (dn.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+        !impl || strstr(impl, "ref")) {
+        snprintf(why, whylen, "oneDNN's only %s kernel for it is %s", amp_dtype_names[dtype],
+                 impl ? impl : "unknown");
+        goto out;
+    }
+    yes = 1;
+out:
+    if (pd)
+        dn.dnnl_primitive_desc_destroy(pd);
+    if (hint)
+        dn.dnnl_primitive_desc_destroy(hint);
+    return yes;
+}
+
+/* The last descriptors this thread lowered, for the fallback at primitive
+ * descriptor creation (amp_dnnl_desc_unlowered). */
+enum { RECENT = 4 };
+static __thread const void *recent_lowered[RECENT];
+static __thread unsigned recent_next;
+static uint8_t told_no_kernel[AMP_HOOK_COUNT][AMP_DTYPE_COUNT];
+
+int amp_dnnl_desc_lower(void *desc, int dir, int dtype)
 {
     dnnl_convolution_desc_t *cd = desc;
     const dnnl_memory_desc_t *md[3];
@@ -320,17 +401,80 @@ void amp_dnnl_desc_lower(void *desc, int dir, int dtype)
     dnnl_memory_desc_t low[3];
     for (int i = 0; i < 2; i++)
         if (low_md(&low[i], md[i], dtype) < 0)
-            return;
+            return -1;
     /* AMPSHIM_OUTPUT=round: the output is stored in the low dtype too (as
      * torch.autocast stores it) where the caller left its layout open; the
      * caller's reorder back to its own fp32 memory widens it. */
     int round_output = amp_live_load(&amp_rt.cfg.output_round) &&
                        md[2]->format_kind == dnnl_format_kind_any &&
                        low_md(&low[2], md[2], dtype) == 0;
-    if (!lowered_find(desc_key(cd, (enum dir)dir), 1))
-        return; /* no room to remember it: not lowered, so every execution counts right */
+    uint64_t key = desc_key(cd, (enum dir)dir);
+    /* oneDNN is asked first, on a copy, once per shape, dtype and output rule. */
+    uint64_t probe_words[2] = {key, (uint64_t)(dtype * 2 + round_output)};
+    uint64_t probe_key = hash_bytes(probe_words, sizeof probe_words);
+    probe_key = probe_key ? probe_key : 1;
+    if (key_find(kernel_no, probe_key, 0))
+        return AMP_DNNL_NO_KERNEL;
+    if (!key_find(kernel_yes, probe_key, 0)) {
+        dnnl_convolution_desc_t *copy = malloc(sizeof *copy);
+        char why[160] = "";
+        if (!copy)
+            return -1;
+        *copy = *cd;
+        const dnnl_memory_desc_t *cmd[3];
+        conv_mds(copy, (enum dir)dir, cmd);
+        for (int i = 0; i < 2 + round_output; i++)
+            *(dnnl_memory_desc_t *)cmd[i] = low[i];
+        int yes = conv_kernel_exists(copy, (enum dir)dir, dtype, why, sizeof why);
+        free(copy);
+        key_find(yes ? kernel_yes : kernel_no, probe_key, 1);
+        if (!yes) {
+            int row = rows[P_CONV][dir][cd->src_desc.ndims - 3];
+            if (row >= 0 && !__atomic_exchange_n(&told_no_kernel[row][dtype], 1, __ATOMIC_RELAXED))
+                amp_log(AMP_LOG_INFO,
+                        "%s in %s: %s on this CPU; such convolutions run as made in fp32, counted "
+                        "nounits",
+                        amp_hook_names[row], amp_dtype_names[dtype], why);
+            return AMP_DNNL_NO_KERNEL;
+        }
+    }
+    if (!lowered_find(key, 1))
+        return -1; /* no room to remember it: not lowered, so every execution counts right */
     for (int i = 0; i < 2 + round_output; i++)
         *(dnnl_memory_desc_t *)md[i] = low[i];
+    recent_lowered[recent_next++ % RECENT] = desc;
+    return 0;
+}
+
+size_t amp_dnnl_conv_desc_size(void)
+{
+    return sizeof(dnnl_convolution_desc_t);
+}
+
+int amp_dnnl_desc_unlowered(const void *op_desc, void *fp32, size_t fp32_size)
+{
+    const dnnl_convolution_desc_t *cd = op_desc;
+    int mine = 0;
+    for (int i = 0; i < RECENT; i++)
+        mine |= op_desc && recent_lowered[i] == op_desc;
+    if (!mine || fp32_size < sizeof *cd || atomic_load(&ready) != 1 ||
+        cd->primitive_kind != dnnl_convolution)
+        return 0;
+    enum dir d = cd->prop_kind == dnnl_backward_data      ? BWD_DATA
+                 : cd->prop_kind == dnnl_backward_weights ? BWD_WEIGHTS
+                                                          : FWD;
+    dnnl_convolution_desc_t *out = fp32;
+    *out = *cd;
+    const dnnl_memory_desc_t *md[3];
+    conv_mds(out, d, md);
+    /* The caller made them fp32 in "any" layout (amp_dnnl_desc_row): what
+     * lowering changed is the data type alone. */
+    for (int i = 0; i < 3; i++)
+        if (low_type(md[i]->data_type) && md[i]->format_kind == dnnl_format_kind_any &&
+            dn.dnnl_memory_desc_init_by_tag((dnnl_memory_desc_t *)md[i], md[i]->ndims, md[i]->dims,
+                                            dnnl_f32, dnnl_format_tag_any) != dnnl_success)
+            return 0;
+    return 1;
 }
 
 /* A convolution with low inputs and fp32 outputs that the shim lowered in
@@ -424,7 +568,7 @@ struct key {
 struct twin {
     struct key key;
     uint64_t hash, last_use;
-    int state; /* 1 ready, -1 none */
+    int state; /* 1 ready, -1 none, AMP_DNNL_NO_KERNEL none: no native kernel here */
     int running;
     dnnl_primitive_t prim, reorder[2];
     int in_arg[2];
@@ -597,7 +741,7 @@ static int make_key(const struct amp_dnnl_call *c, int dtype, struct key *key, e
 }
 
 /* Makes the twin of the program's primitive descriptor pd into tw (key
- * filled): 0, or -1 with why. */
+ * filled): 0, or -1 or AMP_DNNL_NO_KERNEL with why. */
 static int build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkind k, enum dir d,
                  const union op_desc *op, char *why, size_t whylen)
 {
@@ -648,17 +792,22 @@ static int build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkind k, 
             hint_desc.ip.prop_kind = dnnl_forward_training;
         else
             hint_desc.conv.prop_kind = dnnl_forward_training;
-        if (dn.dnnl_primitive_desc_create(&hint, &hint_desc, NULL, engine, NULL) != dnnl_success)
+        if (dn.dnnl_primitive_desc_create(&hint, &hint_desc, NULL, engine, NULL) != dnnl_success) {
+            snprintf(why, whylen, "oneDNN makes no such forward primitive on this CPU");
+            ok = AMP_DNNL_NO_KERNEL;
             goto out;
+        }
     }
     if (dn.dnnl_primitive_desc_create(&tpd, &desc, attr, engine, hint) != dnnl_success) {
-        snprintf(why, whylen, "oneDNN makes no such primitive");
+        snprintf(why, whylen, "oneDNN makes no such primitive on this CPU");
+        ok = AMP_DNNL_NO_KERNEL;
         goto out;
     }
     const char *impl = NULL;
     if (dn.dnnl_primitive_desc_query(tpd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
         !impl || strstr(impl, "ref")) {
         snprintf(why, whylen, "oneDNN's only kernel for it is %s", impl ? impl : "unknown");
+        ok = AMP_DNNL_NO_KERNEL;
         goto out;
     }
     size_t off = 0;
@@ -730,10 +879,12 @@ void amp_dnnl_atfork(enum amp_fork_phase phase)
     amp_lock_atfork(&cache_lock, phase);
 }
 
-/* The twin for key (made if new), marked running; NULL if it has none. */
+/* The twin for key (made if new), marked running; NULL if it has none
+ * (*refused: -1, or AMP_DNNL_NO_KERNEL). */
 static struct twin *twin_take(const struct amp_dnnl_call *c, const struct key *key, enum pkind k,
-                              enum dir d, const union op_desc *op)
+                              enum dir d, const union op_desc *op, int *refused)
 {
+    *refused = -1;
     uint64_t h = hash_bytes(key, sizeof *key);
     struct amp_quiet quiet;
     struct twin *tw = NULL;
@@ -755,11 +906,13 @@ static struct twin *twin_take(const struct amp_dnnl_call *c, const struct key *k
         char why[160] = "";
         tw->key = *key;
         tw->hash = h;
-        tw->state = build(tw, c->pd, k, d, op, why, sizeof why) == 0 ? 1 : -1;
+        int built = build(tw, c->pd, k, d, op, why, sizeof why);
+        tw->state = built == 0 ? 1 : built;
         if (tw->state < 0 && !__atomic_exchange_n(&told[c->hook], 1, __ATOMIC_RELAXED)) {
-            amp_log(AMP_LOG_INFO, "%s in %s: no native twin (%s); such calls run as made in fp32",
+            amp_log(AMP_LOG_INFO, "%s in %s: no native twin (%s); such calls run as made in fp32%s",
                     amp_hook_names[c->hook], amp_dtype_names[key->dtype],
-                    why[0] ? why : "oneDNN refused it");
+                    why[0] ? why : "oneDNN refused it",
+                    tw->state == AMP_DNNL_NO_KERNEL ? ", counted nounits" : "");
         }
         if (free_slot < 0) {
             release(cache[lru]);
@@ -769,10 +922,12 @@ static struct twin *twin_take(const struct amp_dnnl_call *c, const struct key *k
     }
     if (tw) {
         tw->last_use = ++cache_clock;
-        if (tw->state == 1)
+        if (tw->state == 1) {
             tw->running++;
-        else
+        } else {
+            *refused = tw->state;
             tw = NULL;
+        }
     }
     amp_unlock_quietly(&cache_lock, &quiet);
     return tw;
@@ -857,9 +1012,10 @@ int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int d
                     amp_hook_names[c->hook]);
         return -1;
     }
-    struct twin *tw = twin_take(c, &key, k, d, op);
+    int refused;
+    struct twin *tw = twin_take(c, &key, k, d, op, &refused);
     if (!tw)
-        return -1;
+        return refused;
     int ok = run(tw, t, real_execute, stream, nargs, args);
     *converted = tw->in_elems;
     twin_give(tw);
@@ -891,9 +1047,21 @@ int amp_dnnl_desc_row(const void *desc, int dir, void *real_fn, double *madds)
     return -1;
 }
 
-void amp_dnnl_desc_lower(void *desc, int dir, int dtype)
+int amp_dnnl_desc_lower(void *desc, int dir, int dtype)
 {
     (void)desc, (void)dir, (void)dtype;
+    return -1;
+}
+
+int amp_dnnl_desc_unlowered(const void *op_desc, void *fp32, size_t fp32_size)
+{
+    (void)op_desc, (void)fp32, (void)fp32_size;
+    return 0;
+}
+
+size_t amp_dnnl_conv_desc_size(void)
+{
+    return 0;
 }
 
 void amp_dnnl_atfork(enum amp_fork_phase phase)
