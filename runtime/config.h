@@ -100,6 +100,12 @@ int amp_config_selects_thread(const struct amp_config *cfg, long tid, long pid, 
  * (either may be NULL)? */
 int amp_config_selects_caller(const struct amp_config *cfg, const char *object, const char *symbol);
 
+/* Warns once (AMP_LOG_WARN) about each AMPSHIM_ variable in env that is no
+ * setting, naming the nearest real one; returns how many (AMPSHIM_STRICT
+ * counts them as bad variables). AMPSHIM_TEST_* and the scripts' own
+ * AMPSHIM_BUILD_DIR are not settings and not warned about. */
+int amp_config_check_names(char *const *env);
+
 /* The i-th variable amp_config_load reads (NULL past the last), and whether
  * parsing it opens a file (AMPSHIM_LOG_FILE): for the fuzzer and the tests. */
 const char *amp_config_variable(size_t i, int *opens_file);

@@ -21,13 +21,62 @@ static void write_row(FILE *out, int width, const char *symbol, const char *op, 
     fputc('\n', out);
 }
 
+static void (*cpu_verdict)(FILE *out);
+
+void amp_report_set_cpu_verdict(void (*verdict)(FILE *out))
+{
+    cpu_verdict = verdict;
+}
+
+void amp_cpu_flags_text(char *buf, size_t len)
+{
+    static const char *const wanted[] = {"avx2",        "f16c",        "avx512f",
+                                         "avx512_bf16", "avx512_fp16", "amx_bf16",
+                                         "amx_fp16"};
+    char line[4096], model[96] = "", flags[160] = "";
+    size_t used = 0;
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        char *value = colon + 1 + (colon[1] == ' ');
+        value[strcspn(value, "\n")] = '\0';
+        if (!model[0] && strncmp(line, "model name", 10) == 0) {
+            snprintf(model, sizeof model, "%s", value);
+        } else if (!flags[0] && strncmp(line, "flags", 5) == 0) {
+            for (size_t i = 0; i < sizeof wanted / sizeof *wanted; i++) {
+                size_t n = strlen(wanted[i]);
+                for (char *p = value; (p = strstr(p, wanted[i])); p += n)
+                    if ((p == value || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) {
+                        int w = snprintf(flags + used, sizeof flags - used, "%s%s",
+                                         used ? " " : "", wanted[i]);
+                        used += w > 0 && (size_t)w < sizeof flags - used ? (size_t)w : 0;
+                        break;
+                    }
+            }
+            if (!used)
+                snprintf(flags, sizeof flags, "none of avx2, avx512, amx");
+        }
+        if (model[0] && flags[0])
+            break;
+    }
+    if (f)
+        fclose(f);
+    const char *isa = secure_getenv("ONEDNN_MAX_CPU_ISA");
+    if (!isa)
+        isa = secure_getenv("DNNL_MAX_CPU_ISA");
+    snprintf(buf, len, "%s [%s]%s%s", model[0] ? model : "unknown CPU", flags,
+             isa ? ", ONEDNN_MAX_CPU_ISA=" : "", isa ? isa : "");
+}
+
 int amp_report_write(FILE *out)
 {
     /* Gather first: the symbol column is as wide as the longest name shown,
      * and the CUDA dtype is named only when CUDA calls are reported. */
     uint64_t c[AMP_HOOK_COUNT][AMP_CTL_COUNTERS];
     uint64_t totals[AMP_CTL_COUNTERS] = {0};
-    int rows = 0, width = 18, cuda = 0;
+    int rows = 0, width = 18, cuda = 0, cpu = 0;
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
         amp_counters_total((enum amp_hook_id)h, c[h]);
         if (!amp_ctl_row_used(c[h]))
@@ -36,6 +85,7 @@ int amp_report_write(FILE *out)
         int len = (int)strlen(amp_hook_names[h]);
         width = len > width ? len : width;
         cuda |= amp_hook_device[h] == AMP_DEVICE_CUDA;
+        cpu |= amp_hook_device[h] == AMP_DEVICE_CPU;
         for (int i = 0; i < AMP_CTL_COUNTERS; i++)
             totals[i] += c[h][i];
     }
@@ -56,6 +106,8 @@ int amp_report_write(FILE *out)
         sep = ", ";
     }
     fputc('\n', out);
+    if (cpu && cpu_verdict)
+        cpu_verdict(out);
     fprintf(out, "%-*s %-18s %-11s %10s", width, "symbol", "op", "policy", "calls");
     for (int i = 0; i < AMP_CTL_COUNTERS; i++)
         fprintf(out, " %*s", (int)amp_ctl_counter_width[i], amp_ctl_counter_names[i]);

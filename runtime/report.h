@@ -30,6 +30,15 @@ void amp_report_expand_path(const char *in, char *out, size_t outlen);
  * when the report is off: the audit's report goes there then). */
 void amp_report_emit(const char *text, size_t len);
 
+/* The report's CPU line (what this CPU can do for the CPU dtype, in
+ * words), written by the CPU executor (shim/cpu/blas_native.c), which
+ * registers it at load: the runtime calls nothing upward. */
+void amp_report_set_cpu_verdict(void (*verdict)(FILE *out));
+
+/* This CPU's model and the flags that matter for lowering (avx2, f16c,
+ * avx512_bf16, amx_bf16, ...), from /proc/cpuinfo, as one short text. */
+void amp_cpu_flags_text(char *buf, size_t len);
+
 /* Writes the report where AMPSHIM_REPORT says, if a hooked call was seen. */
 void amp_report_print(void);
 

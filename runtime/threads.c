@@ -389,6 +389,8 @@ static void init_runtime(void)
      * (amp_thread_create): a child that only inherited LD_PRELOAD stays quiet. */
     amp_log_hold();
     int errors = amp_config_load(&amp_rt.cfg, secure_getenv_fn);
+    if (!getauxval(AT_SECURE)) /* a setuid program's environment is not read */
+        errors += amp_config_check_names(environ);
     if ((errors && amp_rt.cfg.strict) || !amp_rt.cfg.enable)
         amp_log_release_held(); /* AMPSHIM_STRICT stops now; disabled speaks only if asked */
     if (errors && amp_rt.cfg.strict) {

@@ -3,12 +3,16 @@
  * report at unload. */
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "runtime/export.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/report.h"
 #include "runtime/hook_state.h"
 #include "runtime/log.h"
+#include "runtime/control.h"
 #include "shim/fork.h"
 #include "shim/resolve.h"
 
@@ -45,12 +49,56 @@ __attribute__((constructor)) static void ampshim_load(void)
     }
 }
 
+/* The reports (AMPSHIM_REPORT, the audit's), once per process: at unload,
+ * or at _exit for a process that ends without running destructors. Only
+ * the process whose block holds the counters writes them: a vfork child
+ * shares its parent's memory and has another pid. */
+static _Atomic long reported_by;
+
+static void write_reports(void)
+{
+    long pid = (long)getpid();
+    if (atomic_load(&amp_rt.mode) != AMP_MODE_ACTIVE || !amp_ctl || amp_ctl->pid != pid ||
+        atomic_exchange(&reported_by, pid) == pid)
+        return;
+    amp_report_print();
+    amp_audit_print();
+}
+
 __attribute__((destructor)) static void ampshim_unload(void)
 {
-    if (atomic_load(&amp_rt.mode) == AMP_MODE_ACTIVE) {
-        amp_report_print();
-        amp_audit_print();
-    }
+    write_reports();
+}
+
+/* _exit and _Exit (Python's os._exit, multiprocessing's pool workers):
+ * the reports first, then the next definition (another preload's, or
+ * libc's), found at load. */
+static void (*next_exit)(int);
+static void (*next_Exit)(int);
+
+__attribute__((constructor)) static void find_next_exits(void)
+{
+    *(void **)&next_exit = dlsym(RTLD_NEXT, "_exit");
+    *(void **)&next_Exit = dlsym(RTLD_NEXT, "_Exit");
+}
+
+static _Noreturn void end_process(void (*next)(int), int status)
+{
+    write_reports();
+    if (next)
+        next(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+AMP_EXPORT _Noreturn void _exit(int status)
+{
+    end_process(next_exit, status);
+}
+
+AMP_EXPORT _Noreturn void _Exit(int status)
+{
+    end_process(next_Exit ? next_Exit : next_exit, status);
 }
 
 #include "ampshim.h"

@@ -37,7 +37,7 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
             c->t->fp32_depth++;
         return;
     }
-    if (c->native_kind && amp_blas_native(c))
+    if (c->native_kind && !c->audit_only && amp_blas_native(c))
         return;
     enum amp_lowp_dtype dtype = c->dtype;
     size_t offsets[2], total = 0;

@@ -17,6 +17,7 @@
 
 #include "kernels/cpu/onednn.h"
 #include "runtime/log.h"
+#include "runtime/report.h"
 #include "shim/cpu/blas_native.h"
 #include "shim/cpu/native_pool.h"
 #include "shim/resolve.h"
@@ -30,7 +31,8 @@
  * (memory objects, a stream) outweighs its faster kernel. A smallest
  * side of 16 keeps skinny products (matrix-vector in disguise, bandwidth
  * bound) emulated. */
-#define AMP_NATIVE_MIN_MACS (96 * 96 * 96)
+#define AMP_NATIVE_MIN_N 96
+#define AMP_NATIVE_MIN_MACS (AMP_NATIVE_MIN_N * AMP_NATIVE_MIN_N * AMP_NATIVE_MIN_N)
 #define AMP_NATIVE_MIN_SIDE 16
 
 /* The smallest chunk a worker thread is given: 64 rows and 128^3
@@ -448,10 +450,12 @@ static int native_syrk(struct amp_blas_call *c, int64_t threads)
 /* Whether this CPU runs the dtype's products natively: asked of oneDNN
  * once per dtype, with a product of the crossover's size. 1 yes, 0 no, -1
  * not known (oneDNN refused it for a reason of the moment: asked again). */
+static _Atomic int8_t known[AMP_DTYPE_COUNT]; /* 0 not asked, 1 yes, 2 no */
+static char reason[AMP_DTYPE_COUNT][192];     /* written before known[] says no (the reason)
+                                                 or yes (the kernel) */
+
 int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
 {
-    static _Atomic int8_t known[AMP_DTYPE_COUNT]; /* 0 not asked, 1 yes, 2 no */
-    static char reason[AMP_DTYPE_COUNT][192];     /* written before known[] says no */
     char spare[8];
     if (!why) {
         why = spare;
@@ -473,7 +477,12 @@ int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
         struct amp_onednn_prim *p = amp_onednn_get(&g, &st, impl, sizeof impl);
         if (p) {
             amp_onednn_put(p);
-            atomic_store_explicit(&known[dtype], 1, memory_order_release);
+            int8_t unasked = 0;
+            if (atomic_load_explicit(&known[dtype], memory_order_acquire) == 0) {
+                snprintf(reason[dtype], sizeof reason[dtype], "oneDNN %s %s", amp_onednn_version(),
+                         impl);
+                atomic_compare_exchange_strong(&known[dtype], &unasked, 1);
+            }
             return 1;
         }
         if (st != AMP_ONEDNN_NOT_NATIVE)
@@ -483,13 +492,50 @@ int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
                  strncmp(impl, "no ", 3) == 0 ? "" : ", not native");
     }
     int8_t expected = 0;
-    memcpy(reason[dtype], r, sizeof r);
-    if (!atomic_compare_exchange_strong_explicit(&known[dtype], &expected, 2, memory_order_acq_rel,
-                                                 memory_order_acquire) &&
-        expected == 1)
+    if (atomic_load_explicit(&known[dtype], memory_order_acquire) == 0) {
+        memcpy(reason[dtype], r, sizeof r);
+        atomic_compare_exchange_strong(&known[dtype], &expected, 2);
+    }
+    if (atomic_load_explicit(&known[dtype], memory_order_acquire) == 1)
         return 1;
     snprintf(why, whylen, "%s", r);
     return 0;
+}
+
+/* The report's CPU lines (runtime/report.h): the CPU, and what it does for
+ * the CPU dtype, as far as the run has asked. */
+static void cpu_verdict(FILE *out)
+{
+    enum amp_lowp_dtype dtype = (enum amp_lowp_dtype)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CPU]);
+    const char *name = amp_dtype_names[dtype];
+    char cpu[320];
+    amp_cpu_flags_text(cpu, sizeof cpu);
+    fprintf(out, "cpu: %s\n", cpu);
+    int8_t k = atomic_load_explicit(&known[dtype], memory_order_acquire);
+    if (k == 1)
+        fprintf(out,
+                "cpu %s: native units (%s): lowered products of %d^3 multiply-adds and more run "
+                "on them\n",
+                name, reason[dtype], AMP_NATIVE_MIN_N);
+    else if (k == 2)
+        fprintf(out,
+                "cpu %s: no native units here (%s), so lowering would not pay: calls the policy "
+                "lowers run as made in fp32, counted nounits. To study %s numerics anyway: "
+                "AMPSHIM_AUDIT=1 measures each call site's error and keeps the fp32 results; "
+                "AMPSHIM_CPU_KERNEL=emulate lowers the BLAS products on rounded operands\n",
+                name, reason[dtype], name);
+    else if (dtype == AMP_DTYPE_TF32)
+        fprintf(out, "cpu tf32: no CPU has tf32 units; lowered products run emulated\n");
+    else
+        fprintf(out,
+                "cpu %s: native units not asked (no call the policy lowers reached %d^3 "
+                "multiply-adds, or AMPSHIM_CPU_KERNEL is not auto)\n",
+                name, AMP_NATIVE_MIN_N);
+}
+
+__attribute__((constructor)) static void register_cpu_verdict(void)
+{
+    amp_report_set_cpu_verdict(cpu_verdict);
 }
 
 enum amp_cpu_gate amp_cpu_auto_gate(enum amp_lowp_dtype dtype, double madds)
