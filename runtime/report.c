@@ -30,9 +30,8 @@ void amp_report_set_cpu_verdict(void (*verdict)(FILE *out))
 
 void amp_cpu_flags_text(char *buf, size_t len)
 {
-    static const char *const wanted[] = {"avx2",        "f16c",        "avx512f",
-                                         "avx512_bf16", "avx512_fp16", "amx_bf16",
-                                         "amx_fp16"};
+    static const char *const wanted[] = {"avx2",        "f16c",     "avx512f", "avx512_bf16",
+                                         "avx512_fp16", "amx_bf16", "amx_fp16"};
     char line[4096], model[96] = "", flags[160] = "";
     size_t used = 0;
     FILE *f = fopen("/proc/cpuinfo", "re");
@@ -49,8 +48,8 @@ void amp_cpu_flags_text(char *buf, size_t len)
                 size_t n = strlen(wanted[i]);
                 for (char *p = value; (p = strstr(p, wanted[i])); p += n)
                     if ((p == value || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) {
-                        int w = snprintf(flags + used, sizeof flags - used, "%s%s",
-                                         used ? " " : "", wanted[i]);
+                        int w = snprintf(flags + used, sizeof flags - used, "%s%s", used ? " " : "",
+                                         wanted[i]);
                         used += w > 0 && (size_t)w < sizeof flags - used ? (size_t)w : 0;
                         break;
                     }

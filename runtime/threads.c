@@ -71,7 +71,8 @@ void amp_runtime_apply_policy(void)
     for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
         for (int h = 0; h < AMP_HOOK_COUNT; h++) {
             const struct amp_policy_overrides *ov = &amp_rt.cfg.policy;
-            uint8_t named = ov->hook[dev][h] != AMP_CAT_UNSET ? ov->hook[dev][h] : ov->routine[dev][h];
+            uint8_t named =
+                ov->hook[dev][h] != AMP_CAT_UNSET ? ov->hook[dev][h] : ov->routine[dev][h];
             amp_live_store(&amp_rt.named_lower[dev][h],
                            (uint8_t)(named == AMP_CAT_LOWER &&
                                      amp_live_load(&amp_rt.category[dev][h][0]) == AMP_CAT_LOWER));

@@ -506,7 +506,8 @@ int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
  * the CPU dtype, as far as the run has asked. */
 static void cpu_verdict(FILE *out)
 {
-    enum amp_lowp_dtype dtype = (enum amp_lowp_dtype)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CPU]);
+    enum amp_lowp_dtype dtype =
+        (enum amp_lowp_dtype)amp_live_load(&amp_rt.cfg.dtype[AMP_DEVICE_CPU]);
     const char *name = amp_dtype_names[dtype];
     char cpu[320];
     amp_cpu_flags_text(cpu, sizeof cpu);

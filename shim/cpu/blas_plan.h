@@ -50,7 +50,7 @@ struct amp_blas_call {
     uint8_t native_kind;   /* enum amp_native_kind: gemm holds a call the native executor may run */
     uint8_t done;          /* the native executor ran it: the real routine is not called */
     uint8_t explicit_request; /* asked for explicitly (runtime/decide.h) */
-    uint8_t audit_only; /* no native units here: audited, the program keeps the fp32 result */
+    uint8_t audit_only;       /* no native units here: audited, the program keeps the fp32 result */
     struct amp_gemm_args gemm;
     /* For the accuracy audit (shim/cpu/blas_audit.c), set by the planners. */
     double flops;           /* the routine's floating-point operations */
