@@ -313,6 +313,17 @@ static int64_t audit_sample_value(const char *v, char *err, size_t errlen)
     return n ? (int64_t)n : -1;
 }
 
+static int64_t audit_probation_value(const char *v, char *err, size_t errlen)
+{
+    uint32_t n = amp_parse_audit_sample(v, err, errlen);
+    if (n > AMP_AUDIT_PROBATION_MAX || (!n && err)) {
+        snprintf(err, errlen, "'%s' is not a whole number from 1 to %u", v,
+                 AMP_AUDIT_PROBATION_MAX);
+        return -1;
+    }
+    return (int64_t)n;
+}
+
 /* ampctl's opt.enabled: 1, 0 or default (enum amp_ctl_want). */
 static const char *const want_names[] = {"default", "1", "0", NULL};
 
@@ -684,14 +695,14 @@ const struct amp_setting amp_settings[] = {
      .type = AMP_CTL_T_U64},
     {.env = "AMPSHIM_AUDIT_PROBATION",
      .ctl = "opt.audit_probation",
-     .values = "a whole number from 1 to 2147483648",
+     .values = "a whole number from 1 to 16383",
      .default_text = "8",
      .live = 1,
      CFG(audit_probation),
      BLOCK(audit_probation),
      .first = 1,
-     .limit = (1u << 31) + 1,
-     .parse = audit_sample_value,
+     .limit = AMP_AUDIT_PROBATION_MAX + 1,
+     .parse = audit_probation_value,
      .type = AMP_CTL_T_U64},
     {.env = "AMPSHIM_AUDIT_RECHECK",
      .ctl = "opt.audit_recheck",

@@ -47,6 +47,10 @@ extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL
  * lowered (AMPSHIM_AUDIT_PROBATION), and how often a lowered or fp32 site
  * is audited again (AMPSHIM_AUDIT_RECHECK, every Nth call). */
 #define AMP_AUDIT_PROBATION_DEFAULT 8u
+/* The largest AMPSHIM_AUDIT_PROBATION: an fp32 site comes back after four
+ * times as many clean audits, counted in 16 bits of the site's state
+ * (runtime/accuracy_audit.h), which must hold that count. */
+#define AMP_AUDIT_PROBATION_MAX 16383u
 #define AMP_AUDIT_RECHECK_DEFAULT 64u
 /* AMPSHIM_CUDA_POOL_KEEP's default and largest value, in MiB. */
 #define AMP_CUDA_POOL_KEEP_MIB 256u

@@ -8,6 +8,12 @@ sh scripts/install-deps.sh
 [ -d build ] || meson setup build
 ninja -C build
 shim=$PWD/build/libampshim.so
+# What this CPU can do for bf16, as the shim's report says it (a quiet run
+# of the demo under the shim, its CPU lines only).
+echo
+echo "== this CPU, as ampshim sees it"
+LD_PRELOAD=$shim AMPSHIM_REPORT=1 ./build/examples/matmul_demo 2>&1 >/dev/null | grep '^cpu' ||
+    echo "(no report: the shim did not load)"
 echo
 echo "== examples/matmul_demo, plain fp32"
 ./build/examples/matmul_demo

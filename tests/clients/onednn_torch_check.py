@@ -14,7 +14,18 @@ shim lowers in their descriptors. Checked here:
   lowered, its input gradient within 5% (relative norm) of float64.
 - torch.linalg (solve, qr) bit-identical to torch without the shim.
 - With AMPSHIM_ENABLE=0 (--same), every result bit-identical to torch
-  without the shim."""
+  without the shim.
+- Where oneDNN has no native kernel for the lowered convolutions
+  (--no-kernel: ONEDNN_MAX_CPU_ISA=AVX2, a CPU without bf16 units, or
+  AMPSHIM_CPU_DTYPE=fp16 on any x86 CPU), whatever the settings
+  (AMPSHIM_LOWER_MIN=0, AMPSHIM_CPU_KERNEL=emulate): no exception, every
+  convolution result (Conv2d, Conv1d, their gradients, a ResNet block's
+  forward and backward) bit-identical to torch without the shim, the
+  convolution rows counted nounits and never lowered; a Linear (BLAS
+  sgemm) bit-identical too unless the settings lower BLAS products
+  emulated, then within the bound of the dtype.
+- The default run skips (77) on a CPU whose convolutions cannot be lowered
+  (no bf16 units): it needs avx512_bf16 or AMX."""
 import ctypes
 import sys
 
@@ -50,11 +61,14 @@ def inputs():
         "A": torch.randn(96, 96, generator=g),
         "B": torch.randn(96, 8, generator=g),
         "block_x": torch.randn(4, 64, 28, 28, generator=g),
+        "lin_x": torch.randn(256, 512, generator=g),
+        "lin_w": torch.randn(512, 512, generator=g) * 0.05,
     }
 
 
-def compute(t):
-    """Everything the shim may touch, in fp32 (as the program makes it)."""
+def compute(t, more=False):
+    """Everything the shim may touch, in fp32 (as the program makes it);
+    more: a Linear and a ResNet block's step too."""
     out = {}
     with torch.no_grad():
         out["conv2d"] = F.conv2d(t["x2"], t["w2"], t["b2"], stride=2, padding=1).numpy()
@@ -65,6 +79,21 @@ def compute(t):
     w = t["w2"].clone().requires_grad_(True)
     F.conv2d(x, w, t["b2"], stride=2, padding=1).mul(t["g2"]).sum().backward()
     out["dx"], out["dw"] = x.grad.numpy(), w.grad.numpy()
+    if more:
+        import torchvision
+
+        torch.manual_seed(3)
+        block = torchvision.models.resnet.BasicBlock(64, 64)
+        bx = t["block_x"].clone().requires_grad_(True)
+        y = block(bx)
+        y.square().mean().backward()
+        out["block_y"], out["block_dx"] = y.detach().numpy(), bx.grad.numpy()
+        out["block_dw"] = block.conv1.weight.grad.numpy()
+        lx = t["lin_x"].clone().requires_grad_(True)
+        lw = t["lin_w"].clone().requires_grad_(True)
+        ly = F.linear(lx, lw)
+        ly.sum().backward()
+        out["linear"], out["linear_dx"] = ly.detach().numpy(), lx.grad.numpy()
     return out
 
 
@@ -78,8 +107,53 @@ def check_bound(c, what, got, exact, mag, k):
 
 
 if len(sys.argv) > 2 and sys.argv[1] == "--reference":
-    emit_reference(compute(inputs()))
+    emit_reference(compute(inputs(), more=sys.argv[2] == "more"))
     sys.exit(0)
+
+CONV_ROWS = [f"dnnl_convolution_2d_{d}" for d in ("forward", "backward_data", "backward_weights")]
+
+
+def no_kernel_run():
+    """--no-kernel: oneDNN cannot make the lowered convolutions here."""
+    import os
+
+    c = Checker("onednn_torch_check --no-kernel")
+    c.check("ampshim is loaded in this process", shim_loaded())
+    t = inputs()
+    before = {r: counter(f"stats.{r}.nounits") for r in CONV_ROWS}
+    try:
+        got = compute(t, more=True)
+    except RuntimeError as e:  # what torch raised before ampshim asked oneDNN first
+        c.check("torch runs its convolutions under the shim", False, str(e))
+        c.finish()
+    ref = reference(__file__, "more")
+    emulated_blas = (os.environ.get("AMPSHIM_LOWER_MIN") == "0"
+                     or os.environ.get("AMPSHIM_CPU_LOWER_MIN") == "0"
+                     or os.environ.get("AMPSHIM_CPU_KERNEL") in ("emulate", "native"))
+    for name in got:
+        if name.startswith("linear") and emulated_blas:
+            continue
+        c.same_bits(f"torch {name} bit-identical to torch without the shim", got[name], ref[name])
+    for r in CONV_ROWS:
+        c.check(f"{r} counted nounits", counter(f"stats.{r}.nounits") > before[r])
+        c.check(f"{r} never lowered", counter(f"stats.{r}.lowered") == 0)
+    if emulated_blas:
+        # The settings lower BLAS products emulated: the Linear's forward is
+        # fp32 sums of products of rounded inputs (k = 512).
+        fp16 = os.environ.get("AMPSHIM_CPU_DTYPE") == "fp16"
+        u_in = 2.0 ** -11 if fp16 else 2.0 ** -8
+        d, a = t["lin_x"].double(), t["lin_x"].double().abs()
+        exact = F.linear(d, t["lin_w"].double()).numpy()
+        mag = F.linear(a, t["lin_w"].double().abs()).numpy()
+        diff = np.abs(got["linear"].astype(np.float64) - exact)
+        worst = float((diff / ((2 * u_in + 514 * U) * mag + 1e-30)).max())
+        c.check("Linear within the bound of its dtype (emulated)", worst <= 1.0,
+                f"{worst:.2f} of the bound")
+    c.finish()
+
+
+if "--no-kernel" in sys.argv:
+    no_kernel_run()
 
 c = Checker("onednn_torch_check")
 c.check("ampshim is loaded in this process", shim_loaded())
@@ -89,6 +163,16 @@ if "--same" in sys.argv:
     for name in got:
         c.same_bits(f"torch {name} bit-identical", got[name], ref[name])
     c.finish()
+
+# A CPU whose convolutions cannot be lowered (no bf16 units) has nothing to
+# check here: the --no-kernel runs cover it.
+with torch.no_grad():
+    nounits = counter("stats.dnnl_convolution_2d_forward.nounits")
+    F.conv2d(t["x2"], t["w2"], t["b2"], stride=2, padding=1)
+    if counter("stats.dnnl_convolution_2d_forward.nounits") > nounits:
+        print("onednn_torch_check: skipped: needs native bf16 units (avx512_bf16 or AMX) "
+              "for oneDNN's bf16 convolutions; this CPU's run as made (nounits)")
+        sys.exit(77)
 
 rows = {
     "fwd": "stats.dnnl_convolution_2d_forward.lowered",

@@ -4,9 +4,15 @@
  * (its result then differs from fp32's). Run with AMPSHIM_LOWER_MIN unset
  * (auto) and AMPSHIM_CPU_KERNEL=auto: auto's threshold is the native
  * crossover, 96^3, on a CPU whose flags promise a native bf16 kernel
- * (avx512_bf16 or amx_bf16), and lowering never pays on one without. Then
- * ampctl's settings change the rule live: a number, 0 (every size), and
- * auto under AMPSHIM_CPU_KERNEL=emulate (every size). */
+ * (avx512_bf16 or amx_bf16, and no ONEDNN_MAX_CPU_ISA below them); on one
+ * without, lowering never pays and the products from 96^3 up run as made,
+ * counted nounits. Explicit requests (a region the program pushes) are
+ * lowered at every size on either. Then ampctl's settings change the rule
+ * live: a number, 0 (every size), and auto under AMPSHIM_CPU_KERNEL=emulate
+ * (every size).
+ *   size_rule            the above
+ *   size_rule named      run with AMPSHIM_POLICY=cblas_sgemm=lower (an entry
+ *                        naming the symbol: explicit): every size lowered */
 #include <cblas.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -39,28 +45,37 @@ static int set(const char *name, const char *value)
     return ctl(name, NULL, NULL, value, strlen(value));
 }
 
-/* An m x n x k product: 1 when it was counted lowered and differs from the
- * real fp32 routine's result, 0 when counted small and equal to it bit for
- * bit, -1 otherwise. */
+enum { LOWERED = 1, SMALL = 0, NOUNITS = 2, ODD = -1 };
+
+/* An m x n x k product: LOWERED when it was counted lowered and differs
+ * from the real fp32 routine's result, SMALL or NOUNITS when counted so and
+ * equal to it bit for bit, ODD otherwise. */
 static int product(int m, int n, int k)
 {
-    uint64_t low = stat("lowered"), small = stat("small");
+    uint64_t low = stat("lowered"), small = stat("small"), nounits = stat("nounits");
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, A, k, B, n, 0.0f, C, n);
     direct(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, A, k, B, n, 0.0f, R, n);
     int same = memcmp(C, R, (size_t)m * (size_t)n * sizeof *C) == 0;
-    int lowered = stat("lowered") == low + 1, was_small = stat("small") == small + 1;
-    if (lowered && !was_small && !same)
-        return 1;
-    if (was_small && !lowered && same)
-        return 0;
-    printf("  %dx%dx%d: lowered %d, small %d, same as fp32 %d\n", m, n, k, lowered, was_small,
-           same);
-    return -1;
+    int lowered = stat("lowered") == low + 1, was_small = stat("small") == small + 1,
+        was_nounits = stat("nounits") == nounits + 1;
+    if (lowered && !was_small && !was_nounits && !same)
+        return LOWERED;
+    if (was_small && !lowered && !was_nounits && same)
+        return SMALL;
+    if (was_nounits && !lowered && !was_small && same)
+        return NOUNITS;
+    printf("  %dx%dx%d: lowered %d, small %d, nounits %d, same as fp32 %d\n", m, n, k, lowered,
+           was_small, was_nounits, same);
+    return ODD;
 }
 
-/* Whether the CPU's flags promise oneDNN 2.x a native bf16 matmul. */
+/* Whether the CPU's flags promise oneDNN 2.x a native bf16 matmul, and
+ * ONEDNN_MAX_CPU_ISA (which ampshim's probe follows) does not forbid it. */
 static int cpu_has_native_bf16(void)
 {
+    const char *isa = getenv("ONEDNN_MAX_CPU_ISA");
+    if (isa && *isa && !strstr(isa, "BF16") && !strstr(isa, "AMX") && strcmp(isa, "ALL") != 0)
+        return 0;
     FILE *f = fopen("/proc/cpuinfo", "r");
     char line[8192];
     int yes = 0;
@@ -72,8 +87,9 @@ static int cpu_has_native_bf16(void)
     return yes;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int named = argc > 1 && strcmp(argv[1], "named") == 0;
     CHECK_SHIM_LOADED();
     ctl = (ctl_fn)dlsym(RTLD_DEFAULT, "ampshim_ctl");
     void *blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
@@ -90,37 +106,57 @@ int main(void)
     CHECK(ctl("opt.cpu_lower_min", text, &len, NULL, 0) == 0 && strcmp(text, "auto") == 0,
           "opt.cpu_lower_min reads auto (got '%s')", text);
 
-    /* auto: 96^3 where the CPU has a native kernel, never where not. */
     int native = cpu_has_native_bf16();
     printf("size_rule: the CPU %s native bf16 units\n", native ? "has" : "has no");
-    CHECK(product(4, 4, 4) == 0, "4^3 under auto: small");
-    CHECK(product(95, 96, 96) == 0, "95x96x96 under auto: small");
-    CHECK(product(96, 96, 96) == native, "96^3 under auto: %s", native ? "lowered" : "small");
-    CHECK(product(128, 128, 128) == native, "128^3 under auto: %s", native ? "lowered" : "small");
+    if (named) {
+        /* AMPSHIM_POLICY=cblas_sgemm=lower names the symbol: explicit. */
+        CHECK(product(4, 4, 4) == LOWERED, "4^3 under auto, named by the policy: lowered");
+        CHECK(product(128, 128, 128) == LOWERED, "128^3 under auto, named by the policy: lowered");
+        printf("size_rule: %d passed, %d failed\n", checks - failures, (int)failures);
+        return failures != 0;
+    }
+
+    /* auto: 96^3 where the CPU has a native kernel; no units where not. */
+    CHECK(product(4, 4, 4) == SMALL, "4^3 under auto: small");
+    CHECK(product(95, 96, 96) == SMALL, "95x96x96 under auto: small");
+    CHECK(product(96, 96, 96) == (native ? LOWERED : NOUNITS), "96^3 under auto: %s",
+          native ? "lowered" : "nounits");
+    CHECK(product(128, 128, 128) == (native ? LOWERED : NOUNITS), "128^3 under auto: %s",
+          native ? "lowered" : "nounits");
+
+    /* An explicit request: a region the program pushes is lowered at every
+     * size, with or without units (emulated where there are none). */
+    int (*push)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "ampshim_autocast_push");
+    int (*pop)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "ampshim_autocast_pop");
+    CHECK(push && pop && push(1 /* AMPSHIM_BF16 */) == 0, "a bf16 region pushed");
+    CHECK(product(4, 4, 4) == LOWERED, "4^3 in a pushed bf16 region: lowered");
+    CHECK(product(128, 128, 128) == LOWERED, "128^3 in a pushed bf16 region: lowered");
+    CHECK(pop && pop() == 0, "the region popped");
+    CHECK(product(4, 4, 4) == SMALL, "4^3 after the region: small again");
 
     /* A number: at the threshold lowered, one multiply-add short small. */
     CHECK(set("opt.cpu_lower_min", "1000") == 0, "opt.cpu_lower_min=1000 accepted");
-    CHECK(product(10, 10, 10) == 1, "10^3 at a threshold of 1000: lowered");
-    CHECK(product(10, 10, 9) == 0, "10x10x9 below a threshold of 1000: small");
-    CHECK(set("opt.cpu_lower_min", "10^3") == 0 && product(10, 10, 10) == 1,
+    CHECK(product(10, 10, 10) == LOWERED, "10^3 at a threshold of 1000: lowered");
+    CHECK(product(10, 10, 9) == SMALL, "10x10x9 below a threshold of 1000: small");
+    CHECK(set("opt.cpu_lower_min", "10^3") == 0 && product(10, 10, 10) == LOWERED,
           "opt.cpu_lower_min=10^3: 10^3 lowered");
     CHECK(set("opt.cpu_lower_min", "-1") != 0 && set("opt.cpu_lower_min", "4294967295") != 0 &&
               set("opt.cpu_lower_min", "12abc") != 0,
           "bad thresholds refused");
-    CHECK(product(10, 10, 9) == 0, "a refused value changed nothing");
+    CHECK(product(10, 10, 9) == SMALL, "a refused value changed nothing");
 
     /* 0: every size (autocast's rule), through the both-device name. */
     CHECK(set("opt.lower_min", "0") == 0, "opt.lower_min=0 accepted");
     len = sizeof text;
     CHECK(ctl("opt.cuda_lower_min", text, &len, NULL, 0) == 0 && strcmp(text, "0") == 0,
           "opt.lower_min set CUDA's too (got '%s')", text);
-    CHECK(product(2, 2, 2) == 1, "2^3 at a threshold of 0: lowered");
+    CHECK(product(2, 2, 2) == LOWERED, "2^3 at a threshold of 0: lowered");
 
     /* auto under emulate: every size again. */
     CHECK(set("opt.cpu_lower_min", "auto") == 0 && set("opt.cpu_kernel", "emulate") == 0,
           "auto and emulate accepted");
-    CHECK(product(2, 2, 2) == 1, "2^3 under auto with emulate: lowered");
-    CHECK(set("opt.cpu_kernel", "auto") == 0 && product(2, 2, 2) == 0,
+    CHECK(product(2, 2, 2) == LOWERED, "2^3 under auto with emulate: lowered");
+    CHECK(set("opt.cpu_kernel", "auto") == 0 && product(2, 2, 2) == SMALL,
           "2^3 under auto with the auto kernel: small again");
 
     printf("size_rule: %d passed, %d failed\n", checks - failures, (int)failures);

@@ -259,8 +259,51 @@ static void thread_selection(void)
     CHECK(!amp_config_selects_thread(&cfg, 78, 10, "loader"), "unlisted thread");
 }
 
+/* AMPSHIM_AUDIT_PROBATION's range at its limits: 1 and 16383 taken, 0 and
+ * 16384 refused (four times the largest fits the 16-bit clean streak). */
+static void probation_limits(void)
+{
+    struct amp_config cfg;
+    const char *lo[] = {"AMPSHIM_AUDIT_PROBATION=1", NULL};
+    CHECK(load(&cfg, lo) == 0 && cfg.audit_probation == 1, "AMPSHIM_AUDIT_PROBATION=1 taken");
+    const char *hi[] = {"AMPSHIM_AUDIT_PROBATION=16383", NULL};
+    CHECK(load(&cfg, hi) == 0 && cfg.audit_probation == 16383,
+          "AMPSHIM_AUDIT_PROBATION=16383 taken");
+    expect_bad("AMPSHIM_AUDIT_PROBATION=16384", "16383");
+    expect_bad("AMPSHIM_AUDIT_PROBATION=0", "16383");
+    expect_bad("AMPSHIM_AUDIT_PROBATION=1073741824", "16383");
+    const char *rk[] = {"AMPSHIM_AUDIT_RECHECK=2147483648", NULL};
+    CHECK(load(&cfg, rk) == 0 && cfg.audit_recheck == 2147483648u,
+          "AMPSHIM_AUDIT_RECHECK=2^31 taken (a 64-bit modulus of the call count)");
+    expect_bad("AMPSHIM_AUDIT_RECHECK=2147483649", "2147483648");
+}
+
+/* AMPSHIM_ names that are no setting: one line each, naming the nearest;
+ * settings and AMPSHIM_TEST_* pass. */
+static void unknown_names(void)
+{
+    char *env[] = {"AMPSHIM_LOWERMIN=0", "AMPSHIM_REPORT=1", "AMPSHIM_TEST_NO_GPU=1",
+                   "AMPSHIM_ZZZZZZZZZZZZZZZZZZZZZZZZ=1", "PATH=/bin", NULL};
+    memset(log_text, 0, sizeof log_text);
+    FILE *mem = fmemopen(log_text, sizeof log_text, "w");
+    setvbuf(mem, NULL, _IONBF, 0);
+    amp_log_set_stream(mem);
+    int n = amp_config_check_names(env);
+    fclose(mem);
+    amp_log_set_stream(NULL);
+    CHECK(n == 2, "two names are no setting (%d)", n);
+    CHECK(count_lines(log_text) == 2, "two lines: %s", log_text);
+    CHECK(strstr(log_text, "ampshim: AMPSHIM_LOWERMIN: no such setting (did you mean "
+                           "AMPSHIM_LOWER_MIN?); ignored\n") != NULL,
+          "the nearest named: %s", log_text);
+    CHECK(strstr(log_text, "AMPSHIM_ZZZZZZZZZZZZZZZZZZZZZZZZ: no such setting (ampshim(7)") != NULL,
+          "nothing near: the man page named: %s", log_text);
+}
+
 int main(void)
 {
+    probation_limits();
+    unknown_names();
     good_values();
     bad_values();
     thread_selection();

@@ -1,7 +1,7 @@
 /* The naming rule of runtime/export.h, checked on the built libraries:
  * libampshim.so exports exactly the generated hook list, the C library
  * functions it interposes (pthread_setname_np, dlopen, dlclose, dlsym, the
- * longjmp family), ampshim_* and the four deprecated 0.1 aliases; libampscaler.so exports
+ * longjmp family, _exit and _Exit), ampshim_* and the four deprecated 0.1 aliases; libampscaler.so exports
  * only amp_scaler_*; libampshim-audit.so only la_*. No library exports an
  * internal amp_* name, so a public name tells itself apart by its prefix.
  * usage: test_exports LIBAMPSHIM LIBAMPSCALER LIBAMPSHIM_AUDIT */
@@ -30,10 +30,10 @@ static int shim_public(const char *name)
         if (strcmp(name, deprecated[i]) == 0)
             return 1;
     /* The C library's functions the shim interposes (shim/api.c,
-     * shim/dlopen_hook.c, shim/region_frames.c). */
+     * shim/dlopen_hook.c, shim/region_frames.c, shim/load.c). */
     static const char *const interposed[] = {
-        "pthread_setname_np", "dlopen",     "dlclose",      "dlsym", "longjmp",
-        "_longjmp",           "siglongjmp", "__longjmp_chk"};
+        "pthread_setname_np", "dlopen",     "dlclose",       "dlsym", "longjmp",
+        "_longjmp",           "siglongjmp", "__longjmp_chk", "_exit", "_Exit"};
     for (size_t i = 0; i < sizeof interposed / sizeof *interposed; i++)
         if (strcmp(name, interposed[i]) == 0)
             return 1;
