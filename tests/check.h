@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "tests/cpu_units.h"
+
 static _Atomic int failures;
 static int checks;
 

@@ -48,8 +48,9 @@ ck = Checker("libraries_check")
 ck.check("libampshim.so is loaded (the test runs under LD_PRELOAD)", shim_loaded())
 base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
 base["OPENBLAS_NUM_THREADS"] = "1"
-with open("/proc/cpuinfo") as f:
-    native = any(flag in f.read() for flag in (" avx512_bf16", " amx_bf16"))
+import check  # noqa: E402  (tests/check.py, on the path through client_util)
+
+native = check.cpu_has_bf16_units()
 
 
 def run(**settings):

@@ -17,9 +17,9 @@ from client_util import Checker, shim_loaded
 
 
 def cpu_has_bf16():
-    with open("/proc/cpuinfo") as f:
-        flags = next((line for line in f if line.startswith("flags")), "")
-    return " avx512_bf16" in flags or " amx_bf16" in flags
+    import check
+
+    return check.cpu_has_bf16_units()
 
 
 def have_onednn():

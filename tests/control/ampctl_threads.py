@@ -33,13 +33,13 @@ def ctl(*args, expect=0):
 def native_capable():
     """avx512_bf16 or AMX, and oneDNN 2 installed: native calls can run."""
     import ctypes
-    with open("/proc/cpuinfo") as f:
-        flags = next((line for line in f if line.startswith("flags")), "")
+    import check
+
     try:
         ctypes.CDLL("libdnnl.so.2")
     except OSError:
         return False
-    return " avx512_bf16" in flags or " amx_bf16" in flags
+    return check.cpu_has_bf16_units()
 
 
 def threads():

@@ -69,24 +69,6 @@ static int product(int m, int n, int k)
     return ODD;
 }
 
-/* Whether the CPU's flags promise oneDNN 2.x a native bf16 matmul, and
- * ONEDNN_MAX_CPU_ISA (which ampshim's probe follows) does not forbid it. */
-static int cpu_has_native_bf16(void)
-{
-    const char *isa = getenv("ONEDNN_MAX_CPU_ISA");
-    if (isa && *isa && !strstr(isa, "BF16") && !strstr(isa, "AMX") && strcmp(isa, "ALL") != 0)
-        return 0;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[8192];
-    int yes = 0;
-    while (f && !yes && fgets(line, sizeof line, f))
-        if (strncmp(line, "flags", 5) == 0)
-            yes = strstr(line, " avx512_bf16") || strstr(line, " amx_bf16");
-    if (f)
-        fclose(f);
-    return yes;
-}
-
 int main(int argc, char **argv)
 {
     int named = argc > 1 && strcmp(argv[1], "named") == 0;
@@ -106,7 +88,7 @@ int main(int argc, char **argv)
     CHECK(ctl("opt.cpu_lower_min", text, &len, NULL, 0) == 0 && strcmp(text, "auto") == 0,
           "opt.cpu_lower_min reads auto (got '%s')", text);
 
-    int native = cpu_has_native_bf16();
+    int native = check_cpu_has_bf16_units();
     printf("size_rule: the CPU %s native bf16 units\n", native ? "has" : "has no");
     if (named) {
         /* AMPSHIM_POLICY=cblas_sgemm=lower names the symbol: explicit. */
