@@ -516,7 +516,9 @@ static int verb_policy(int argc, char **argv)
         explain_sites(h, device);
         explain_libraries();
         printf("  a call the policy lowers runs as made, counted small, below the size rule's "
-               "threshold (AMPSHIM_LOWER_MIN; ampshim(7), WHERE LOWERING PAYS)\n");
+               "threshold (AMPSHIM_LOWER_MIN; ampshim(7), WHERE LOWERING PAYS), and counted "
+               "nounits on a CPU without native units for the dtype (A CPU WITHOUT NATIVE "
+               "UNITS); an explicit request is held to neither (EXPLICIT REQUESTS)\n");
         printf("  (AMPSHIM_POLICY, AMPSHIM_POLICY_FILE and ampctl set PID policy.DEVICE.OP "
                "override these in a process)\n");
         return 0;
