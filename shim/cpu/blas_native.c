@@ -11,6 +11,7 @@
  * AMPSHIM_CPU_KERNEL (and ampctl's opt.cpu_kernel): auto takes the native
  * path from the crossover size below; native takes it at every size;
  * emulate never does. */
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -447,12 +448,35 @@ static int native_syrk(struct amp_blas_call *c, int64_t threads)
     return ran;
 }
 
-/* Whether this CPU runs the dtype's products natively: asked of oneDNN
- * once per dtype, with a product of the crossover's size. 1 yes, 0 no, -1
- * not known (oneDNN refused it for a reason of the moment: asked again). */
-static _Atomic int8_t known[AMP_DTYPE_COUNT]; /* 0 not asked, 1 yes, 2 no */
-static char reason[AMP_DTYPE_COUNT][192];     /* written before known[] says no (the reason)
-                                                 or yes (the kernel) */
+/* Whether this CPU runs each dtype's products natively: asked of oneDNN
+ * once per dtype (amp_cpu_native_units, below), with a product of the
+ * crossover's size. Threads may ask at once; the first answer stands. */
+static _Atomic int8_t known[AMP_DTYPE_COUNT]; /* 0 not asked, 1 yes, 2 no, 3 being written */
+static char reason[AMP_DTYPE_COUNT][192];     /* the kernel (yes) or the reason (no), written by
+                                                 the one thread that moved known[] from 0 to 3 */
+
+/* The answer for dtype once it is known (waiting out the few instructions
+ * of another thread's write): 0 not asked, 1 yes, 2 no. */
+static int8_t known_answer(enum amp_lowp_dtype dtype)
+{
+    int8_t k;
+    while ((k = atomic_load_explicit(&known[dtype], memory_order_acquire)) == 3)
+        sched_yield();
+    return k;
+}
+
+/* Records the answer (1 yes, 2 no) and its text, unless another thread did
+ * first; returns the answer that stands. */
+static int8_t publish(enum amp_lowp_dtype dtype, int8_t answer, const char *text)
+{
+    int8_t unasked = 0;
+    if (atomic_compare_exchange_strong_explicit(&known[dtype], &unasked, 3, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        snprintf(reason[dtype], sizeof reason[dtype], "%s", text);
+        atomic_store_explicit(&known[dtype], answer, memory_order_release);
+    }
+    return known_answer(dtype);
+}
 
 int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
 {
@@ -461,45 +485,34 @@ int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
         why = spare;
         whylen = sizeof spare;
     }
-    int8_t k = atomic_load_explicit(&known[dtype], memory_order_acquire);
-    if (k) {
-        if (k == 2)
-            snprintf(why, whylen, "%s", reason[dtype]);
-        return k == 1;
-    }
-    char r[192];
-    if (dtype == AMP_DTYPE_TF32) {
-        snprintf(r, sizeof r, "no CPU has tf32 units");
-    } else if (amp_onednn_open(r, sizeof r) == AMP_ONEDNN_OK) {
-        struct amp_onednn_gemm g = {dtype, 96, 96, 96, 0, 0, 1.0f, 0.0f};
-        enum amp_onednn_status st;
-        char impl[64];
-        struct amp_onednn_prim *p = amp_onednn_get(&g, &st, impl, sizeof impl);
-        if (p) {
-            amp_onednn_put(p);
-            int8_t unasked = 0;
-            if (atomic_load_explicit(&known[dtype], memory_order_acquire) == 0) {
-                snprintf(reason[dtype], sizeof reason[dtype], "oneDNN %s %s", amp_onednn_version(),
-                         impl);
-                atomic_compare_exchange_strong(&known[dtype], &unasked, 1);
+    int8_t k = known_answer(dtype);
+    if (!k) {
+        char r[192];
+        if (dtype == AMP_DTYPE_TF32) {
+            snprintf(r, sizeof r, "no CPU has tf32 units");
+        } else if (amp_onednn_open(r, sizeof r) == AMP_ONEDNN_OK) {
+            struct amp_onednn_gemm g = {dtype, 96, 96, 96, 0, 0, 1.0f, 0.0f};
+            enum amp_onednn_status st;
+            char impl[64];
+            struct amp_onednn_prim *p = amp_onednn_get(&g, &st, impl, sizeof impl);
+            if (p) {
+                amp_onednn_put(p);
+                snprintf(r, sizeof r, "oneDNN %s %s", amp_onednn_version(), impl);
+                k = publish(dtype, 1, r);
+            } else if (st != AMP_ONEDNN_NOT_NATIVE) {
+                return -1; /* refused for a reason of the moment: asked again */
+            } else {
+                /* impl says "no fp16 matmul", or names a kernel without native units. */
+                snprintf(r, sizeof r, "oneDNN %s on this CPU: %s%s", amp_onednn_version(), impl,
+                         strncmp(impl, "no ", 3) == 0 ? "" : ", not native");
             }
-            return 1;
         }
-        if (st != AMP_ONEDNN_NOT_NATIVE)
-            return -1;
-        /* impl says "no fp16 matmul", or names a kernel without native units. */
-        snprintf(r, sizeof r, "oneDNN %s on this CPU: %s%s", amp_onednn_version(), impl,
-                 strncmp(impl, "no ", 3) == 0 ? "" : ", not native");
+        if (!k)
+            k = publish(dtype, 2, r);
     }
-    int8_t expected = 0;
-    if (atomic_load_explicit(&known[dtype], memory_order_acquire) == 0) {
-        memcpy(reason[dtype], r, sizeof r);
-        atomic_compare_exchange_strong(&known[dtype], &expected, 2);
-    }
-    if (atomic_load_explicit(&known[dtype], memory_order_acquire) == 1)
-        return 1;
-    snprintf(why, whylen, "%s", r);
-    return 0;
+    if (k == 2)
+        snprintf(why, whylen, "%s", reason[dtype]);
+    return k == 1;
 }
 
 /* The report's CPU lines (runtime/report.h): the CPU, and what it does for
@@ -512,7 +525,7 @@ static void cpu_verdict(FILE *out)
     char cpu[320];
     amp_cpu_flags_text(cpu, sizeof cpu);
     fprintf(out, "cpu: %s\n", cpu);
-    int8_t k = atomic_load_explicit(&known[dtype], memory_order_acquire);
+    int8_t k = known_answer(dtype);
     if (k == 1)
         fprintf(out,
                 "cpu %s: native units (%s): lowered products of %d^3 multiply-adds and more run "
