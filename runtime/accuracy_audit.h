@@ -93,7 +93,7 @@ static inline int amp_audit_follows(void)
 enum amp_auto_state { AMP_AUTO_PROBATION, AMP_AUTO_LOWERED, AMP_AUTO_FP32, AMP_AUTO_FP32_KEPT };
 #define AMP_AUTO_HYSTERESIS 4u
 #define AMP_AUTO_FLIPS_MAX 3u
-_Static_assert(AMP_AUTO_HYSTERESIS *AMP_AUDIT_PROBATION_MAX < 0xffffu,
+_Static_assert((AMP_AUTO_HYSTERESIS * AMP_AUDIT_PROBATION_MAX) < 0xffffu,
                "the clean streak (16 bits) reaches an fp32 site's way back at every probation");
 extern const char *const amp_auto_state_names[4];
 

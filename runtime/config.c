@@ -316,7 +316,7 @@ static int64_t audit_sample_value(const char *v, char *err, size_t errlen)
 static int64_t audit_probation_value(const char *v, char *err, size_t errlen)
 {
     uint32_t n = amp_parse_audit_sample(v, err, errlen);
-    if (n > AMP_AUDIT_PROBATION_MAX || (!n && err)) {
+    if (!n || n > AMP_AUDIT_PROBATION_MAX) {
         snprintf(err, errlen, "'%s' is not a whole number from 1 to %u", v,
                  AMP_AUDIT_PROBATION_MAX);
         return -1;

@@ -19,8 +19,8 @@
 #include "ampshim_generated.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-/* 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the audit's settings and call sites; 3: eight counter
- * slots */
+/* 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the
+ * audit's settings and call sites; 3: eight counter slots */
 #define AMP_CTL_VERSION 8u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256

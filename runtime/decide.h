@@ -233,6 +233,8 @@ static inline int amp_decide_lower_dtype(const struct amp_thread *t, enum amp_de
  * under AMPSHIM_AUDIT=1, which promises the program the results it would
  * have without the shim, such a call runs as made (counted passthrough);
  * with the audit off or following, it is lowered as usual. */
+/* The same, and whether the call was asked for explicitly (struct
+ * amp_decision). */
 static inline int amp_decide_lower_unaudited(const struct amp_thread *t, enum amp_device dev,
                                              enum amp_hook_id hook, int accumulates,
                                              enum amp_ctl_counter *counter, int *explicit_request)
@@ -253,13 +255,8 @@ static inline int amp_decide_lower_dtype_unaudited(const struct amp_thread *t, e
                                                    enum amp_hook_id hook, int accumulates,
                                                    enum amp_ctl_counter *counter)
 {
-    int dtype = amp_decide_lower_dtype(t, dev, hook, accumulates, counter);
-    uint32_t audit = amp_live_load(&amp_rt.cfg.audit);
-    if (dtype >= 0 && amp_unlikely(audit == AMP_AUDIT_ON || audit == AMP_AUDIT_AUTO)) {
-        *counter = amp_not_lowered_after_all(*counter);
-        return -1;
-    }
-    return dtype;
+    int explicit_request;
+    return amp_decide_lower_unaudited(t, dev, hook, accumulates, counter, &explicit_request);
 }
 
 /* ---- the size rule (AMPSHIM_LOWER_MIN) ---- */

@@ -68,9 +68,11 @@ void amp_runtime_apply_policy(void)
                                                          &amp_rt.cfg.policy, (enum amp_device)dev,
                                                          (enum amp_hook_id)h, acc));
             }
+    /* An entry naming a hook's symbol or routine that lowers it is an
+     * explicit request (runtime/decide.h). */
+    const struct amp_policy_overrides *ov = &amp_rt.cfg.policy;
     for (int dev = 0; dev < AMP_DEVICE_COUNT; dev++)
         for (int h = 0; h < AMP_HOOK_COUNT; h++) {
-            const struct amp_policy_overrides *ov = &amp_rt.cfg.policy;
             uint8_t named =
                 ov->hook[dev][h] != AMP_CAT_UNSET ? ov->hook[dev][h] : ov->routine[dev][h];
             amp_live_store(&amp_rt.named_lower[dev][h],

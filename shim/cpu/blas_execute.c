@@ -23,7 +23,7 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
     /* The planners count a multiply-add as 2 flops. */
     enum amp_cpu_gate gate = amp_cpu_gate(c->dtype, c->flops / 2, c->explicit_request);
     if (gate == AMP_CPU_SMALL || gate == AMP_CPU_NO_UNITS) {
-        c->outcome = gate == AMP_CPU_SMALL ? AMP_OUTCOME_SMALL : AMP_OUTCOME_NO_UNITS;
+        c->outcome = amp_cpu_gate_outcome(gate);
         return;
     }
     c->audit_only = gate == AMP_CPU_AUDIT_ONLY;

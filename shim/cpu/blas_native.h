@@ -45,10 +45,10 @@ static inline enum amp_cpu_gate amp_cpu_gate(enum amp_lowp_dtype dtype, double m
     return amp_cpu_auto_gate(dtype, madds);
 }
 
-/* The counter of a call the gate keeps as made. */
-static inline enum amp_ctl_counter amp_cpu_gate_counter(enum amp_cpu_gate g)
+/* The outcome of a call the gate keeps as made (small or no units). */
+static inline enum amp_outcome amp_cpu_gate_outcome(enum amp_cpu_gate g)
 {
-    return g == AMP_CPU_SMALL ? AMP_CTL_SMALL : AMP_CTL_NOUNITS;
+    return g == AMP_CPU_SMALL ? AMP_OUTCOME_SMALL : AMP_OUTCOME_NO_UNITS;
 }
 
 #endif

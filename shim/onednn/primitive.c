@@ -36,7 +36,7 @@ static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs
         enum amp_cpu_gate gate =
             amp_cpu_gate((enum amp_lowp_dtype)dtype, c.madds, explicit_request);
         if (gate != AMP_CPU_LOWER) {
-            outcome = amp_cpu_gate_counter(gate);
+            outcome = amp_outcome_counter(amp_cpu_gate_outcome(gate));
             dtype = -1;
         }
     }

@@ -330,6 +330,19 @@ static void make_probe_engine(void)
         probe_engine = NULL;
 }
 
+/* Whether oneDNN's implementation of pd is a native kernel (not a
+ * reference one); why says which it is when not. Asked of a twin and of the
+ * probe of a lowered descriptor. */
+static int impl_is_native(const_dnnl_primitive_desc_t pd, char *why, size_t whylen)
+{
+    const char *impl = NULL;
+    if (dn.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success &&
+        impl && !strstr(impl, "ref"))
+        return 1;
+    snprintf(why, whylen, "oneDNN's only kernel for it is %s", impl ? impl : "unknown");
+    return 0;
+}
+
 /* Whether oneDNN makes a native kernel for the lowered convolution cd (its
  * inputs already low) in direction d on this CPU: 1, or 0 with why. A
  * backward one is made with its forward twin as the hint, as callers do. */
@@ -370,14 +383,7 @@ static int conv_kernel_exists(const dnnl_convolution_desc_t *cd, enum dir d, int
                  v->minor, v->patch, amp_dtype_names[dtype]);
         goto out;
     }
-    const char *impl = NULL;
-    if (dn.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
-        !impl || strstr(impl, "ref")) {
-        snprintf(why, whylen, "oneDNN's only %s kernel for it is %s", amp_dtype_names[dtype],
-                 impl ? impl : "unknown");
-        goto out;
-    }
-    yes = 1;
+    yes = impl_is_native(pd, why, whylen);
 out:
     if (pd)
         dn.dnnl_primitive_desc_destroy(pd);
@@ -803,10 +809,7 @@ static int build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkind k, 
         ok = AMP_DNNL_NO_KERNEL;
         goto out;
     }
-    const char *impl = NULL;
-    if (dn.dnnl_primitive_desc_query(tpd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
-        !impl || strstr(impl, "ref")) {
-        snprintf(why, whylen, "oneDNN's only kernel for it is %s", impl ? impl : "unknown");
+    if (!impl_is_native(tpd, why, whylen)) {
         ok = AMP_DNNL_NO_KERNEL;
         goto out;
     }

@@ -33,6 +33,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/shim_stats.h"
+
 enum { N = 64 };
 
 static void *blas;
@@ -117,20 +119,6 @@ static int ctl_set(const char *name, const char *value)
     return ctl ? ctl(name, NULL, NULL, value, strlen(value)) : -1;
 }
 
-/* A counter of the site's symbol (stats.cblas_sgemm.NAME), UINT64_MAX when
- * it cannot be read. */
-static uint64_t stat_of(const char *counter)
-{
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                             "ampshim_ctl");
-    char name[64];
-    uint64_t v = 0;
-    size_t len = sizeof v;
-    snprintf(name, sizeof name, "stats.cblas_sgemm.%s", counter);
-    return ctl && ctl(name, &v, &len, NULL, 0) == 0 ? v : UINT64_MAX;
-}
-
 /* Calls of kind `kind` (CLEAN, CANCEL, TINY);
  * letters appended to log. */
 static void run(char *log, int *at, int calls, int kind, unsigned *seed)
@@ -190,7 +178,8 @@ int main(int argc, char **argv)
         expect(count(log, first_f, at, 'F') == at - first_f, "... and fp32 from then on");
         /* The calls auto runs in fp32 by its decision count fp32, not
          * passthrough (the audited ones count lowered, as every audit). */
-        uint64_t fp32 = stat_of("fp32"), through = stat_of("passthrough");
+        uint64_t fp32 = shim_stat("cblas_sgemm", "fp32"),
+                 through = shim_stat("cblas_sgemm", "passthrough");
         printf("counters: fp32 %llu, passthrough %llu\n", (unsigned long long)fp32,
                (unsigned long long)through);
         expect(fp32 > 0 && fp32 != UINT64_MAX && through == 0,
