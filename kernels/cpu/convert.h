@@ -37,6 +37,12 @@ extern const struct amp_convert_kernels *const amp_convert_avx2;
 /* Does this CPU (and OS) support the AVX2/F16C kernels? */
 int amp_cpu_has_avx2_f16c(void);
 
+/* Whether this CPU's instruction set has low-precision dot-product units
+ * for dtype (bf16: AVX512_BF16 or AMX-BF16; fp16: AVX512_FP16 or
+ * AMX-FP16; tf32: none), by cpuid alone: 0 is a sure no, 1 only a maybe
+ * (the OS, and oneDNN, must agree). 1 on other architectures. */
+int amp_cpu_may_have_units(enum amp_lowp_dtype dtype);
+
 /* The best kernels for this CPU, chosen once. */
 const struct amp_convert_kernels *amp_convert(void);
 

@@ -166,6 +166,24 @@ int amp_cpu_has_avx2_f16c(void)
 #endif
 }
 
+int amp_cpu_may_have_units(enum amp_lowp_dtype dtype)
+{
+    if (dtype == AMP_DTYPE_TF32)
+        return 0;
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d, a1 = 0, b1, c1, d1;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return 0;
+    if (a >= 1 && !__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1))
+        a1 = 0;
+    if (dtype == AMP_DTYPE_BF16)
+        return ((a1 >> 5) & 1) /* AVX512_BF16 */ || ((d >> 22) & 1) /* AMX-BF16 */;
+    return ((d >> 23) & 1) /* AVX512_FP16 */ || ((a1 >> 21) & 1) /* AMX-FP16 */;
+#else
+    return 1;
+#endif
+}
+
 const struct amp_convert_kernels *amp_convert(void)
 {
     static const struct amp_convert_kernels *_Atomic chosen;

@@ -490,6 +490,12 @@ int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
         char r[192];
         if (dtype == AMP_DTYPE_TF32) {
             snprintf(r, sizeof r, "no CPU has tf32 units");
+        } else if (!amp_cpu_may_have_units(dtype)) {
+            /* A sure no without loading oneDNN: the common CPU's first
+             * product pays nothing for the question. */
+            snprintf(r, sizeof r, "its instruction set has %s",
+                     dtype == AMP_DTYPE_BF16 ? "neither avx512_bf16 nor amx_bf16"
+                                             : "neither avx512_fp16 nor amx_fp16");
         } else if (amp_onednn_open(r, sizeof r) == AMP_ONEDNN_OK) {
             struct amp_onednn_gemm g = {dtype, 96, 96, 96, 0, 0, 1.0f, 0.0f};
             enum amp_onednn_status st;
@@ -526,6 +532,8 @@ static void cpu_verdict(FILE *out)
     amp_cpu_flags_text(cpu, sizeof cpu);
     fprintf(out, "cpu: %s\n", cpu);
     int8_t k = known_answer(dtype);
+    if (!k && !amp_cpu_may_have_units(dtype)) /* a sure no costs nothing to ask */
+        k = amp_cpu_native_units(dtype, NULL, 0) ? 1 : known_answer(dtype);
     if (k == 1)
         fprintf(out,
                 "cpu %s: native units (%s): lowered products of %d^3 multiply-adds and more run "
@@ -538,8 +546,6 @@ static void cpu_verdict(FILE *out)
                 "AMPSHIM_AUDIT=1 measures each call site's error and keeps the fp32 results; "
                 "AMPSHIM_CPU_KERNEL=emulate lowers the BLAS products on rounded operands\n",
                 name, reason[dtype], name);
-    else if (dtype == AMP_DTYPE_TF32)
-        fprintf(out, "cpu tf32: no CPU has tf32 units; lowered products run emulated\n");
     else
         fprintf(out,
                 "cpu %s: native units not asked (no call the policy lowers reached %d^3 "

@@ -274,8 +274,37 @@ static void lengths_and_alignment(void)
     CHECK(bad == 0, "%s kernels: %d wrong elements over lengths 0..150, offsets 0..7", k->name, bad);
 }
 
+/* The cpuid reading of low-precision units agrees with the kernel's flags
+ * in /proc/cpuinfo (x86 only): bf16 with avx512_bf16 or amx_bf16, fp16 with
+ * avx512_fp16 or amx_fp16, tf32 never. */
+static void units_by_cpuid(void)
+{
+#if defined(__x86_64__)
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    static char line[16384];
+    int bf16 = 0, fp16 = 0, found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0)
+            continue;
+        found = 1;
+        bf16 = strstr(line, " avx512_bf16") || strstr(line, " amx_bf16");
+        fp16 = strstr(line, " avx512_fp16") || strstr(line, " amx_fp16");
+    }
+    if (f)
+        fclose(f);
+    if (!found)
+        return;
+    printf("cpuid: bf16 units %d, fp16 units %d\n", amp_cpu_may_have_units(AMP_DTYPE_BF16),
+           amp_cpu_may_have_units(AMP_DTYPE_FP16));
+    CHECK(amp_cpu_may_have_units(AMP_DTYPE_BF16) == bf16, "bf16 units by cpuid match the flags");
+    CHECK(amp_cpu_may_have_units(AMP_DTYPE_FP16) == fp16, "fp16 units by cpuid match the flags");
+    CHECK(amp_cpu_may_have_units(AMP_DTYPE_TF32) == 0, "no CPU has tf32 units");
+#endif
+}
+
 int main(int argc, char **argv)
 {
+    units_by_cpuid();
     if (argc > 1 && strcmp(argv[1], "--sample") == 0)
         stride = 257;
     printf("kernels chosen for this CPU: %s\n", amp_convert()->name);
