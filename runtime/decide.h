@@ -108,6 +108,16 @@ static inline int amp_site_entry(const struct amp_thread *t, enum amp_device dev
     return amp_caller_site_category(amp_tls_caller, dev, hook, accumulates);
 }
 
+/* Whether a call of t that the policy lowers was asked for explicitly
+ * (struct amp_decision): the thread's own region or ampctl word, an entry
+ * naming the hook's symbol or routine, or one naming the call's site. */
+static inline int amp_lower_is_explicit(const struct amp_thread *t, enum amp_device dev,
+                                        enum amp_hook_id hook, int accumulates)
+{
+    return t->selected == AMP_SELECTED_EXPLICIT || amp_live_load(&amp_rt.named_lower[dev][hook]) ||
+           amp_site_entry(t, dev, hook, accumulates) == AMP_CAT_LOWER;
+}
+
 /* Is autocast on for this call of t: the thread is selected (regions,
  * ampctl, AMPSHIM_THREADS) and AMPSHIM_CALLERS, if set, selects its caller. */
 static inline int amp_call_selected(const struct amp_thread *t)
@@ -166,6 +176,7 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
         if (d.dtype < AMP_DTYPE_COUNT &&
             !(dev == AMP_DEVICE_CUDA && d.dtype == AMP_DTYPE_TF32 && !amp_rt.cfg.cuda_tf32_allowed))
             d.outcome = AMP_OUTCOME_LOWERED;
+        /* amp_lower_is_explicit, with the site's entry already known */
         d.explicit_request = t->selected == AMP_SELECTED_EXPLICIT || site == AMP_CAT_LOWER ||
                              amp_live_load(&amp_rt.named_lower[dev][hook]);
         break;
@@ -270,16 +281,20 @@ static inline int amp_decide_lower_dtype_unaudited(const struct amp_thread *t, e
  * change its result. */
 #define AMP_CUDA_LOWER_MIN_AUTO (256u * 256u * 256u)
 
-/* The size rule on a CUDA call the policy lowers to dtype (>= 0): a call of
- * fewer multiply-adds than AMPSHIM_CUDA_LOWER_MIN runs as made, counted
- * small (-1 returned, *counter set). A dtype < 0 is returned as it is. */
-static inline int amp_cuda_size_rule(int dtype, double madds, enum amp_ctl_counter *counter)
+/* The size rule on a CUDA call of t the policy lowers to dtype (>= 0): a
+ * call of fewer multiply-adds than AMPSHIM_CUDA_LOWER_MIN runs as made,
+ * counted small (-1 returned, *counter set), unless it was asked for
+ * explicitly (amp_lower_is_explicit, asked only then). A dtype < 0 is
+ * returned as it is. */
+static inline int amp_cuda_size_rule(const struct amp_thread *t, enum amp_hook_id hook,
+                                     int accumulates, int dtype, double madds,
+                                     enum amp_ctl_counter *counter)
 {
     if (dtype < 0)
         return dtype;
     uint32_t set = amp_live_load(&amp_rt.cfg.lower_min[AMP_DEVICE_CUDA]);
     double min = set == AMP_LOWER_MIN_AUTO ? (double)AMP_CUDA_LOWER_MIN_AUTO : (double)set;
-    if (madds >= min)
+    if (madds >= min || amp_lower_is_explicit(t, AMP_DEVICE_CUDA, hook, accumulates))
         return dtype;
     *counter = AMP_CTL_SMALL;
     return -1;

@@ -76,8 +76,9 @@ static int decide(struct amp_thread *t, const struct amp_cublas_call *c)
     int dtype = c->target == AMP_CUBLAS_TO_GEMMEX
                     ? amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, c->hook, acc, &outcome)
                     : amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, acc, &outcome);
-    dtype = amp_cuda_size_rule(
-        dtype, (double)c->g.m * (double)c->g.n * (double)c->g.k * (double)c->batch, &outcome);
+    dtype = amp_cuda_size_rule(t, c->hook, acc, dtype,
+                               (double)c->g.m * (double)c->g.n * (double)c->g.k * (double)c->batch,
+                               &outcome);
     int compute = amp_cublas_fast_compute(dtype);
     int mode;
     if (compute && amp_cublas_math_mode(c->real, c->g.h, &mode) &&

@@ -232,9 +232,9 @@ int amp_cublas_level3(enum amp_hook_id hook, enum amp_level3 kind, int is64, con
                         : kind == AMP_LEVEL3_SYMM ? (const float *)w[10]
                                                   : NULL;
     enum amp_ctl_counter outcome;
-    int dtype = amp_decide_lower_dtype_unaudited(
-        t, AMP_DEVICE_CUDA, hook, amp_cublas_accumulates(hook, real, h, beta), &outcome);
-    dtype = amp_cuda_size_rule(dtype, level3_madds(kind, is64, w), &outcome);
+    int acc = amp_cublas_accumulates(hook, real, h, beta);
+    int dtype = amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, acc, &outcome);
+    dtype = amp_cuda_size_rule(t, hook, acc, dtype, level3_madds(kind, is64, w), &outcome);
     int math = -1, status = -1, done = 0;
     if (dtype >= 0 && (!amp_cublas_math_mode(real, h, &math) || amp_cublas_mode_keeps_calls(math)))
         dtype = -1;

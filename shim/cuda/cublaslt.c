@@ -375,6 +375,7 @@ static int lt_matmul(const struct lt_call *c)
     int32_t fast = 0;
     if (f && plain_fp32(f, c->desc, c->a_layout, c->b_layout, c->c_layout, c->d_layout))
         fast = amp_cublas_fast_compute(amp_cuda_size_rule(
+            t, c->hook, 1,
             amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, 1, &outcome),
             matmul_madds(f, c->a_layout, c->d_layout), &outcome));
     int status = fast

@@ -164,7 +164,7 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
     if (f && conv_plain_fp32(f, kind, &a, v, &math))
         dtype = amp_cuda_size_rule(
-            amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome),
+            t, hook, 0, amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome),
             conv_madds(kind, v), &outcome);
     if (dtype == AMP_DTYPE_FP16 || dtype == AMP_DTYPE_BF16) {
         struct amp_dnn_scope s;
@@ -244,7 +244,7 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
     if (f && conv_plain_fp32(f, CONV_FWD, &a, v, &math))
         dtype = amp_cuda_size_rule(
-            amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome),
+            t, hook, 0, amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome),
             conv_madds(CONV_FWD, v), &outcome);
     if (dtype == AMP_DTYPE_FP16) {
         struct amp_dnn_scope s;

@@ -182,8 +182,9 @@ static int execute(enum amp_hook_id hook, execute_fn real, void *handle, void *p
     }
     enum amp_hook_id row = (enum amp_hook_id)p->row;
     enum amp_ctl_counter outcome;
-    int dtype = amp_cuda_size_rule(amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, row, 0, &outcome),
-                                   p->madds, &outcome);
+    int dtype =
+        amp_cuda_size_rule(t, row, 0, amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, row, 0, &outcome),
+                           p->madds, &outcome);
     if (dtype >= 0 && amp_unlikely(amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_OFF))
         dtype = audit_site(p, dtype, &outcome);
     int status = -1;

@@ -488,7 +488,8 @@ struct amp_gplan *amp_graph_plan_finalized(const struct amp_dnng *f, struct amp_
     enum amp_ctl_counter outcome;
     int dtype =
         v->lowerable
-            ? amp_cuda_size_rule(amp_decide_lower_dtype_unaudited(
+            ? amp_cuda_size_rule(t, (enum amp_hook_id)p->row, 0,
+                                 amp_decide_lower_dtype_unaudited(
                                      t, AMP_DEVICE_CUDA, (enum amp_hook_id)p->row, 0, &outcome),
                                  v->madds, &outcome)
             : -1;

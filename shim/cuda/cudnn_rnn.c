@@ -82,7 +82,7 @@ static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, in
         c.data == AMP_CUDNN_DATA_FLOAT && c.prec == AMP_CUDNN_DATA_FLOAT &&
         (c.math == AMP_CUDNN_DEFAULT_MATH || c.math == AMP_CUDNN_TENSOR_OP_MATH))
         dtype = amp_cuda_size_rule(
-            amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome),
+            t, hook, 0, amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, hook, 0, &outcome),
             rnn_madds(f, xd, weight_bytes), &outcome);
     if (dtype == AMP_DTYPE_FP16 && c.algo != AMP_CUDNN_RNN_ALGO_PERSIST_DYNAMIC) {
         struct amp_dnn_scope s;

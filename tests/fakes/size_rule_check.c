@@ -2,8 +2,11 @@
  * program against the test-only fake cuBLAS: a product the policy lowers
  * runs as made, counted small, when it has fewer multiply-adds than the
  * threshold, and lowered from the threshold up; a batched call counts its
- * whole batch; ampctl's opt.cuda_lower_min changes the threshold live. Run
- * with AMPSHIM_CUDA_LOWER_MIN=auto (the default, 256^3). */
+ * whole batch; ampctl's opt.cuda_lower_min changes the threshold live. An
+ * explicit request is lowered at every size: a region the program pushes,
+ * or (argument "named", run with AMPSHIM_POLICY=cublasSgemm_v2=lower) an
+ * entry naming the symbol. Run with AMPSHIM_CUDA_LOWER_MIN=auto (the
+ * default, 256^3). */
 #include <cublas_v2.h>
 #include <dlfcn.h>
 #include <stdint.h>
@@ -51,7 +54,7 @@ static int product(cublasHandle_t h, int n, int batch, const char **ran)
     return lowered && !was_small ? 1 : was_small && !lowered ? 0 : -1;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     CHECK_SHIM_LOADED();
     ctl = (ctl_fn)dlsym(RTLD_DEFAULT, "ampshim_ctl");
@@ -67,6 +70,14 @@ int main(void)
     cublasCreate(&h);
     const char *ran;
 
+    if (argc > 1 && strcmp(argv[1], "named") == 0) {
+        CHECK(product(h, 64, 1, &ran) == 1 && strcmp(ran, "cublasGemmEx") == 0,
+              "64^3 under auto, the symbol named by the policy: lowered (ran %s)", ran);
+        cublasDestroy(h);
+        printf("size_rule_check: %d passed, %d failed\n", checks - failures, (int)failures);
+        return failures != 0;
+    }
+
     /* auto: 256^3. */
     char text[32];
     size_t len = sizeof text;
@@ -78,6 +89,15 @@ int main(void)
           "255^3 under auto: small, as made (ran %s)", ran);
     CHECK(product(h, 256, 1, &ran) == 1 && strcmp(ran, "cublasGemmEx") == 0,
           "256^3 under auto: lowered (ran %s)", ran);
+
+    /* A region the program pushes is explicit: lowered at every size. */
+    int (*push)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "ampshim_autocast_push");
+    int (*pop)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "ampshim_autocast_pop");
+    CHECK(push && pop && push(0 /* AMPSHIM_DEFAULT */) == 0, "a region pushed");
+    CHECK(product(h, 64, 1, &ran) == 1 && strcmp(ran, "cublasGemmEx") == 0,
+          "64^3 in a pushed region: lowered (ran %s)", ran);
+    CHECK(pop && pop() == 0, "the region popped");
+    CHECK(product(h, 64, 1, &ran) == 0, "64^3 after the region: small again");
 
     /* A threshold of exactly 64^3: 64^3 is lowered, 63^3 is not. */
     CHECK(set_min("262144") == 0, "opt.cuda_lower_min=262144 accepted");
