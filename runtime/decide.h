@@ -147,13 +147,14 @@ static inline struct amp_decision amp_decide_as(const struct amp_thread *t, enum
         d.outcome = AMP_OUTCOME_INTERNAL;
         return d;
     }
-    /* A CUDA name that two loaded libraries define (cuBLAS 12 beside 13) runs
-     * as made, in the caller's own library: a lowered call runs on another
-     * entry point (cublasSgemm as cublasGemmEx) found once per process,
-     * which could belong to the other one (the helpers are per object:
-     * shim/cuda/cuda_helpers.h). */
+    /* A CUDA name that two loaded libraries define (cuBLAS 12 beside 13, two
+     * copies of one) goes to its caller's own; lowered, it runs on that
+     * library's other entry point (amp_real_beside) with that library's
+     * helpers (shim/cuda/cuda_helpers.h). Where the caller's own could not
+     * be told (shim/resolve.c said which libraries it saw), it runs as made. */
     if (dev == AMP_DEVICE_CUDA &&
-        amp_unlikely(atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)))
+        amp_unlikely(atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed)) &&
+        amp_tls_real_guessed)
         return d;
     if (amp_unlikely(t->fp32_depth)) {
         d.outcome = AMP_OUTCOME_FP32;

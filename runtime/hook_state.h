@@ -45,8 +45,10 @@ AMPSHIM_HOOK_LIST(AMP_X_HOOK)
 extern struct amp_slot *const amp_slot_of[AMP_HOOK_COUNT];
 
 /* The integer width of the function the current call of a "several" hook
- * was resolved to (set by the per-caller resolution). */
+ * was resolved to (set by the per-caller resolution), and whether that was
+ * a guess (its caller links none of the libraries that define it). */
 extern __thread uint8_t amp_tls_real_ilp64 __attribute__((tls_model("initial-exec")));
+extern __thread uint8_t amp_tls_real_guessed __attribute__((tls_model("initial-exec")));
 
 /* Whether the current call of hook takes 64-bit integers. */
 static inline int amp_hook_ilp64(int hook)

@@ -1,11 +1,12 @@
 #!/bin/sh
-# Builds and runs every test suite (unit, preload, control, fakes, clients,
+# Builds and runs every test suite (unit, preload, control, fakes, real-cuda
+# (the real cuDNN 9 and cuBLAS without a GPU), clients,
 # outside (numpy, scipy and scikit-learn's own suites under the shim);
 # gpu skips without a GPU), then prints one
 # summary line "N passed, N failed, N skipped".
 #   sh scripts/test.sh [MESON TEST ARGS]
 #   sh scripts/test.sh --with-sanitizers   also: unit, preload, control,
-#       fakes and stress suites under ASan+UBSan and under TSan, and libFuzzer on every parser
+#       fakes, real-cuda and stress suites under ASan+UBSan and under TSan, and libFuzzer on every parser
 #       and on ampctl's block reader (clang)
 set -eu
 cd "$(dirname "$0")/.."
@@ -36,7 +37,7 @@ if [ "$sanitizers" -eq 1 ]; then
     run build-asan "$quick -Db_sanitize=address,undefined" \
         "ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1" \
         --timeout-multiplier 3 \
-        --suite unit --suite preload --suite control --suite fakes --suite stress
+        --suite unit --suite preload --suite control --suite fakes --suite real-cuda --suite stress
     # OpenBLAS's own worker threads synchronise by spinning, which TSan cannot
     # see; with one OpenBLAS thread only the shim's threads remain (the
     # threads-4-concurrent test runs four at once through the shim). oneDNN,
@@ -47,7 +48,7 @@ if [ "$sanitizers" -eq 1 ]; then
     run build-tsan "$quick -Db_sanitize=thread" \
         "OPENBLAS_NUM_THREADS=1 DNNL_PRIMITIVE_CACHE_CAPACITY=0 TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
         --timeout-multiplier 3 --suite unit --suite preload \
-        --suite control --suite fakes --suite stress
+        --suite control --suite fakes --suite real-cuda --suite stress
     [ -d build-fuzz ] || CC=clang meson setup build-fuzz $quick -Dfuzzing=true \
         -Db_sanitize=address,undefined -Db_lundef=false
     ninja -C build-fuzz tests/fuzz/fuzz_parsers tests/fuzz/fuzz_block tests/fuzz/fuzz_scaler_state

@@ -25,6 +25,7 @@
 #include "runtime/log.h"
 
 __thread uint8_t amp_tls_real_ilp64 __attribute__((tls_model("initial-exec")));
+__thread uint8_t amp_tls_real_guessed __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -96,6 +97,87 @@ static int definitions(const char *name, void **found, int max)
     }
     free(list);
     return n;
+}
+
+/* ---- one library in several files ---- */
+
+/* A file name's stem ("libcudnn_cnn" of ".../libcudnn_cnn.so.9.19.0") and
+ * major ("9"): 0 when it has no ".so.N". */
+static int split_soname(const char *path, const char **stem, size_t *stem_len, const char **major,
+                        size_t *major_len)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *so = strstr(base, ".so.");
+    if (!so || so[4] < '0' || so[4] > '9')
+        return 0;
+    *stem = base;
+    *stem_len = (size_t)(so - base);
+    *major = so + 4;
+    *major_len = strspn(so + 4, "0123456789");
+    return 1;
+}
+
+/* Whether two loaded files are one library: the same folder (after
+ * symbolic links), the same major, and one's stem the other's or the other's
+ * followed by "_" (cuDNN 9's dispatcher libcudnn.so.9 and its sub-libraries
+ * libcudnn_graph, _ops, _cnn, _adv, which export the dispatcher's names).
+ * Two copies of one library in two folders, or two majors, are not. */
+static int same_library(const char *a, const char *b)
+{
+    const char *sa, *sb, *ma, *mb;
+    size_t la, lb, na, nb;
+    if (!a || !b || !split_soname(a, &sa, &la, &ma, &na) || !split_soname(b, &sb, &lb, &mb, &nb))
+        return 0;
+    if (na != nb || memcmp(ma, mb, na) != 0)
+        return 0;
+    size_t shorter = la < lb ? la : lb;
+    const char *longer = la < lb ? sb : sa;
+    if (memcmp(sa, sb, shorter) != 0 || (la != lb && longer[shorter] != '_'))
+        return 0;
+    char *da = realpath(a, NULL), *db = realpath(b, NULL);
+    int same = 0;
+    if (da && db) {
+        char *ea = strrchr(da, '/'), *eb = strrchr(db, '/');
+        same = ea && eb && ea - da == eb - db && memcmp(da, db, (size_t)(ea - da)) == 0;
+    }
+    free(da);
+    free(db);
+    return same;
+}
+
+static const char *file_of(void *p)
+{
+    Dl_info info;
+    return dladdr(p, &info) && info.dli_fname ? info.dli_fname : "?";
+}
+
+/* The length of a file's stem, for choosing a dispatcher over its parts. */
+static size_t stem_length(const char *path)
+{
+    const char *stem, *major;
+    size_t len, major_len;
+    return split_soname(path, &stem, &len, &major, &major_len) ? len : (size_t)-1;
+}
+
+/* Folds definitions of one library (a dispatcher and its sub-libraries)
+ * into one, in place: of each such group, the dispatcher's (the shortest
+ * stem: what programs link) is kept, at its first member's position.
+ * Returns how many different libraries define the name. */
+static int distinct_libraries(void **found, int n)
+{
+    int kept = 0;
+    for (int i = 0; i < n; i++) {
+        const char *file = file_of(found[i]);
+        int j = 0;
+        while (j < kept && !same_library(file_of(found[j]), file))
+            j++;
+        if (j == kept)
+            found[kept++] = found[i];
+        else if (stem_length(file) < stem_length(file_of(found[j])))
+            found[j] = found[i];
+    }
+    return kept;
 }
 
 /* The first definition, for names the shim uses on its own account. */
@@ -197,6 +279,7 @@ struct binding {
     enum amp_hook_id hook;
     void *real;
     uint8_t ilp64;
+    uint8_t guessed; /* neither the global scope nor the caller's own group defines it */
 };
 
 enum { BINDINGS = 4096, BINDING_POOL = 16384 };
@@ -210,9 +293,13 @@ static size_t binding_slot(void *caller, enum amp_hook_id hook)
     return (size_t)(k * 0x9e3779b97f4a7c15ull >> 52) % BINDINGS;
 }
 
-/* What the code at `caller` would have bound `name` to: see the top. */
-static void *bind_for_caller(enum amp_hook_id hook, void *caller)
+/* What the code at `caller` would have bound `name` to: see the top.
+ * *guessed: it could not be told (neither the global scope nor the
+ * caller's own group defines it, and several loaded libraries do: the
+ * first of them is taken). */
+static void *bind_for_caller(enum amp_hook_id hook, void *caller, int *guessed)
 {
+    *guessed = 0;
     const char *name = amp_hook_names[hook];
     Dl_info info;
     struct link_map *object = NULL;
@@ -235,8 +322,32 @@ static void *bind_for_caller(enum amp_hook_id hook, void *caller)
                 return p;
         }
     }
-    void *found[1];
-    return definitions(name, found, 1) ? found[0] : NULL;
+    void *found[8];
+    int n = definitions(name, found, 8);
+    *guessed = distinct_libraries(found, n) > 1;
+    return n ? found[0] : NULL;
+}
+
+/* Which copies define a name the caller could not be told for: said once
+ * per hook (a CUDA call so bound runs as made: runtime/decide.h). */
+static void say_guessed(enum amp_hook_id hook, void *caller)
+{
+    static _Atomic uint8_t said[AMP_HOOK_COUNT];
+    if (atomic_exchange_explicit(&said[hook], 1, memory_order_relaxed))
+        return;
+    void *found[8];
+    int n = distinct_libraries(found, definitions(amp_hook_names[hook], found, 8));
+    char copies[512] = "";
+    size_t used = 0;
+    for (int i = 0; i < n && used < sizeof copies; i++)
+        used += (size_t)snprintf(copies + used, sizeof copies - used, "%s%s", i ? ", " : "",
+                                 file_of(found[i]));
+    Dl_info info;
+    amp_log(AMP_LOG_INFO,
+            "%s: its caller (%s) links none of the %d loaded libraries that define it (%s): "
+            "its calls go to the first and, on CUDA, run as made",
+            amp_hook_names[hook],
+            caller && dladdr(caller, &info) && info.dli_fname ? info.dli_fname : "?", n, copies);
 }
 
 static void *resolve_for_caller(enum amp_hook_id hook, int required)
@@ -247,20 +358,26 @@ static void *resolve_for_caller(enum amp_hook_id hook, int required)
     struct binding *b = atomic_load_explicit(&binding_table[slot], memory_order_acquire);
     if (b && b->caller == caller && b->hook == hook) {
         amp_tls_real_ilp64 = b->ilp64;
+        amp_tls_real_guessed = b->guessed;
         return b->real;
     }
-    void *real = bind_for_caller(hook, caller);
+    int guessed;
+    void *real = bind_for_caller(hook, caller, &guessed);
     int ilp64 = real ? amp_width_ilp64(hook, real) : 0;
+    if (real && guessed)
+        say_guessed(hook, caller);
     lock_resolve(&quiet);
     if (real) {
         int i = atomic_fetch_add_explicit(&bindings_used, 1, memory_order_relaxed);
         if (i < BINDING_POOL) {
-            binding_pool[i] = (struct binding){caller, hook, real, (uint8_t)ilp64};
+            binding_pool[i] =
+                (struct binding){caller, hook, real, (uint8_t)ilp64, (uint8_t)guessed};
             atomic_store_explicit(&binding_table[slot], &binding_pool[i], memory_order_release);
         }
     }
     unlock_resolve(&quiet);
     amp_tls_real_ilp64 = (uint8_t)ilp64;
+    amp_tls_real_guessed = (uint8_t)guessed;
     if (!real && required) {
         amp_log(AMP_LOG_ERROR,
                 "%s: no loaded library defines it (symbol lookup error); exiting "
@@ -283,12 +400,6 @@ static void mark_several(enum amp_hook_id hook, const char *library, int n)
 }
 
 /* ---- libraries loaded later ---- */
-
-static const char *file_of(void *p)
-{
-    Dl_info info;
-    return dladdr(p, &info) && info.dli_fname ? info.dli_fname : "?";
-}
 
 _Atomic uint64_t amp_dlopen_calls;
 static void *known_objects[MAX_OBJECTS];
@@ -358,8 +469,8 @@ void amp_resolve_notice_new_objects(void)
             if (!real || amp_slot_of[h]->several)
                 continue;
             void *p = amp_own_definition(fresh->name[i], amp_hook_names[h]);
-            if (p && p != real) {
-                const char *library = file_of(real);
+            const char *library = p && p != real ? file_of(real) : NULL;
+            if (library && !same_library(library, fresh->name[i])) {
                 lock_resolve(&quiet);
                 if (atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed) == real)
                     mark_several((enum amp_hook_id)h, library, 2);
@@ -454,7 +565,7 @@ static void *resolve(enum amp_hook_id hook, int required)
     struct amp_quiet quiet;
     const char *name = amp_hook_names[hook];
     void *found[8];
-    int n = definitions(name, found, 8);
+    int n = distinct_libraries(found, definitions(name, found, 8));
     if (n > 1) {
         const char *library = file_of(found[0]);
         lock_resolve(&quiet);
@@ -520,4 +631,17 @@ void *amp_real_optional(enum amp_hook_id hook)
     if (atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed))
         return resolve_for_caller(hook, 0);
     return resolve(hook, 0);
+}
+
+void *amp_real_beside(enum amp_hook_id hook, const void *real)
+{
+    void *p = amp_real_optional(hook);
+    if (!p || !atomic_load_explicit(&amp_slot_of[hook]->several, memory_order_relaxed))
+        return p;
+    /* Several libraries define it: the caller's binding is usually in real's
+     * own library already; else real's library is asked. */
+    Dl_info mine, theirs;
+    if (dladdr(p, &mine) && dladdr(real, &theirs) && mine.dli_fbase == theirs.dli_fbase)
+        return p;
+    return amp_sibling_symbol(real, amp_hook_names[hook]);
 }

@@ -21,6 +21,12 @@ void *amp_resolve(enum amp_hook_id hook);
  * lowered Sgemm becomes: missing means do not lower). */
 void *amp_real_optional(enum amp_hook_id hook);
 
+/* The real function behind hook in the library that defines real (a
+ * lowered call's other entry point: cublasGemmEx beside the program's
+ * cublasSgemm), or NULL when that library lacks it. One load when one
+ * library defines the name. */
+void *amp_real_beside(enum amp_hook_id hook, const void *real);
+
 /* After a dlclose: hooks resolved into an object no longer loaded resolve
  * again at their next call. Cheap when nothing was unloaded; returns
  * whether something was. */

@@ -170,7 +170,7 @@ static int gemm(const struct amp_cublas_call *c)
     struct amp_thread *t = amp_thread_enter();
     if (!t)
         return as_made(c);
-    void *ex = c->eligible ? amp_real_optional(target_hook(c)) : NULL;
+    void *ex = c->eligible ? amp_real_beside(target_hook(c), c->real) : NULL;
     if (!ex) {
         amp_count(t, c->hook, AMP_CTL_PASSTHROUGH, 1);
         return as_made(c);

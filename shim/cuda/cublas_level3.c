@@ -240,7 +240,7 @@ int amp_cublas_level3(enum amp_hook_id hook, enum amp_level3 kind, int is64, con
         dtype = -1;
     if (dtype >= 0 && kind != AMP_LEVEL3_TRSM && amp_cublas_host_pointers(real, h)) {
         status = amp_cublas_level3_lowp(kind, is64, w, amp_cublas_fast_compute(dtype),
-                                        amp_real_optional(AMP_HOOK_cublasGemmEx),
+                                        amp_real_beside(AMP_HOOK_cublasGemmEx, (const void *)real),
                                         amp_cublas_helpers(real));
         done = status == AMP_CUBLAS_STATUS_SUCCESS;
     }

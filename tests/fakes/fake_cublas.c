@@ -79,8 +79,16 @@ struct cublasContext {
     cublasPointerMode_t pointer;
     cudaStream_t stream;
     int major;
-    int device; /* current when it was made, as a real handle's */
+    int device;        /* current when it was made, as a real handle's */
+    const void *owner; /* the copy of this library that made it */
 };
+
+/* A handle another library made (another major, or another copy of this
+ * one): a real cuBLAS would misread it; the fake refuses it. */
+static int foreign(cublasHandle_t h)
+{
+    return h->major != FAKE_CUBLAS_MAJOR || h->owner != (const void *)&last;
+}
 
 /* The fake runtime's devices, when it is loaded (weak: this fake also runs
  * without it): a handle belongs to the device current at cublasCreate, and
@@ -107,8 +115,10 @@ AMP_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
     *handle = calloc(1, sizeof(struct cublasContext));
     if (*handle && cudaGetDevice)
         cudaGetDevice(&(*handle)->device);
-    if (*handle)
+    if (*handle) {
         (*handle)->major = FAKE_CUBLAS_MAJOR;
+        (*handle)->owner = (const void *)&last;
+    }
     return *handle ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
 }
 
@@ -195,7 +205,7 @@ static void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, c
                                    INT lda, const float *B, INT ldb, const float *beta, float *C,  \
                                    INT ldc)                                                        \
     {                                                                                              \
-        if (h->major != FAKE_CUBLAS_MAJOR)                                                         \
+        if (foreign(h))                                                         \
             return CUBLAS_STATUS_INVALID_VALUE;                                                    \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
         gemm(ta, tb, m, n, k, *alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, *beta, C, ldc,       \
@@ -213,7 +223,7 @@ FAKE_SGEMM(cublasSgemm_v2_64, int64_t)
                                    cublasComputeType_t compute, cublasGemmAlgo_t algo)             \
     {                                                                                              \
         (void)algo;                                                                                \
-        if (h->major != FAKE_CUBLAS_MAJOR)                                                         \
+        if (foreign(h))                                                         \
             return CUBLAS_STATUS_INVALID_VALUE;                                                    \
         record(#name, at, bt, ct, compute);                                                        \
         if (!fake_types_supported(at, bt, ct))                                                     \

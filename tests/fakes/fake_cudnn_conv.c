@@ -185,7 +185,9 @@ AMP_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *al
                                            size_t ws_bytes, const void *beta,
                                            const cudnnTensorDescriptor_t yd, void *y)
 {
-    (void)h, (void)algo;
+    if (!h) /* as the real one answers a NULL handle */
+        return CUDNN_STATUS_BAD_PARAM;
+    (void)algo;
     struct conv_ops o = {xd, yd, wd, conv};
     return conv_run(__func__, FWD, &o, x, w, NULL, y, *(const float *)alpha, *(const float *)beta,
                     ws_bytes, ws);
@@ -199,7 +201,9 @@ AMP_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const voi
                                                 size_t ws_bytes, const void *beta,
                                                 const cudnnTensorDescriptor_t dxd, void *dx)
 {
-    (void)h, (void)algo;
+    if (!h) /* as the real one answers a NULL handle */
+        return CUDNN_STATUS_BAD_PARAM;
+    (void)algo;
     struct conv_ops o = {dxd, dyd, wd, conv};
     return conv_run(__func__, BWD_DATA, &o, NULL, w, dy, dx, *(const float *)alpha,
                     *(const float *)beta, ws_bytes, ws);
@@ -213,7 +217,9 @@ AMP_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const v
                                                   size_t ws_bytes, const void *beta,
                                                   const cudnnFilterDescriptor_t dwd, void *dw)
 {
-    (void)h, (void)algo;
+    if (!h) /* as the real one answers a NULL handle */
+        return CUDNN_STATUS_BAD_PARAM;
+    (void)algo;
     struct conv_ops o = {xd, dyd, dwd, conv};
     return conv_run(__func__, BWD_FILTER, &o, x, NULL, dy, dw, *(const float *)alpha,
                     *(const float *)beta, ws_bytes, ws);
