@@ -113,6 +113,7 @@ static inline gdesc gb_conv(const struct gshape *s)
 /* Everything one graph is made of, destroyed together. */
 struct gb_graph {
     gdesc tensor[5], conv, op, relu_desc, relu, graph;
+    gdesc second_graph; /* gb_reuse's: B's operation in a graph made at A's address */
 };
 
 /* dir 0 forward (x, w -> y), 1 backward data (dy = y, w -> dx = x), 2
@@ -223,22 +224,24 @@ static inline int gb_graph(struct gb_graph *g, int dir, const struct gshape *s,
 
 static inline void gb_graph_destroy(struct gb_graph *g)
 {
-    gdesc all[] = {g->graph,     g->relu,      g->relu_desc, g->op,        g->conv,
-                   g->tensor[0], g->tensor[1], g->tensor[2], g->tensor[3], g->tensor[4]};
+    gdesc all[] = {g->second_graph, g->graph,     g->relu,      g->relu_desc,
+                   g->op,           g->conv,      g->tensor[0], g->tensor[1],
+                   g->tensor[2],    g->tensor[3], g->tensor[4]};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         if (all[i])
             cudnnBackendDestroyDescriptor(all[i]);
 }
 
-/* The first heuristic configuration (mode A) that finalizes into a plan:
- * the plan (with its configuration in *cfg), or NULL. devprop replaces the
- * handle where there is no GPU. */
-static inline gdesc gb_plan(const struct gb_graph *g, cudnnHandle_t handle, gdesc devprop,
-                            gdesc *cfg_out)
+/* Mode A's heuristic configurations for g's graph into cfgs (8 made;
+ * those past the returned count left empty); -1 when the heuristics could
+ * not be asked. devprop replaces the handle where there is no GPU. */
+static inline int64_t gb_heuristics(const struct gb_graph *g, gdesc devprop, gdesc cfgs[8])
 {
-    gdesc heur = NULL, cfgs[8] = {0}, plan = NULL;
+    gdesc heur = NULL;
     cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
     int64_t n = 0;
+    for (int i = 0; i < 8; i++)
+        cfgs[i] = NULL;
     if (!gb_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, &heur), "heur") ||
         !gb_ok(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH,
                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g->graph),
@@ -249,13 +252,26 @@ static inline gdesc gb_plan(const struct gb_graph *g, cudnnHandle_t handle, gdes
         (devprop && !gb_ok(cudnnBackendSetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_DEVICEPROP,
                                                     CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &devprop),
                            "heur devprop")) ||
-        !gb_ok(cudnnBackendFinalize(heur), "heur finalize"))
-        return NULL;
+        !gb_ok(cudnnBackendFinalize(heur), "heur finalize")) {
+        if (heur)
+            cudnnBackendDestroyDescriptor(heur);
+        return -1;
+    }
     for (int i = 0; i < 8; i++)
         cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &cfgs[i]);
     gb_ok(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, 8, &n, cfgs),
           "heur results");
+    cudnnBackendDestroyDescriptor(heur);
+    return n;
+}
+
+/* The first of the n configurations cfgs that finalizes into a plan: the
+ * plan (its configuration moved to *cfg_out, the rest destroyed), or NULL. */
+static inline gdesc gb_plan_of(gdesc cfgs[8], int64_t n, cudnnHandle_t handle, gdesc devprop,
+                               gdesc *cfg_out)
+{
+    gdesc plan = NULL;
     for (int64_t i = 0; i < n && i < 8 && !plan; i++) {
         gdesc p = NULL;
         if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &p) !=
@@ -279,10 +295,61 @@ static inline gdesc gb_plan(const struct gb_graph *g, cudnnHandle_t handle, gdes
         cfgs[i] = NULL;
     }
     for (int i = 0; i < 8; i++)
-        if (cfgs[i])
+        if (cfgs[i]) {
             cudnnBackendDestroyDescriptor(cfgs[i]);
-    cudnnBackendDestroyDescriptor(heur);
+            cfgs[i] = NULL;
+        }
     return plan;
+}
+
+/* The first heuristic configuration (mode A) that finalizes into a plan:
+ * the plan (with its configuration in *cfg), or NULL. devprop replaces the
+ * handle where there is no GPU. */
+static inline gdesc gb_plan(const struct gb_graph *g, cudnnHandle_t handle, gdesc devprop,
+                            gdesc *cfg_out)
+{
+    gdesc cfgs[8];
+    int64_t n = gb_heuristics(g, devprop, cfgs);
+    return n < 0 ? NULL : gb_plan_of(cfgs, n, handle, devprop, cfg_out);
+}
+
+/* The address-reuse sequence (cuDNN allows a descriptor to be destroyed
+ * while another refers to it): the heuristics of graph A (forward, shape
+ * sa) fill engine configurations; graph B (forward, shape sb) is made; A's
+ * operation-graph descriptor is destroyed and at once a graph of B's
+ * operation is made (b->second_graph), at A's old address where the
+ * allocator gives it back (*reused says whether it did); then a plan is
+ * finalized from A's configurations. The plan, or NULL; a and b hold the
+ * rest, for gb_graph_destroy. */
+static inline gdesc gb_reuse(struct gb_graph *a, struct gb_graph *b, const struct gshape *sa,
+                             const struct gshape *sb, cudnnHandle_t handle, gdesc devprop,
+                             gdesc *cfg_out, int *reused)
+{
+    gdesc cfgs[8];
+    *reused = 0;
+    if (!gb_graph(a, 0, sa, CUDNN_DATA_FLOAT, 0, handle))
+        return NULL;
+    int64_t n = gb_heuristics(a, devprop, cfgs);
+    if (n < 0)
+        return NULL;
+    if (!gb_graph(b, 0, sb, CUDNN_DATA_FLOAT, 0, handle))
+        return NULL;
+    gdesc old = a->graph;
+    cudnnBackendDestroyDescriptor(a->graph);
+    a->graph = NULL;
+    if (!gb_ok(cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR,
+                                            &b->second_graph),
+               "second graph") ||
+        !gb_ok(cudnnBackendSetAttribute(b->second_graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &b->op),
+               "second graph ops") ||
+        (handle && !gb_ok(cudnnBackendSetAttribute(b->second_graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE,
+                                                   CUDNN_TYPE_HANDLE, 1, &handle),
+                          "second graph handle")) ||
+        !gb_ok(cudnnBackendFinalize(b->second_graph), "second graph finalize"))
+        return NULL;
+    *reused = b->second_graph == old;
+    return gb_plan_of(cfgs, n, handle, devprop, cfg_out);
 }
 
 static inline int64_t gb_workspace(gdesc plan)

@@ -96,15 +96,16 @@ static int get_attribute(enum amp_hook_id hook, void *desc, int name, int type, 
                type == AMP_DNNG_TYPE_BACKEND_DESCRIPTOR && amp_gbook_maybe(desc)) {
         struct amp_quiet q;
         amp_gbook_lock(&q);
-        const struct amp_grec *from = amp_gbook_find(desc);
-        void *graph = !from ? NULL
-                      : name == AMP_DNNG_HEUR_RESULTS
-                          ? amp_gbook_desc(from, AMP_DNNG_HEUR_OPERATION_GRAPH, 0)
-                          : from->heur_graph;
+        const struct amp_grec *from = amp_gbook_find(desc), *graph = NULL;
+        int stale = 0; /* a graph destroyed since: what it gave is not noted */
+        if (from)
+            graph = name == AMP_DNNG_HEUR_RESULTS
+                        ? amp_gbook_ref(from, AMP_DNNG_HEUR_OPERATION_GRAPH, 0, &stale)
+                        : amp_gbook_heur_graph(from, &stale);
         for (int64_t i = 0; graph && i < *count && i < requested; i++) {
             struct amp_grec *r = amp_gbook_find(((void **)array)[i]);
             if (r)
-                r->heur_graph = graph;
+                amp_gbook_note_heur_graph(r, graph);
         }
         amp_gbook_unlock(&q);
     }

@@ -69,8 +69,10 @@ void amp_gbook_unlock(const struct amp_quiet *quiet)
 
 static void rec_free(struct amp_grec *r)
 {
-    for (int i = 0; i < r->n; i++)
+    for (int i = 0; i < r->n; i++) {
         free(r->attrs[i].value);
+        free(r->attrs[i].serials);
+    }
     free(r->attrs);
     free(r);
 }
@@ -126,8 +128,10 @@ void amp_gbook_created(void *desc, int type)
         return;
     struct amp_grec *r = calloc(1, sizeof *r);
     if (!r)
-        return; /* unknown to the book: its graphs run as made */
+        return;              /* unknown to the book: its graphs run as made */
+    static uint64_t serials; /* under the lock */
     r->desc = desc;
+    r->serial = ++serials;
     r->type = type;
     unsigned s = slot_of(desc);
     r->next = bucket[s];
@@ -174,6 +178,19 @@ void amp_gbook_set(void *desc, int name, int type, int64_t count, const void *ar
     }
     if (bytes)
         memcpy(value, array, bytes);
+    uint64_t *serials = NULL;
+    if (type == AMP_DNNG_TYPE_BACKEND_DESCRIPTOR &&
+        !(serials = calloc(count ? (size_t)count : 1, sizeof *serials))) {
+        free(value);
+        r->opaque = 1;
+        return;
+    }
+    for (int64_t k = 0; serials && k < count; k++) {
+        void *d;
+        memcpy(&d, value + (size_t)k * sizeof d, sizeof d);
+        const struct amp_grec *to = d ? amp_gbook_find(d) : NULL;
+        serials[k] = to ? to->serial : 0;
+    }
     struct amp_gattr *a = NULL;
     for (int i = 0; i < r->n && !a; i++)
         if (r->attrs[i].name == name)
@@ -184,6 +201,7 @@ void amp_gbook_set(void *desc, int name, int type, int64_t count, const void *ar
             struct amp_gattr *grown = realloc(r->attrs, (size_t)cap * sizeof *grown);
             if (!grown) {
                 free(value);
+                free(serials);
                 r->opaque = 1;
                 return;
             }
@@ -192,9 +210,11 @@ void amp_gbook_set(void *desc, int name, int type, int64_t count, const void *ar
         }
         a = &r->attrs[r->n++];
         a->value = NULL;
+        a->serials = NULL;
     }
     free(a->value);
-    *a = (struct amp_gattr){name, type, count, bytes, value};
+    free(a->serials);
+    *a = (struct amp_gattr){name, type, count, bytes, value, serials};
 }
 
 const struct amp_gattr *amp_gbook_attr(const struct amp_grec *r, int name)
@@ -212,6 +232,38 @@ void *amp_gbook_desc(const struct amp_grec *r, int name, int i)
     if (a && a->type == AMP_DNNG_TYPE_BACKEND_DESCRIPTOR && i >= 0 && i < a->count)
         memcpy(&d, a->value + (size_t)i * sizeof d, sizeof d);
     return d;
+}
+
+/* The record at desc if it is the one of serial (0: none was booked). */
+static struct amp_grec *resolve_ref(void *desc, uint64_t serial, int *stale)
+{
+    struct amp_grec *now = desc ? amp_gbook_find(desc) : NULL;
+    if (now && now->serial == serial)
+        return now;
+    if (now || serial)
+        *stale = 1;
+    return NULL;
+}
+
+struct amp_grec *amp_gbook_ref(const struct amp_grec *r, int name, int i, int *stale)
+{
+    const struct amp_gattr *a = amp_gbook_attr(r, name);
+    if (!a || a->type != AMP_DNNG_TYPE_BACKEND_DESCRIPTOR || !a->serials || i < 0 || i >= a->count)
+        return NULL;
+    void *d;
+    memcpy(&d, a->value + (size_t)i * sizeof d, sizeof d);
+    return resolve_ref(d, a->serials[i], stale);
+}
+
+struct amp_grec *amp_gbook_heur_graph(const struct amp_grec *r, int *stale)
+{
+    return r && r->heur_graph ? resolve_ref(r->heur_graph, r->heur_graph_serial, stale) : NULL;
+}
+
+void amp_gbook_note_heur_graph(struct amp_grec *r, const struct amp_grec *graph)
+{
+    r->heur_graph = graph->desc;
+    r->heur_graph_serial = graph->serial;
 }
 
 int64_t amp_gbook_int(const struct amp_grec *r, int name, int i, int64_t dflt)

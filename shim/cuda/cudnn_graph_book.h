@@ -36,22 +36,29 @@ struct amp_dnng {
 const struct amp_dnng *amp_dnng_of(const void *real);
 
 /* One attribute as the program set it: its value's bytes, as many elements
- * of its type as it gave. */
+ * of its type as it gave; for descriptors (BACKEND_DESCRIPTOR), also the
+ * serial number of each one's record when it was set (0: none was booked).
+ * cuDNN allows a descriptor to be destroyed while another refers to it,
+ * and its address may then be given to a new one: a reference resolves
+ * only to the record it was taken from (amp_gbook_ref). */
 struct amp_gattr {
     int32_t name, type;
     int64_t count;
     size_t bytes;
     unsigned char *value;
+    uint64_t *serials; /* count of them, for BACKEND_DESCRIPTOR; else NULL */
 };
 
 /* One descriptor the program created. */
 struct amp_grec {
     void *desc;
-    int type;   /* cudnnBackendDescriptorType_t */
-    int opaque; /* an attribute the book could not keep: its graphs are never lowered */
+    uint64_t serial; /* this record's own, never reused in the process */
+    int type;        /* cudnnBackendDescriptorType_t */
+    int opaque;      /* an attribute the book could not keep: its graphs are never lowered */
     int n, cap;
     struct amp_gattr *attrs;
-    void *heur_graph; /* an engine config cuDNN's heuristics filled: their graph */
+    void *heur_graph;           /* an engine config cuDNN's heuristics filled: their graph, */
+    uint64_t heur_graph_serial; /* and its record's serial then */
     struct amp_grec *next;
 };
 
@@ -74,9 +81,19 @@ struct amp_grec *amp_gbook_find(void *desc);
 void amp_gbook_forget(void *desc);
 
 /* The attribute `name` of r, or NULL; the i-th descriptor an attribute of
- * type BACKEND_DESCRIPTOR holds, or NULL. */
+ * type BACKEND_DESCRIPTOR holds (its address, for what the book does not
+ * keep, such as a device-properties descriptor), or NULL. */
 const struct amp_gattr *amp_gbook_attr(const struct amp_grec *r, int name);
 void *amp_gbook_desc(const struct amp_grec *r, int name, int i);
+/* The record of that i-th descriptor, only while it is the one the program
+ * set; NULL otherwise, and then *stale is set when the reference no longer
+ * resolves to what it was (destroyed since, its address perhaps another
+ * descriptor's now). Unchanged *stale for a reference that never resolved. */
+struct amp_grec *amp_gbook_ref(const struct amp_grec *r, int name, int i, int *stale);
+/* The same for the graph cuDNN's heuristics filled r from (heur_graph). */
+struct amp_grec *amp_gbook_heur_graph(const struct amp_grec *r, int *stale);
+/* Notes that r came from the heuristics of graph (its record). */
+void amp_gbook_note_heur_graph(struct amp_grec *r, const struct amp_grec *graph);
 /* An INT64 (or INT32, DATA_TYPE, enum) attribute's i-th element, or dflt. */
 int64_t amp_gbook_int(const struct amp_grec *r, int name, int i, int64_t dflt);
 

@@ -99,8 +99,10 @@ static void sig_desc(struct plan_view *v, const struct amp_grec *r, int depth)
             sig_put(v, a->value, a->bytes);
             continue;
         }
-        for (int64_t k = 0; k < a->count; k++)
-            sig_desc(v, amp_gbook_find(amp_gbook_desc(r, a->name, (int)k)), depth + 1);
+        for (int64_t k = 0; k < a->count; k++) {
+            int stale = 0;
+            sig_desc(v, amp_gbook_ref(r, a->name, (int)k, &stale), depth + 1);
+        }
     }
 }
 
@@ -123,29 +125,39 @@ static int copy_attrs(const struct amp_grec *r, struct attrs_copy *c)
         c->a[i] = r->attrs[i];
         memcpy(c->bytes[i], r->attrs[i].value, r->attrs[i].bytes);
         c->a[i].value = c->bytes[i];
+        c->a[i].serials = NULL; /* the book's, not the copy's */
     }
     return c->n = r->n;
 }
 
 /* Reads the plan's graph from the book (its lock held): 0 when it is not a
- * graph of one convolution, else v is filled (v->lowerable says whether
- * every part is fp32 and known). */
+ * graph of one convolution, PLAN_STALE when a descriptor it refers to is
+ * not the one the program set (destroyed since, its address perhaps
+ * another's: the plan is never read through it), else 1 and v is filled
+ * (v->lowerable says whether every part is fp32 and known). */
+enum { PLAN_STALE = -1 };
 static int view_plan(void *plan, struct plan_view *v)
 {
     memset(v, 0, offsetof(struct plan_view, sig));
     v->lowerable = 1;
+    int stale = 0;
     const struct amp_grec *p = amp_gbook_find(plan), *cfg, *g, *op = NULL;
-    if (!p || !(cfg = amp_gbook_find(amp_gbook_desc(p, AMP_DNNG_PLAN_ENGINE_CONFIG, 0))))
+    if (!p || !(cfg = amp_gbook_ref(p, AMP_DNNG_PLAN_ENGINE_CONFIG, 0, &stale)))
+        return stale ? PLAN_STALE : 0;
+    const struct amp_grec *engine = amp_gbook_ref(cfg, AMP_DNNG_CFG_ENGINE, 0, &stale);
+    g = engine ? amp_gbook_ref(engine, AMP_DNNG_ENGINE_OPERATION_GRAPH, 0, &stale) : NULL;
+    if (!g && !stale) /* an engine or configuration cuDNN's heuristics gave */
+        g = amp_gbook_heur_graph(engine ? engine : cfg, &stale);
+    if (stale)
+        return PLAN_STALE;
+    if (!g)
         return 0;
-    const struct amp_grec *engine = amp_gbook_find(amp_gbook_desc(cfg, AMP_DNNG_CFG_ENGINE, 0));
-    v->graph = engine ? amp_gbook_desc(engine, AMP_DNNG_ENGINE_OPERATION_GRAPH, 0) : NULL;
-    if (!v->graph) /* an engine or configuration cuDNN's heuristics gave */
-        v->graph = engine ? engine->heur_graph : cfg->heur_graph;
-    if (!(g = amp_gbook_find(v->graph)))
-        return 0;
+    v->graph = g->desc;
     const struct amp_gattr *ops = amp_gbook_attr(g, AMP_DNNG_GRAPH_OPS);
     for (int64_t i = 0; ops && i < ops->count; i++) {
-        const struct amp_grec *o = amp_gbook_find(amp_gbook_desc(g, AMP_DNNG_GRAPH_OPS, (int)i));
+        const struct amp_grec *o = amp_gbook_ref(g, AMP_DNNG_GRAPH_OPS, (int)i, &stale);
+        if (stale)
+            return PLAN_STALE;
         if (o && direction_of(o->type) >= 0) {
             if (op)
                 return 0; /* two convolutions: not one of ours */
@@ -159,12 +171,12 @@ static int view_plan(void *plan, struct plan_view *v)
     v->fused = ops->count > 1;
     v->dir = direction_of(op->type);
     const int *names = operand_names[v->dir];
-    const struct amp_grec *t[3], *conv = amp_gbook_find(amp_gbook_desc(op, names[3], 0));
+    const struct amp_grec *t[3], *conv = amp_gbook_ref(op, names[3], 0, &stale);
     for (int i = 0; i < 3; i++)
-        if (!(t[i] = amp_gbook_find(amp_gbook_desc(op, names[i], 0))))
-            return 0;
+        if (!(t[i] = amp_gbook_ref(op, names[i], 0, &stale)))
+            return stale ? PLAN_STALE : 0;
     if (!conv)
-        return 0;
+        return stale ? PLAN_STALE : 0;
     v->spatial = (int)amp_gbook_int(conv, AMP_DNNG_CONV_SPATIAL_DIMS, 0, 0);
     if (v->spatial != 2 && v->spatial != 3)
         return 0;
@@ -474,8 +486,12 @@ struct amp_gplan *amp_graph_plan_finalized(const struct amp_dnng *f, struct amp_
     amp_gbook_lock(&q);
     int conv = view_plan(plan, v);
     amp_gbook_unlock(&q);
+    if (conv == PLAN_STALE)
+        amp_log(AMP_LOG_INFO,
+                "cuDNN graph: a plan refers to a descriptor the program destroyed (its address "
+                "may be another's now); it runs as made, counted passthrough");
     sig_put(v, &f, sizeof f); /* an engine index is one library's */
-    struct amp_gplan *p = conv ? calloc(1, sizeof *p) : NULL;
+    struct amp_gplan *p = conv == 1 ? calloc(1, sizeof *p) : NULL;
     if (!p) {
         free(v);
         return NULL;

@@ -15,7 +15,11 @@
  *                   plan ran, counted passthrough;
  *   fused           a forward fused with a ReLU ran as made (TF32);
  *   fused-lowered ENGINE  ... ran down-converted on engine ENGINE;
- *   threads         four threads at once, each as `lowered 3`. */
+ *   threads         four threads at once, each as `lowered 3`;
+ *   reuse           the address-reuse sequence (gb_reuse): prints whether
+ *                   graph B took graph A's address and the workspace A's
+ *                   plan answers (tests/cudnn_graph_reuse.sh compares it
+ *                   with the answer without the shim). */
 #include <cudnn.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -212,7 +216,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: cudnn_graph_check lowered ENGINE|asis|fallback|fused|fused-lowered "
-                        "ENGINE|threads\n");
+                        "ENGINE|threads|reuse\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -236,6 +240,22 @@ int main(int argc, char **argv)
         printf("%s threads: %d failures, %llu executes counted lowered (of 48)\n",
                failures || lowered != 48 ? "FAIL" : "ok", failures, (unsigned long long)lowered);
         failures += lowered != 48;
+    } else if (strcmp(mode, "reuse") == 0) {
+        const struct gshape sb = {1, 4, 5, 5, 8, 3, 3, 1, 1, 0, 0, 0};
+        struct gb_graph a, b;
+        gdesc cfg = NULL;
+        int reused = 0;
+        gdesc plan = gb_reuse(&a, &b, &shape, &sb, h, NULL, &cfg, &reused);
+        printf("reuse: graph B %s graph A's address; A's plan %s, workspace %lld\n",
+               reused ? "took" : "did not take", plan ? "finalized" : "not finalized",
+               (long long)(plan ? gb_workspace(plan) : -1));
+        failures += !plan;
+        if (plan) {
+            cudnnBackendDestroyDescriptor(plan);
+            cudnnBackendDestroyDescriptor(cfg);
+        }
+        gb_graph_destroy(&b);
+        gb_graph_destroy(&a);
     } else if (strcmp(mode, "fused") == 0) {
         failures += run_one(h, 0, 1, "asis", 1, 0);
     } else if (strcmp(mode, "fused-lowered") == 0) {

@@ -5,10 +5,14 @@
  * device a device-properties JSON describes, finalizes them and asks their
  * workspace, as it would before running them. Nothing runs: without a GPU
  * cuDNN plans, but cannot execute.
- * usage: cudnn_graph_devless JSON lowered|asis
+ * usage: cudnn_graph_devless JSON lowered|asis|reuse
  *   lowered: each NHWC plan's workspace holds fp16 copies of its two
  *            inputs (the shim's private down-converting plan answered);
- *   asis:    none does (the program's own TF32 plan, about 131 bytes).
+ *   asis:    none does (the program's own TF32 plan, about 131 bytes);
+ *   reuse:   the address-reuse sequence (tests/cudnn_graph_build.h,
+ *            gb_reuse): prints whether graph B took graph A's address and
+ *            the workspace A's plan answers, which tests/cudnn_graph_reuse.sh
+ *            compares with the answer without the shim.
  * Which engine the shim chose, it says at AMPSHIM_LOG=info (the meson
  * test counts those lines).
  * Exit 77 (skip) when the cuDNN found is older than 9.8 (no device-less
@@ -49,8 +53,9 @@ static gdesc devprop(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || (strcmp(argv[2], "lowered") && strcmp(argv[2], "asis"))) {
-        fprintf(stderr, "usage: cudnn_graph_devless JSON lowered|asis\n");
+    if (argc != 3 ||
+        (strcmp(argv[2], "lowered") && strcmp(argv[2], "asis") && strcmp(argv[2], "reuse"))) {
+        fprintf(stderr, "usage: cudnn_graph_devless JSON lowered|asis|reuse\n");
         return 2;
     }
     if (cudnnGetVersion() < 90800) {
@@ -61,6 +66,27 @@ int main(int argc, char **argv)
     gdesc props = devprop(argv[1]);
     if (!props)
         return 1;
+    if (strcmp(argv[2], "reuse") == 0) {
+        /* A: a ResNet-50 stage-1 layer; B: a stage-4 one */
+        const struct gshape sa = {32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 0, 0},
+                            sb = {8, 256, 14, 14, 256, 3, 3, 1, 1, 1, 0, 0};
+        struct gb_graph a, b;
+        gdesc cfg = NULL;
+        int reused = 0;
+        gdesc plan = gb_reuse(&a, &b, &sa, &sb, NULL, props, &cfg, &reused);
+        int64_t ws = plan ? gb_workspace(plan) : -1;
+        printf("reuse: graph B %s graph A's address; A's plan %s, workspace %lld\n",
+               reused ? "took" : "did not take", plan ? "finalized" : "not finalized",
+               (long long)ws);
+        if (plan) {
+            cudnnBackendDestroyDescriptor(plan);
+            cudnnBackendDestroyDescriptor(cfg);
+        }
+        gb_graph_destroy(&b);
+        gb_graph_destroy(&a);
+        cudnnBackendDestroyDescriptor(props);
+        return plan ? 0 : 1;
+    }
     /* a ResNet-50 stage-1 layer: N 32, 64 -> 64 channels, 56x56, 3x3; in
      * NHWC (channels_last, as TensorFlow and PyTorch's channels_last
      * models run) the program's TF32 plans need almost no workspace, in
