@@ -40,6 +40,14 @@ int main(void)
     cublasHandle_t h;
     cublasCreate(&h);
     cublasSetStream(h, s);
+    /* A workspace of the program's own, as torch gives its handles (32 MiB
+     * on Hopper): without one cuBLAS allocates during capture, which may
+     * fail the capture for a reason that is not the shim's. */
+    void *workspace = NULL;
+    const size_t workspace_bytes = (size_t)32 << 20;
+    CHECK(cudaMalloc(&workspace, workspace_bytes) == cudaSuccess &&
+              cublasSetWorkspace(h, workspace, workspace_bytes) == CUBLAS_STATUS_SUCCESS,
+          "the handle has a 32 MiB workspace");
     float *host = malloc(sizeof(float) * N * K), *a, *c[6];
     for (int i = 0; i < N * K; i++)
         host[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;

@@ -23,9 +23,15 @@ from check import Checker  # noqa: E402  (tests/check.py)
 def child():
     import torch
     torch.manual_seed(0)
-    a = torch.randn(256, 256, device="cuda")
-    spd = a @ a.T + 256 * torch.eye(256, device="cuda")
-    b = torch.randn(256, 8, device="cuda")
+    # Inputs and the float64 reference are made on the CPU: a GEMM on the
+    # GPU would itself be lowered under the shim (the SPD matrix would
+    # differ before cuSOLVER saw it), and torch's float64 linear on the GPU
+    # is a cublasLtMatmul the report would count as passed through.
+    a_cpu = torch.randn(256, 256)
+    a = a_cpu.cuda()
+    a64 = a_cpu.double()
+    spd = (a64 @ a64.T + 256 * torch.eye(256, dtype=torch.float64)).float().cuda()
+    b = torch.randn(256, 8).cuda()
     out = {
         "cholesky": torch.linalg.cholesky(spd),
         "eigh": torch.linalg.eigh(spd)[0],
@@ -33,11 +39,12 @@ def child():
         "svd": torch.linalg.svdvals(a),
         "solve": torch.linalg.solve(spd, b),
     }
-    lin = torch.nn.Linear(2048, 2048).cuda()
-    x = torch.randn(512, 2048, device="cuda")
+    lin = torch.nn.Linear(2048, 2048)
+    x_cpu = torch.randn(512, 2048)
     with torch.no_grad():
-        y = lin(x)
-        ref = torch.nn.functional.linear(x.double(), lin.weight.double(), lin.bias.double())
+        ref = torch.nn.functional.linear(x_cpu.double(), lin.weight.double(), lin.bias.double())
+        lin = lin.cuda()
+        y = lin(x_cpu.cuda()).cpu()
     torch.cuda.synchronize()
     res = {k: v.cpu().numpy().tobytes() for k, v in out.items()}
     res["linear_err"] = ((y.double() - ref).norm() / ref.norm()).item()
