@@ -13,7 +13,15 @@
 #                not buildable (no toolkit with the static runtime);
 #   cu12         CUDA 12 wheels (nvidia/cuda_runtime, nvidia/cublas; here
 #                the test-only fakes as libcudart.so.12 and libcublas.so.12):
-#                found as major 12; no cuDNN, so its test is not buildable.
+#                found as major 12; no cuDNN, so its test is not buildable;
+#   gpu-image    the lent GPU machine: no OpenBLAS, LAPACK or BLAS (no
+#                pkg-config files at all), $CUDA_HOME without crt/, a
+#                toolkit found from the nvcc on PATH, the CUDA 13 wheels:
+#                every GPU target, the scaler's plugin included, is built
+#                and skipped; then --quick on it runs its eight steps in
+#                order, each bounded (GPU_CHECK_STEP_LIMIT=3 and a Python
+#                whose torch never answers: the torch step times out and
+#                the three after it still run).
 #
 # In each, every test and benchmark gets exactly one outcome line.
 # The trees and builds go in a temporary folder outside the source tree
@@ -112,6 +120,59 @@ check "cu12: the wheels' runtime" has "$r" "cudart $s/cuda_runtime/lib/libcudart
 check "cu12: the wheels' cuBLAS" has "$r" "cublas $s/cublas/lib/libcublas.so.12"
 check "cu12: no cuDNN: its test not buildable ($(outcome "$r" cudnn-gpu))" \
     [ "$(outcome "$r" cudnn-gpu)" = "not buildable here: libcudnn.so.9 not found in the toolkit or gpu_library_dirs" ]
+
+# The lent GPU machine, simulated.
+s=$work/gpu-image/site-packages/nvidia
+headers "$s/cu13/include" "*"
+for l in cudart cublas cublasLt; do lib "$s/cu13/lib" "$toolkit/lib64/lib$l.so.13" "lib$l.so.13"; done
+headers "$s/cudnn/include" "cudnn*"
+lib "$s/cudnn/lib" "$toolkit/lib64/libcudnn.so.9" libcudnn.so.9
+# (nvcc finds cicc and the rest beside the path it was run by: the whole
+# toolkit is linked, entry by entry)
+tk=$work/gpu-image/nvcc-toolkit
+mkdir -p "$tk" "$work/gpu-image/cuda-no-crt/include" "$work/gpu-image/no-pkgconfig"
+for e in "$toolkit"/*; do ln -s "$e" "$tk/"; done
+image() { # image ARGS...: gpu-check.sh as on that machine
+    env -u GPU_CHECK_TOOLKIT CUDA_HOME="$work/gpu-image/cuda-no-crt" PATH="$tk/bin:$PATH" \
+        PKG_CONFIG_LIBDIR="$work/gpu-image/no-pkgconfig" PKG_CONFIG_PATH= \
+        GPU_CHECK_NVIDIA_DIRS="$s/cu13:$s/cudnn" AMPSHIM_BUILD_DIR="$work/gpu-image/build" \
+        "$@"
+}
+r=$work/gpu-image/results.txt
+rc=0
+image sh "$src/scripts/gpu-check.sh" "$r" > "$work/gpu-image/out.txt" 2>&1 || rc=$?
+check "gpu-image: exits 77 without a GPU ($rc)" [ "$rc" -eq 77 ]
+check "gpu-image: the toolkit found from nvcc" has "$r" "toolkit: $tk (from nvcc"
+for n in $names cudnn-graph-gpu; do
+    o=$(outcome "$r" "$n" | sort -u)
+    check "gpu-image: $n built and skipped ($o)" [ "$o" = "skipped: built, but found no GPU" ]
+done
+check "gpu-image: the scaler's plugin built" [ -f "$work/gpu-image/build/libampscaler-cuda.so" ]
+check "gpu-image: the CPU tests' one skip names what is missing" \
+    has "$r" "CPU tests (OpenBLAS, LAPACK, BLAS): one skipped test: no openblas, openblas64, lapack, blas"
+# --quick, with a Python whose torch never answers.
+py=$work/gpu-image/python-torch-hangs
+printf '#!/bin/sh\n[ "$1" = -c ] && exit 0\nexec sleep 30\n' > "$py"
+chmod +x "$py"
+q=$work/gpu-image/quick.txt
+rc=0
+t0=$(date +%s)
+image env PYTHON="$py" GPU_CHECK_STEP_LIMIT=3 sh "$src/scripts/gpu-check.sh" --quick "$q" \
+    > "$work/gpu-image/quick-out.txt" 2>&1 || rc=$?
+took=$(($(date +%s) - t0))
+check "gpu-image --quick: exits 77 without a GPU ($rc)" [ "$rc" -eq 77 ]
+steps=$(sed -n 's/^## quick \([0-9]\)\/8 \([a-z-]*\):.*/\1 \2/p' "$q" | tr '\n' ' ')
+check "gpu-image --quick: eight steps in order ($steps)" [ "$steps" = \
+    "1 verdict 2 sgemm 3 graph 4 sgemm-bench 5 torch 6 cudnn-legacy 7 capture 8 scaler " ]
+check "gpu-image --quick: each step's limit capped at 3 s" \
+    [ "$(grep -c '^## quick [0-9]/8 .*(limit 3 s' "$q")" -eq 8 ]
+check "gpu-image --quick: the torch step timed out" \
+    [ "$(awk '/^## quick 5\/8/ { s = 1; next } /^## / { s = 0 } s && /^timed out after 3 s/' "$q")" != "" ]
+for k in 6 7 8; do
+    check "gpu-image --quick: step $k ran after it" \
+        [ "$(awk -v k="$k" '$0 ~ "^## quick " k "/8" { s = 1; next } /^## / { s = 0 } s && /^skipped: built/' "$q")" != "" ]
+done
+check "gpu-image --quick: bounded (took $took s)" [ "$took" -lt 240 ]
 
 echo "gpu_check_pip: $passed passed, $failed failed"
 if [ "$failed" -eq 0 ]; then
