@@ -25,7 +25,6 @@
 
 
 static struct link_map *shim;
-static uintptr_t cuda_cookie; /* any value: marks the CUDA libraries' cookies */
 
 static const char *base_name(const char *path)
 {
@@ -63,6 +62,33 @@ AMP_EXPORT unsigned int la_version(unsigned int version)
     return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
+/* The CUDA libraries open, by file name: a second copy of one (the same
+ * file name in another folder, opened by its path, as a program's copy
+ * beside a wheel's) is left alone. A function taken from it with dlsym is
+ * not given the hook: the hook could not tell which copy its caller meant
+ * (the caller links neither), and a call with the second copy's handle
+ * would reach the first. Its calls run as made, in their own copy; the
+ * shim's resolver says which copies it saw. */
+enum { OPEN_CUDA = 256 };
+static struct link_map *open_cuda[OPEN_CUDA];
+
+static int second_copy(const struct link_map *map, const char *base)
+{
+    int free_slot = -1;
+    for (int i = 0; i < OPEN_CUDA; i++) {
+        if (!open_cuda[i]) {
+            if (free_slot < 0)
+                free_slot = i;
+            continue;
+        }
+        if (open_cuda[i] != map && strcmp(base_name(open_cuda[i]->l_name), base) == 0)
+            return 1;
+    }
+    if (free_slot >= 0)
+        open_cuda[free_slot] = (struct link_map *)map;
+    return 0;
+}
+
 AMP_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
     const char *base = base_name(map->l_name ? map->l_name : "");
@@ -71,11 +97,26 @@ AMP_EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t 
         return 0;
     if (starts_with(base, "libampshim.so"))
         shim = map;
-    if (is_cuda_library(base)) {
-        *cookie = (uintptr_t)&cuda_cookie;
+    if (is_cuda_library(base) && !second_copy(map, base))
         return LA_FLG_BINDTO | LA_FLG_BINDFROM;
-    }
     return LA_FLG_BINDFROM;
+}
+
+/* Whether a cookie (its link map) is one of the CUDA libraries hooked. */
+static int hooked_cuda(uintptr_t cookie)
+{
+    for (int i = 0; i < OPEN_CUDA; i++)
+        if (open_cuda[i] && (uintptr_t)open_cuda[i] == cookie)
+            return 1;
+    return 0;
+}
+
+AMP_EXPORT unsigned int la_objclose(uintptr_t *cookie)
+{
+    for (int i = 0; i < OPEN_CUDA; i++)
+        if (open_cuda[i] && (uintptr_t)open_cuda[i] == *cookie)
+            open_cuda[i] = NULL;
+    return 0;
 }
 
 /* A dynamic-section address: most are relocated in place by the dynamic
@@ -128,8 +169,9 @@ AMP_EXPORT uintptr_t la_symbind64(ElfW(Sym) * sym, unsigned int ndx, uintptr_t *
     (void)ndx;
     /* Lookups by a CUDA library itself (cuDNN taking cublasLtMatmul) are the
      * library's business, as its direct calls are: left alone. */
-    if (!shim || !(*flags & LA_SYMB_DLSYM) || *defcook != (uintptr_t)&cuda_cookie ||
-        *refcook == (uintptr_t)shim || *refcook == (uintptr_t)&cuda_cookie)
+    if (!shim || !(*flags & LA_SYMB_DLSYM) || *refcook == (uintptr_t)shim ||
+        !hooked_cuda(*defcook) ||
+        is_cuda_library(base_name(((struct link_map *)*refcook)->l_name ?: "")))
         return sym->st_value;
     uintptr_t hook = lookup(shim, symname);
     return hook ? hook : sym->st_value;
