@@ -52,7 +52,7 @@
 # error. The GPU is found as meson finds it (scripts/has-gpu.sh).
 set -eu
 usage() {
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
 }
 quick=0
 case "${1:-}" in
