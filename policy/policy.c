@@ -63,6 +63,18 @@ const char *const amp_library_what[AMP_LIBRARY_COUNT] = {
 #undef AMP_X_LIBRARY
 };
 
+const char *const amp_blas_wrapper_module[AMP_BLAS_WRAPPER_COUNT] = {
+#define AMP_X_WRAPPER(module, what) module,
+    AMPSHIM_BLAS_WRAPPER_LIST(AMP_X_WRAPPER)
+#undef AMP_X_WRAPPER
+};
+
+const char *const amp_blas_wrapper_what[AMP_BLAS_WRAPPER_COUNT] = {
+#define AMP_X_WRAPPER(module, what) what,
+    AMPSHIM_BLAS_WRAPPER_LIST(AMP_X_WRAPPER)
+#undef AMP_X_WRAPPER
+};
+
 /* The first glob of globs[n] that object's basename matches, or -1. */
 static int glob_index(const char *const *globs, int n, const char *object)
 {

@@ -70,6 +70,14 @@ extern const char *const amp_library_what[AMP_LIBRARY_COUNT];
  * -1. */
 int amp_listed_library(const char *object);
 
+/* Modules whose BLAS wrappers tail-call the BLAS (policy/data/
+ * blas_wrappers.txt): an extension module that imports one is a numerical
+ * library in libraries.txt's sense (runtime/callers.c reads it for the
+ * names). */
+#define AMP_BLAS_WRAPPER_COUNT (0 AMPSHIM_BLAS_WRAPPER_LIST(AMP_X_COUNT_ONE))
+extern const char *const amp_blas_wrapper_module[AMP_BLAS_WRAPPER_COUNT];
+extern const char *const amp_blas_wrapper_what[AMP_BLAS_WRAPPER_COUNT];
+
 /* oneDNN's callers known to query every descriptor of a primitive they make
  * and reorder their data to it (policy/data/onednn_callers.txt): for them a
  * lowered convolution's descriptor itself asks for bf16 inputs

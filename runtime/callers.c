@@ -9,11 +9,15 @@
  * forgotten (a library loaded later at the same address is another
  * caller). */
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "runtime/callers.h"
 
@@ -139,12 +143,41 @@ static int is_main_program(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
+/* Whether a Python extension module (by its file name) imports a BLAS
+ * wrapper of blas_wrappers.txt: the wrapper's module name, as a C string,
+ * is in the object (Cython names the module it takes functions from).
+ * Read once per object; objects over 256 MiB are not read. */
+static int imports_blas_wrapper(const char *path, const char *file)
+{
+    if (!strstr(file, ".cpython-") && !strstr(file, ".abi3.so") && !strstr(file, ".pypy"))
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return 0;
+    void *map = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size <= (off_t)256 << 20)
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED)
+        return 0;
+    int found = 0;
+    for (int i = 0; i < AMP_BLAS_WRAPPER_COUNT && !found; i++) {
+        /* with its terminating NUL: the name itself, not a longer one */
+        const char *name = amp_blas_wrapper_module[i];
+        found = memmem(map, (size_t)st.st_size, name, strlen(name) + 1) != NULL;
+    }
+    munmap(map, (size_t)st.st_size);
+    return found;
+}
+
 /* Whether the object at `base` (file `path`) is a numerical library (enum
  * amp_library): a library of a hooked family by its file name (CUDA's,
  * libdnnl), a shared object that defines, in its own symbol table, a BLAS
  * or LAPACK entry point ampshim hooks (libopenblas, libblas and its CBLAS,
- * liblapack, ...), or
- * one libraries.txt lists. The program itself never is. */
+ * liblapack, ...), one libraries.txt lists, or an extension module that
+ * imports a BLAS wrapper of blas_wrappers.txt. The program itself never
+ * is. */
 static int object_is_library(const char *path, void *base)
 {
     uintptr_t main_base = 0;
@@ -167,7 +200,7 @@ static int object_is_library(const char *path, void *base)
             library = AMP_LIBRARY_ITSELF;
     if (h)
         dlclose(h);
-    if (!library && amp_listed_library(file) >= 0)
+    if (!library && (amp_listed_library(file) >= 0 || imports_blas_wrapper(path, file)))
         library = AMP_LIBRARY_LISTED;
     return library;
 }

@@ -79,7 +79,9 @@ struct glob_table {
     } rows[MAX_GLOBS];
 };
 static struct glob_table library_table = {"libraries.txt", 0, {{"", ""}}},
-                         onednn_caller_table = {"onednn_callers.txt", 0, {{"", ""}}};
+                         onednn_caller_table = {"onednn_callers.txt", 0, {{"", ""}}},
+                         /* its first column a module's name, not a glob */
+    blas_wrapper_table = {"blas_wrappers.txt", 0, {{"", ""}}};
 
 
 static char ops[MAX_OPS][NAME_MAX_LEN];
@@ -577,6 +579,11 @@ static void write_header(const char *path)
     for (int i = 0; i < library_table.n; i++)
         fprintf(f, " \\\n    X(\"%s\", \"%s\")", library_table.rows[i].glob,
                 library_table.rows[i].what);
+    fprintf(f, "\n\n/* X(\"module\", \"what it is\"): blas_wrappers.txt. */\n"
+               "#define AMPSHIM_BLAS_WRAPPER_LIST(X)");
+    for (int i = 0; i < blas_wrapper_table.n; i++)
+        fprintf(f, " \\\n    X(\"%s\", \"%s\")", blas_wrapper_table.rows[i].glob,
+                blas_wrapper_table.rows[i].what);
     fprintf(f, "\n\n/* X(\"object glob\", \"what it is\"): onednn_callers.txt. */\n"
                "#define AMPSHIM_ONEDNN_CALLER_LIST(X)");
     for (int i = 0; i < onednn_caller_table.n; i++)
@@ -778,9 +785,9 @@ static void write_man_table(FILE *f)
     fprintf(f, ".TE\n");
 }
 
-static void write_glob_table(FILE *out, const struct glob_table *t)
+static void write_glob_table(FILE *out, const struct glob_table *t, const char *first)
 {
-    fprintf(out, ".TS\ntab(\t) box;\nlb lb\nl lx.\nobject\twhat it is\n_\n");
+    fprintf(out, ".TS\ntab(\t) box;\nlb lb\nl lx.\n%s\twhat it is\n_\n", first);
     for (int i = 0; i < t->n; i++)
         fprintf(out, "%s\tT{\n%s\nT}\n", t->rows[i].glob, t->rows[i].what);
     fprintf(out, ".TE\n");
@@ -796,17 +803,21 @@ static void write_man(const char *template_path, const char *out_path)
             write_man_table(out);
             replaced |= 1;
         } else if (strcmp(line, "@LIBRARIES_TABLE@\n") == 0) {
-            write_glob_table(out, &library_table);
+            write_glob_table(out, &library_table, "object");
             replaced |= 2;
         } else if (strcmp(line, "@ONEDNN_CALLERS_TABLE@\n") == 0) {
-            write_glob_table(out, &onednn_caller_table);
+            write_glob_table(out, &onednn_caller_table, "object");
             replaced |= 4;
+        } else if (strcmp(line, "@BLAS_WRAPPERS_TABLE@\n") == 0) {
+            write_glob_table(out, &blas_wrapper_table, "module");
+            replaced |= 8;
         } else {
             fputs(line, out);
         }
     }
-    if (replaced != 7)
-        die("%s: no @POLICY_TABLE@, @LIBRARIES_TABLE@ or @ONEDNN_CALLERS_TABLE@ line",
+    if (replaced != 15)
+        die("%s: no @POLICY_TABLE@, @LIBRARIES_TABLE@, @ONEDNN_CALLERS_TABLE@ or "
+            "@BLAS_WRAPPERS_TABLE@ line",
             template_path);
     fclose(in);
     fclose(out);
@@ -841,6 +852,7 @@ int main(int argc, char **argv)
     read_counters(argv[1]);
     read_globs(argv[1], &library_table);
     read_globs(argv[1], &onednn_caller_table);
+    read_globs(argv[1], &blas_wrapper_table);
     read_manglings(argv[1]);
     for (int i = 0; i < n_list_files; i++)
         read_op_list(argv[1], &list_files[i]);

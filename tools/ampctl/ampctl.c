@@ -471,6 +471,10 @@ static void explain_libraries(void)
            "policy/data/libraries.txt, unless a call-site entry names the caller:\n");
     for (int i = 0; i < AMP_LIBRARY_COUNT; i++)
         printf("    %-26s %s\n", amp_library_glob[i], amp_library_what[i]);
+    printf("  and from a Python extension module that imports a BLAS wrapper which tail-calls "
+           "the BLAS (policy/data/blas_wrappers.txt):\n");
+    for (int i = 0; i < AMP_BLAS_WRAPPER_COUNT; i++)
+        printf("    %-26s %s\n", amp_blas_wrapper_module[i], amp_blas_wrapper_what[i]);
 }
 
 static int verb_policy(int argc, char **argv)
