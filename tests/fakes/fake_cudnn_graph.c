@@ -21,6 +21,7 @@
 #include <cudnn.h>
 #include <math.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "runtime/export.h"
@@ -220,10 +221,29 @@ static int put(struct desc *d, cudnnBackendAttributeName_t name, cudnnBackendAtt
     return 1;
 }
 
+/* Destroyed descriptors are kept and given out again, last first, as a
+ * real allocator often gives a freed address back: a program that
+ * destroys a descriptor another still refers to then finds the next one
+ * at its address (the address-reuse sequence the shim's graph book must
+ * survive), and the memory behind the stale reference stays valid, so
+ * the fake itself never reads freed memory. */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct desc *spare[64];
+static int n_spare;
+
 AMP_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
                                                       cudnnBackendDescriptor_t *out)
 {
-    struct desc *d = out ? calloc(1, sizeof *d) : NULL;
+    struct desc *d = NULL;
+    if (out) {
+        pthread_mutex_lock(&spare_lock);
+        d = n_spare ? spare[--n_spare] : NULL;
+        pthread_mutex_unlock(&spare_lock);
+        if (d)
+            memset(d, 0, sizeof *d);
+        else
+            d = calloc(1, sizeof *d);
+    }
     if (!d)
         return BAD;
     d->magic = MAGIC;
@@ -239,6 +259,12 @@ AMP_EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t 
     if (!d)
         return BAD;
     d->magic = 0;
+    pthread_mutex_lock(&spare_lock);
+    if (n_spare < (int)(sizeof spare / sizeof *spare)) {
+        spare[n_spare++] = d;
+        d = NULL;
+    }
+    pthread_mutex_unlock(&spare_lock);
     free(d);
     live_descriptors--;
     return CUDNN_STATUS_SUCCESS;
