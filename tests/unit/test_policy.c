@@ -35,7 +35,8 @@ static void check_list_file(const char *dir, const char *file, enum amp_device d
         CHECK(category_of(dev, line) == cat, "%s: %s is %d in the generated table, expected %d",
               file, line, category_of(dev, line), cat);
         int op = amp_op_from_name(line);
-        CHECK(op >= 0 && amp_policy_source[dev][op] && strcmp(amp_policy_source[dev][op], file) == 0,
+        CHECK(op >= 0 && amp_policy_source[dev][op] &&
+                  strcmp(amp_policy_source[dev][op], file) == 0,
               "%s: the generated source of %s is %s", file, line,
               op >= 0 && amp_policy_source[dev][op] ? amp_policy_source[dev][op] : "(none)");
     }
@@ -62,7 +63,7 @@ static void generated_tables(const char *dir)
 static void hook_list(void)
 {
     /* Each BLAS routine has four entry points, each LAPACK routine two. */
-    static const char *const blas[] = {"sgemm", "sgemv", "sger",  "sdot",  "snrm2", "sasum",
+    static const char *const blas[] = {"sgemm", "sgemv", "sger",   "sdot",  "snrm2", "sasum",
                                        "ssymm", "ssyrk", "ssyr2k", "strmm", "strsm"};
     for (size_t i = 0; i < sizeof blas / sizeof *blas; i++) {
         char name[64];
@@ -124,8 +125,8 @@ static void overrides(void)
 
     /* Files: comments, blank lines, one pair a line. */
     amp_policy_overrides_clear(&ov);
-    CHECK(amp_policy_parse("# comment\n\ncpu:matmul=fp32  # trailing\n   \nssyrk_=lower\n", 1,
-                           &ov, err, sizeof err) == 0,
+    CHECK(amp_policy_parse("# comment\n\ncpu:matmul=fp32  # trailing\n   \nssyrk_=lower\n", 1, &ov,
+                           err, sizeof err) == 0,
           "file syntax: %s", err);
     CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, k, 0) == AMP_CAT_FP32, "file op override");
     CHECK(amp_policy_category(&ov, AMP_DEVICE_CPU, amp_hook_from_name("ssyrk_"), 0) ==
@@ -147,7 +148,8 @@ static void overrides(void)
           "cpu:* leaves CUDA alone");
     amp_policy_overrides_clear(&ov);
     CHECK(amp_policy_parse("cuda:conv*=fp32", 0, &ov, err, sizeof err) == 0, "conv*: %s", err);
-    CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, conv, 0) == AMP_CAT_FP32, "cuda:conv* (op conv2d)");
+    CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, conv, 0) == AMP_CAT_FP32,
+          "cuda:conv* (op conv2d)");
     CHECK(amp_policy_category(&ov, AMP_DEVICE_CUDA, lt, 0) == AMP_CAT_LOWER, "conv* not cuBLASLt");
     amp_policy_overrides_clear(&ov);
     CHECK(amp_policy_parse("*=fp32,cpu:*=passthrough,mm=lower,cblas_*=promote", 0, &ov, err,
@@ -297,8 +299,8 @@ static void site_limit(void)
         kept_fp32 += ov.site[i].category == AMP_CAT_FP32;
     CHECK(ov.n_sites == AMP_POLICY_MAX_SITES && kept_fp32 == 40,
           "%u entries, %d of the 40 fp32 ones kept", ov.n_sites, kept_fp32);
-    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, AMP_HOOK_cblas_sgemm, 0, "keep_39",
-                                   NULL) == AMP_CAT_FP32 &&
+    CHECK(amp_policy_site_category(&ov, AMP_DEVICE_CPU, AMP_HOOK_cblas_sgemm, 0, "keep_39", NULL) ==
+                  AMP_CAT_FP32 &&
               amp_policy_site_category(&ov, AMP_DEVICE_CPU, AMP_HOOK_cblas_sgemm, 0, "lower_0",
                                        NULL) == AMP_CAT_UNSET &&
               amp_policy_site_category(&ov, AMP_DEVICE_CPU, AMP_HOOK_cblas_sgemm, 0, "lower_40",
@@ -321,14 +323,19 @@ static void site_limit(void)
 static void listed_libraries(void)
 {
     CHECK(AMP_LIBRARY_COUNT > 0, "libraries.txt lists libraries");
-    int arpack = amp_listed_library(
-        "/usr/lib/python3/dist-packages/scipy/sparse/linalg/_eigen/arpack/"
-        "_arpack.cpython-311-x86_64-linux-gnu.so");
+    int arpack =
+        amp_listed_library("/usr/lib/python3/dist-packages/scipy/sparse/linalg/_eigen/arpack/"
+                           "_arpack.cpython-311-x86_64-linux-gnu.so");
     CHECK(arpack >= 0 && strstr(amp_library_what[arpack], "ARPACK"),
           "scipy's _arpack is listed as ARPACK");
     CHECK(amp_listed_library("_cpropack.cpython-311-x86_64-linux-gnu.so") >= 0 &&
               amp_listed_library("_spropack.cpython-312-aarch64-linux-gnu.so") >= 0,
           "PROPACK's modules are listed, any Python");
+    CHECK(amp_listed_library("_propack.cpython-311-x86_64-linux-gnu.so") >= 0 &&
+              amp_listed_library("_arpacklib.cpython-311-x86_64-linux-gnu.so") >= 0 &&
+              amp_listed_library("_matfuncs_expm.cpython-311-x86_64-linux-gnu.so") >= 0 &&
+              amp_listed_library("_matfuncs_schur_sqrtm.cpython-311-x86_64-linux-gnu.so") >= 0,
+          "pip's scipy 1.17 names: PROPACK, ARPACK, expm's and sqrtm's C modules");
     CHECK(amp_listed_library("/usr/lib/x86_64-linux-gnu/libarpack.so.2") >= 0 &&
               amp_listed_library("libsuperlu.so.5") >= 0,
           "system ARPACK and SuperLU are listed");
