@@ -15,7 +15,13 @@ as AMPSHIM_LOWER_MIN), each case in a child process:
   scipy's Python code, a product of the program's as any other (ampshim(7)
   says so), lowered;
 - a call-site entry naming the module (sgemm_@_decomp_update*=lower) still
-  lowers qr_update's products, which then lose fp32's accuracy."""
+  lowers qr_update's products, which then lose fp32's accuracy;
+- what ampshim(7) says of a Gram matrix fed to a Cholesky solve (least
+  squares by the normal equations, float32 20000x200): numpy's X.T @ X
+  (cblas_ssyrk) is lowered as any product and the answer carries its
+  rounding (error past 1e-4 against float64); LAPACK's lstsq is untouched;
+  cblas_ssyrk@_multiarray_umath*=fp32 gives fp32's answer back, bit for
+  bit."""
 import ast
 import ctypes
 import os
@@ -60,6 +66,17 @@ def measure(case):
                                      np.linalg.norm(ref2))
         out["bits"] = hashlib.sha256(q1.tobytes() + r1.tobytes() + q2.tobytes() +
                                      r2.tobytes()).hexdigest()
+    elif case == "gram":
+        x = rng.standard_normal((20000, 200)) @ np.diag(np.logspace(0, 2, 200)) / 10
+        y = x @ rng.standard_normal(200) + 0.01 * rng.standard_normal(20000)
+        x32, y32 = x.astype(np.float32), y.astype(np.float32)
+        ref = np.linalg.lstsq(x, y, rcond=None)[0]
+        c = sl.cho_solve(sl.cho_factor(x32.T @ x32), x32.T @ y32)
+        lst = np.linalg.lstsq(x32, y32, rcond=None)[0]
+        out["normal_err"] = float(np.linalg.norm(c - ref) / np.linalg.norm(ref))
+        out["lstsq_err"] = float(np.linalg.norm(lst - ref) / np.linalg.norm(ref))
+        out["bits"] = hashlib.sha256(c.tobytes() + lst.tobytes()).hexdigest()
+        out["ssyrk lowered"] = counter("cblas_ssyrk", "lowered")
     else:
         m = rng.standard_normal((256, 256)) / 16
         e = sl.expm(m.astype(np.float32))
@@ -120,4 +137,17 @@ print("a call-site entry naming _decomp_update:", named)
 ck.check("a call-site entry naming the module lowers qr_update's products",
          named.get("sgemm_ lowered", 0) > 0 and named.get("qr_update_err", 0) > 1e-4,
          f"{named}")
+gram_plain = run("gram", shim=False)
+gram = run("gram", **simulated)
+gram_kept = run("gram", AMPSHIM_POLICY="cblas_ssyrk@_multiarray_umath*=fp32", **simulated)
+print("normal equations without the shim:", gram_plain)
+print("under the shim:                   ", gram)
+print("with cblas_ssyrk@_multiarray_umath*=fp32:", gram_kept)
+ck.check("the Gram product is lowered and the normal equations carry its rounding (> 1e-4)",
+         gram.get("ssyrk lowered", 0) > 0 and gram.get("normal_err", 0) > 1e-4, f"{gram}")
+ck.check("LAPACK's lstsq is untouched", gram.get("lstsq_err") is not None and
+         gram.get("lstsq_err") == gram_plain.get("lstsq_err"), f"{gram}")
+ck.check("the call-site entry gives fp32's answer back, bit for bit",
+         gram_kept.get("bits") is not None and gram_kept.get("bits") == gram_plain.get("bits"),
+         f"{gram_kept}")
 ck.finish()
