@@ -244,9 +244,8 @@ static inline int amp_decide_lower_dtype(const struct amp_thread *t, enum amp_de
  * ways (cuBLASLt, cuDNN, the batched cuBLAS forms, the level-3 rebuilds):
  * under AMPSHIM_AUDIT=1, which promises the program the results it would
  * have without the shim, such a call runs as made (counted passthrough);
- * with the audit off or following, it is lowered as usual. */
-/* The same, and whether the call was asked for explicitly (struct
- * amp_decision). */
+ * with the audit off or following, it is lowered as usual. Also says
+ * whether the call was asked for explicitly (struct amp_decision). */
 static inline int amp_decide_lower_unaudited(const struct amp_thread *t, enum amp_device dev,
                                              enum amp_hook_id hook, int accumulates,
                                              enum amp_ctl_counter *counter, int *explicit_request)

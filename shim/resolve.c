@@ -633,6 +633,12 @@ void *amp_real_optional(enum amp_hook_id hook)
     return resolve(hook, 0);
 }
 
+/* The thread's last answer of amp_real_beside for a "several" hook: a hot
+ * loop lowers one call site, and the loader is asked once for it. */
+static __thread const void *beside_real __attribute__((tls_model("initial-exec")));
+static __thread void *beside_bound __attribute__((tls_model("initial-exec")));
+static __thread void *beside_answer __attribute__((tls_model("initial-exec")));
+
 void *amp_real_beside(enum amp_hook_id hook, const void *real)
 {
     void *p = amp_real_optional(hook);
@@ -640,8 +646,14 @@ void *amp_real_beside(enum amp_hook_id hook, const void *real)
         return p;
     /* Several libraries define it: the caller's binding is usually in real's
      * own library already; else real's library is asked. */
+    if (real == beside_real && p == beside_bound)
+        return beside_answer;
     Dl_info mine, theirs;
-    if (dladdr(p, &mine) && dladdr(real, &theirs) && mine.dli_fbase == theirs.dli_fbase)
-        return p;
-    return amp_sibling_symbol(real, amp_hook_names[hook]);
+    void *answer = dladdr(p, &mine) && dladdr(real, &theirs) && mine.dli_fbase == theirs.dli_fbase
+                       ? p
+                       : amp_sibling_symbol(real, amp_hook_names[hook]);
+    beside_real = real;
+    beside_bound = p;
+    beside_answer = answer;
+    return answer;
 }
