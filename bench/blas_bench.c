@@ -2,7 +2,8 @@
  *   1. hook cost: a 4x4 cblas_sgemm / sgemm_ called directly (the real
  *      OpenBLAS function through a dlopen handle) and through the shim, with
  *      autocast disabled, with a passthrough policy, lowered (the size rule
- *      off: AMPSHIM_LOWER_MIN=0), and as shipped (the size rule runs it as
+ *      off: AMPSHIM_LOWER_MIN=0) with and without the spread check
+ *      (AMPSHIM_SPREAD_LOSS=off), and as shipped (the size rule runs it as
  *      made, counted small);
  *      the same with a second BLAS (Debian's ILP64 OpenBLAS, same plain
  *      names) loaded, so each call is bound for its caller;
@@ -181,6 +182,7 @@ int main(int argc, char **argv)
         {"passthrough (policy)", {"AMPSHIM_POLICY=cpu:mm=passthrough,cpu:addmm=passthrough", NULL}},
         {"passthrough, beta decides", {"AMPSHIM_POLICY=cpu:mm=passthrough", NULL}},
         {"lowered to bf16 (LOWER_MIN=0)", {"AMPSHIM_LOWER_MIN=0", NULL}},
+        {"lowered, no spread check", {"AMPSHIM_LOWER_MIN=0", "AMPSHIM_SPREAD_LOSS=off", NULL}},
         {"small: run as made (default)", {NULL}},
         {"two BLAS loaded: disabled", {"AMPSHIM_ENABLE=0", "BLAS_BENCH_SECOND_BLAS=1", NULL}},
         {"two BLAS loaded: passthrough",

@@ -185,15 +185,22 @@ static __thread struct {
     uint16_t hook;
 } last;
 
-struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
-                                       enum amp_lowp_dtype dtype, double flops,
-                                       const int64_t shape[3], int *audit_this)
+static void note_spread(struct amp_audit_site *s, enum amp_lowp_dtype dtype, const int64_t shape[3],
+                        double loss);
+
+/* The site of a call from return_address, made at its first call, with the
+ * call counted: a lowered call (spread < 0; *audit_this says whether to
+ * audit it), or one the spread check kept as made (spread: its loss). */
+static struct amp_audit_site *enter(void *return_address, enum amp_hook_id hook,
+                                    enum amp_lowp_dtype dtype, double flops, const int64_t shape[3],
+                                    int *audit_this, double spread)
 {
     *audit_this = 0;
     struct amp_ctl_block *b = amp_ctl;
     if (!b || amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_OFF)
         return NULL;
-    if (last.site && last.address == return_address && last.hook == hook && last.block == b &&
+    if (spread < 0 && last.site && last.address == return_address && last.hook == hook &&
+        last.block == b &&
         last.generation == atomic_load_explicit(&map_generation, memory_order_acquire) &&
         atomic_load_explicit(&last.site->n_shapes, memory_order_acquire) > 0 &&
         memcmp(last.site->shape[0], shape, sizeof last.site->shape[0]) == 0) {
@@ -229,7 +236,9 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
         }
     }
     struct amp_audit_site *s = site >= 0 ? &b->audit_site[site] : NULL;
-    if (s)
+    if (s && spread >= 0)
+        note_spread(s, dtype, shape, spread);
+    else if (s)
         *audit_this = count_call(b, s, dtype, flops, shape);
     last.generation = atomic_load_explicit(&map_generation, memory_order_acquire);
     amp_unlock_quietly(&audit_lock, &quiet);
@@ -238,6 +247,20 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
     last.block = b;
     last.site = s;
     return s;
+}
+
+struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
+                                       enum amp_lowp_dtype dtype, double flops,
+                                       const int64_t shape[3], int *audit_this)
+{
+    return enter(return_address, hook, dtype, flops, shape, audit_this, -1.0);
+}
+
+void amp_audit_note_spread(void *return_address, enum amp_hook_id hook, enum amp_lowp_dtype dtype,
+                           const int64_t shape[3], double loss)
+{
+    int unused;
+    enter(return_address, hook, dtype, 0, shape, &unused, loss > 0 ? loss : 0.0);
 }
 
 void amp_audit_forget_unloaded(void)
@@ -293,13 +316,12 @@ const char *const amp_auto_state_names[4] = {"probation", "lowered", "fp32", "fp
 
 /* AMPSHIM_AUDIT=auto: one audited call's verdict moves its site
  * (accuracy_audit.h). Under audit_lock; the state is read without it. */
-static void auto_step(struct amp_audit_site *s, const struct amp_audit_result *r)
+static void auto_step(struct amp_audit_site *s, int clean, const char *why)
 {
     uint32_t packed = atomic_load_explicit(&s->auto_state, memory_order_relaxed);
     enum amp_auto_state state = amp_auto_state_of(packed), next = state;
     uint32_t flips = (packed >> 8) & 0xff, streak = packed >> 16;
     uint32_t probation = amp_live_load(&amp_rt.cfg.audit_probation);
-    int clean = !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance;
     if (state == AMP_AUTO_FP32_KEPT)
         return;
     if (!clean) {
@@ -334,15 +356,30 @@ static void auto_step(struct amp_audit_site *s, const struct amp_audit_result *r
         amp_log(AMP_LOG_INFO, "audit auto: %s from %s%s%s: %s after %" PRIu64 " calls (%s)",
                 amp_hook_names[s->hook], s->object, s->function[0] ? ":" : "", s->function,
                 amp_auto_state_names[next], atomic_load_explicit(&s->calls, memory_order_relaxed),
-                clean ? "clean audits" : "an audit over tolerance");
+                why);
+}
+
+/* A call the spread check kept as made. Under audit_lock. */
+static void note_spread(struct amp_audit_site *s, enum amp_lowp_dtype dtype, const int64_t shape[3],
+                        double loss)
+{
+    atomic_fetch_add_explicit(&s->spread_calls, 1, memory_order_relaxed);
+    if (loss > atomic_load_explicit(&s->spread_max, memory_order_relaxed))
+        atomic_store_explicit(&s->spread_max, loss, memory_order_relaxed);
+    __atomic_store_n(&s->dtype, (uint8_t)dtype, __ATOMIC_RELAXED);
+    note_shape(s, shape);
+    if (amp_audit_auto())
+        auto_step(s, 0, "operands too far from the origin for their spread");
 }
 
 void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r)
 {
     struct amp_quiet quiet;
     amp_lock_quietly(&audit_lock, &quiet);
-    if (amp_audit_auto())
-        auto_step(s, r);
+    if (amp_audit_auto()) {
+        int clean = !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance;
+        auto_step(s, clean, clean ? "clean audits" : "an audit over tolerance");
+    }
     uint64_t audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
     atomic_store_explicit(&s->audited, audited + 1, memory_order_relaxed);
     if (r->nonfinite || r->nonfinite_call) {
@@ -419,6 +456,8 @@ struct site_view {
     uint32_t n_shapes;
     int64_t shape[4][3];
     uint64_t lowered_flops, transition[4];
+    uint64_t spread_calls; /* kept as made by the spread check */
+    double spread_max;
     uint32_t auto_state;
     int auto_mode; /* the block's audit mode is auto */
 };
@@ -429,14 +468,24 @@ static double order_key(double err)
     return err != err ? INFINITY : err;
 }
 
+/* Whether the audit has evidence of a site: audited calls, or calls the
+ * spread check kept as made. */
+static int has_evidence(const struct site_view *x)
+{
+    return x->audited || x->spread_calls;
+}
+
 static int by_error(const void *pa, const void *pb)
 {
     const struct site_view *a = pa, *b = pb;
-    /* Unaudited sites last; then Inf/NaN, then the largest error first. */
-    if ((a->audited == 0) != (b->audited == 0))
-        return a->audited == 0 ? 1 : -1;
+    /* Sites without evidence last; then Inf/NaN, then operands too far
+     * from the origin for their spread, then the largest error first. */
+    if (has_evidence(a) != has_evidence(b))
+        return has_evidence(a) ? -1 : 1;
     if ((a->nonfinite_calls != 0) != (b->nonfinite_calls != 0))
         return a->nonfinite_calls ? -1 : 1;
+    if ((a->spread_calls != 0) != (b->spread_calls != 0))
+        return a->spread_calls ? -1 : 1;
     double ka = order_key(a->err_max), kb = order_key(b->err_max);
     if (ka != kb)
         return ka > kb ? -1 : 1;
@@ -478,6 +527,8 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
         x->lowered_flops = atomic_load_explicit(&s->lowered_flops, memory_order_relaxed);
         for (int j = 0; j < 4; j++)
             x->transition[j] = atomic_load_explicit(&s->transition[j], memory_order_relaxed);
+        x->spread_calls = atomic_load_explicit(&s->spread_calls, memory_order_relaxed);
+        x->spread_max = atomic_load_explicit(&s->spread_max, memory_order_relaxed);
         x->auto_state = atomic_load_explicit(&s->auto_state, memory_order_acquire);
         x->auto_mode = atomic_load_explicit(&b->audit, memory_order_relaxed) == AMP_AUDIT_AUTO;
     }
@@ -554,15 +605,15 @@ static void as_glob(const char *name, char *out, size_t outlen)
     out[i] = '\0';
 }
 
-/* Whether the audit says to keep a site in fp32. */
 /* Whether a site stays in fp32: AMPSHIM_AUDIT=auto's final decision where it
- * made one (lowered, or fp32), else by its largest error. */
+ * made one (lowered, or fp32), else by its largest error and whether the
+ * spread check kept any of its calls. */
 static int keeps_fp32(const struct site_view *x, double tolerance)
 {
     unsigned state = x->auto_state & 0xff;
     if (x->auto_mode && state != AMP_AUTO_PROBATION)
         return state != AMP_AUTO_LOWERED;
-    return x->nonfinite_calls || !(x->err_max <= tolerance);
+    return x->nonfinite_calls || x->spread_calls || (x->audited && !(x->err_max <= tolerance));
 }
 
 static void json_number(FILE *out, double v)
@@ -597,9 +648,9 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                 (long long)b->pid, (int)sizeof b->exe, b->exe, mode_text,
                 (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed), tolerance,
                 n, n == 1 ? "" : "s", dropped ? " (the table was full: some not kept)" : "");
-        fprintf(out, "%-4s %-10s %-10s %-10s %-9s %8s %8s %6s %-5s %-5s %-18s %-34s %s%s\n", "rank",
-                "err max", "err mean", "elem max", "inf/nan", "calls", "audited", "flops%", "dtype",
-                "fp32?", "symbol", "caller", "shapes",
+        fprintf(out, "%-4s %-10s %-10s %-10s %-9s %8s %8s %-8s %6s %-5s %-5s %-18s %-34s %s%s\n",
+                "rank", "err max", "err mean", "elem max", "inf/nan", "calls", "audited", "spread",
+                "flops%", "dtype", "fp32?", "symbol", "caller", "shapes",
                 mode == AMP_AUDIT_AUTO ? "\n     | auto: state, share of its flops lowered, "
                                          "transitions (state@call)"
                                        : "");
@@ -633,7 +684,9 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                 fprintf(out, "%s%" PRIu64, j ? ", " : "", x->hist[j]);
             fprintf(out, "], \"shapes\": \"%s\", \"on_device\": %s, \"keep_fp32\": %s", shapes,
                     x->device == AMP_DEVICE_CUDA ? "true" : "false",
-                    x->audited && keeps_fp32(x, tolerance) ? "true" : "false");
+                    has_evidence(x) && keeps_fp32(x, tolerance) ? "true" : "false");
+            fprintf(out, ", \"spread_calls\": %" PRIu64 ", \"spread_max\": ", x->spread_calls);
+            json_number(out, x->spread_max);
             char moves[128];
             transitions_text(x, moves, sizeof moves);
             fprintf(out,
@@ -642,17 +695,18 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                     auto_state_name(x), (unsigned)(x->auto_state >> 8 & 0xff), x->lowered_flops,
                     moves);
         } else {
-            char err_max[16], err_mean[16], elem[16];
+            char err_max[16], err_mean[16], elem[16], spread[16];
             snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
             snprintf(err_mean, sizeof err_mean, x->audited ? "%.3g" : "-", x->err_mean);
             int elementwise = x->audited && x->device != AMP_DEVICE_CUDA;
             snprintf(elem, sizeof elem, elementwise ? "%.3g" : "-", x->elem_max);
+            snprintf(spread, sizeof spread, x->spread_calls ? "%.3g" : "-", x->spread_max);
             fprintf(out,
                     "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
-                    " %6.2f %-5s %-5s %-18s %-34s %s\n",
-                    i + 1, err_max, err_mean, elem, x->nonfinite_calls, x->calls, x->audited, share,
-                    dtype_name((unsigned)x->dtype),
-                    !x->audited                ? "?"
+                    " %-8s %6.2f %-5s %-5s %-18s %-34s %s\n",
+                    i + 1, err_max, err_mean, elem, x->nonfinite_calls, x->calls, x->audited,
+                    spread, share, dtype_name((unsigned)x->dtype),
+                    !has_evidence(x)           ? "?"
                     : keeps_fp32(x, tolerance) ? "yes"
                                                : "no",
                     amp_hook_names[x->hook], caller, shapes);
@@ -678,8 +732,9 @@ int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tole
     fprintf(out,
             "# ampshim audit policy for %.*s (pid %lld), tolerance %g: a call site whose\n"
             "# lowered output was further than that from fp32 (relative Frobenius error), or\n"
-            "# had Inf or NaN where fp32 had none, stays in fp32; the other audited sites\n"
-            "# are lowered. Use with AMPSHIM_POLICY_FILE; see ampshim(7), AUDIT.\n",
+            "# had Inf or NaN where fp32 had none, or whose operands lay too far from the\n"
+            "# origin for their spread (AMPSHIM_SPREAD_LOSS), stays in fp32; the other\n"
+            "# audited sites are lowered. Use with AMPSHIM_POLICY_FILE; see ampshim(7), AUDIT.\n",
             (int)sizeof b->exe, b->exe, (long long)b->pid, tolerance);
     /* The last entry that matches a call wins: lowered sites first and
      * fp32 ones last, each group with its unnamed (object:*) entries before
@@ -688,7 +743,7 @@ int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tole
     int m = 0;
     for (int pass = 0; pass < 4; pass++)
         for (int i = 0; i < n; i++)
-            if (v[i].audited && keeps_fp32(&v[i], tolerance) == pass / 2 &&
+            if (has_evidence(&v[i]) && keeps_fp32(&v[i], tolerance) == pass / 2 &&
                 (v[i].function[0] != 0) == pass % 2)
                 order[m++] = i;
     for (int j = 0; j < m; j++) {
@@ -699,10 +754,15 @@ int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tole
         snprintf(entry, sizeof entry, "%s:%s@%s:%s=%s", amp_device_names[x->device],
                  amp_hook_names[x->hook], object, function[0] ? function : "*",
                  keeps_fp32(x, tolerance) ? "fp32" : "lower");
-        fprintf(out, "%-60s # err max %.3g, mean %.3g, %" PRIu64 " of %" PRIu64 " calls audited",
-                entry, x->err_max, x->err_mean, x->audited, x->calls);
+        fprintf(out, "%-60s #", entry);
+        if (x->audited)
+            fprintf(out, " err max %.3g, mean %.3g, %" PRIu64 " of %" PRIu64 " calls audited",
+                    x->err_max, x->err_mean, x->audited, x->calls);
         if (x->nonfinite_calls)
             fprintf(out, ", Inf/NaN in %" PRIu64, x->nonfinite_calls);
+        if (x->spread_calls)
+            fprintf(out, "%s %" PRIu64 " calls kept as made for their operands' spread (loss %.3g)",
+                    x->audited ? ";" : "", x->spread_calls, x->spread_max);
         if (!x->function[0])
             fprintf(out, "; the function at +0x%" PRIx64 " has no name (link with -rdynamic)",
                     x->offset);

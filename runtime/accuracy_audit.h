@@ -55,6 +55,14 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
                                        enum amp_lowp_dtype dtype, double flops,
                                        const int64_t shape[3], int *audit_this);
 
+/* A call the spread check (shim/cpu/blas_spread.h) kept as made: its site
+ * (made at its first call) counts it and the largest loss, and the site is
+ * reported as one to keep fp32. Under AMPSHIM_AUDIT=auto the evidence sends
+ * the site to fp32 as an audit over tolerance would (it comes back after
+ * clean audits of calls whose operands pass the check). */
+void amp_audit_note_spread(void *return_address, enum amp_hook_id hook, enum amp_lowp_dtype dtype,
+                           const int64_t shape[3], double loss);
+
 /* A call of site s ran lowered and the program kept it: its flops count as
  * lowered (the report's share). */
 static inline void amp_audit_ran_lowered(struct amp_audit_site *s, double flops)

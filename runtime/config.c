@@ -76,6 +76,7 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->cuda_timing_sample = AMP_CUDA_TIMING_SAMPLE_DEFAULT;
     cfg->lower_min[AMP_DEVICE_CPU] = cfg->lower_min[AMP_DEVICE_CUDA] = AMP_LOWER_MIN_AUTO;
     cfg->audit_tolerance = AMP_AUDIT_DEFAULT_TOLERANCE;
+    cfg->spread_loss = AMP_SPREAD_LOSS_DEFAULT;
 }
 
 /* Each parser returns 0, or -1 with a reason in err (cfg is then unchanged),
@@ -241,6 +242,20 @@ double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen)
     return x;
 }
 
+double amp_parse_spread_loss(const char *s, char *err, size_t errlen)
+{
+    if (strcmp(s, "off") == 0)
+        return 0.0;
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s || *end || !(x >= 0.0) || !(x < 1e30)) {
+        snprintf(err, errlen, "'%s' is not off or a number from 0 (off)", s);
+        return -1.0;
+    }
+    return x;
+}
+
 int64_t amp_parse_mib(const char *s, char *err, size_t errlen)
 {
     char *end = NULL;
@@ -349,6 +364,12 @@ static int parse_audit_tolerance(struct amp_config *cfg, const char *v, char *er
 {
     double x = amp_parse_audit_tolerance(v, err, errlen);
     return x < 0 ? -1 : (cfg->audit_tolerance = x, 0);
+}
+
+static int parse_spread_loss(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    double x = amp_parse_spread_loss(v, err, errlen);
+    return x < 0 ? -1 : (cfg->spread_loss = x, 0);
 }
 
 static int parse_audit_policy(struct amp_config *cfg, const char *v, char *err, size_t errlen)
@@ -720,6 +741,10 @@ const struct amp_setting amp_settings[] = {
      .default_text = "0.01",
      .parse_env = parse_audit_tolerance,
      .publish = publish_tolerance},
+    {.env = "AMPSHIM_SPREAD_LOSS",
+     .values = "off, or a number from 0 (off)",
+     .default_text = "0.015625",
+     .parse_env = parse_spread_loss},
     {.env = "AMPSHIM_AUDIT_POLICY",
      .values = "a path",
      .default_text = "no policy file",

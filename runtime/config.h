@@ -43,6 +43,10 @@ enum amp_audit_mode {
 };
 extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL-ended */
 #define AMP_AUDIT_DEFAULT_TOLERANCE 0.01
+/* AMPSHIM_SPREAD_LOSS's default (shim/cpu/blas_spread.h): a lowered CPU
+ * product runs as made when rounding an operand would erase more than 1/64
+ * of its spread (rms), about ten times what it erases of centred data. */
+#define AMP_SPREAD_LOSS_DEFAULT 0x1p-6
 /* AMPSHIM_AUDIT=auto: clean audited calls a new site needs before it runs
  * lowered (AMPSHIM_AUDIT_PROBATION), and how often a lowered or fp32 site
  * is audited again (AMPSHIM_AUDIT_RECHECK, every Nth call). */
@@ -76,6 +80,7 @@ struct amp_config {
     uint32_t cuda_timing;        /* enum amp_cuda_timing_mode */
     uint32_t cuda_timing_sample; /* time every Nth hooked CUDA call */
     double audit_tolerance;      /* relative Frobenius error above which a site stays fp32 */
+    double spread_loss;          /* AMPSHIM_SPREAD_LOSS; 0: no spread check */
     char audit_policy[PATH_MAX]; /* where the generated policy goes at exit ("" none) */
     enum amp_threads_mode threads;
     char threads_list[512]; /* comma-separated tids and name globs */
@@ -125,6 +130,7 @@ int amp_parse_cpu_kernel(const char *s, char *err, size_t errlen);         /* en
 int amp_parse_audit_mode(const char *s, char *err, size_t errlen);         /* enum amp_audit_mode */
 uint32_t amp_parse_audit_sample(const char *s, char *err, size_t errlen);  /* 1 .. 2^31 */
 double amp_parse_audit_tolerance(const char *s, char *err, size_t errlen); /* 0 < x < 1e30 */
+double amp_parse_spread_loss(const char *s, char *err, size_t errlen); /* off: 0; 0 <= x < 1e30 */
 /* AMPSHIM_CUDA_POOL_KEEP: MiB as a whole number, or with a unit M or G
  * ("512M", "2G"), at most 65536; -1 when bad. */
 int64_t amp_parse_mib(const char *s, char *err, size_t errlen);

@@ -19,9 +19,10 @@
 #include "ampshim_generated.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-/* 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the
+/* 9: the spread counter (the tenth slot) and the audit sites' spread
+ * evidence; 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the
  * audit's settings and call sites; 3: eight counter slots */
-#define AMP_CTL_VERSION 8u
+#define AMP_CTL_VERSION 9u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -103,6 +104,11 @@ struct amp_audit_site {
     /* 416: AMPSHIM_AUDIT=auto's last transitions, oldest first: the site's call count
      * when it happened << 8 | the state it went to; 0 unused */
     _Atomic uint64_t transition[4];
+    /* 448: calls from here kept as made because an operand's values lie too
+     * far from the origin for their spread (shim/cpu/blas_spread.h), and the
+     * largest share of an operand's spread rounding would have erased */
+    _Atomic uint64_t spread_calls;
+    _Atomic double spread_max; /* 456 */
 };
 
 /* A hook's GPU time columns: nanoseconds and timed calls, lowered and as made. */
@@ -203,7 +209,8 @@ _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
                    offsetof(struct amp_ctl_block, audit_sites) + 16,
                "layout");
-_Static_assert(sizeof(struct amp_audit_site) == 448, "layout");
+_Static_assert(sizeof(struct amp_audit_site) == 464, "layout");
+_Static_assert(offsetof(struct amp_audit_site, spread_calls) == 448, "layout");
 _Static_assert(offsetof(struct amp_audit_site, auto_state) == 308, "layout");
 _Static_assert(offsetof(struct amp_audit_site, lowered_flops) == 408, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_probation) == 184, "layout");

@@ -78,6 +78,8 @@ enum amp_outcome {
     AMP_OUTCOME_SMALL, /* lowered by the policy, but too small for lowering to pay: run as made */
     AMP_OUTCOME_NO_UNITS, /* lowered by the policy, but this CPU has no native units (no oneDNN
                              kernel) for the dtype: run as made */
+    AMP_OUTCOME_SPREAD,   /* lowered by the policy, but an operand's values lie too far from the
+                             origin for their spread (shim/cpu/blas_spread.h): run as made */
 };
 
 /* struct amp_thread.selected: 0 not selected, 1 selected by the process's
@@ -208,6 +210,7 @@ static inline enum amp_ctl_counter amp_outcome_counter(enum amp_outcome outcome)
            : outcome == AMP_OUTCOME_INTERNAL ? AMP_CTL_INTERNAL
            : outcome == AMP_OUTCOME_SMALL    ? AMP_CTL_SMALL
            : outcome == AMP_OUTCOME_NO_UNITS ? AMP_CTL_NOUNITS
+           : outcome == AMP_OUTCOME_SPREAD   ? AMP_CTL_SPREAD
                                              : AMP_CTL_PASSTHROUGH;
 }
 

@@ -1,7 +1,8 @@
 /* The CPU executor: runs a planned, lowered BLAS call one of three ways,
  * chosen here, unless the gate keeps it as made (shim/cpu/blas_native.h:
  * too small for lowering to pay, counted small; no native units here,
- * counted nounits). Under the audit
+ * counted nounits) or its operands do (shim/cpu/blas_spread.h: their values
+ * lie too far from the origin for their spread, counted spread). Under the audit
  * (shim/cpu/blas_audit.c) it is first counted at its site, which may keep
  * it as made; a gemm or syrk the native
  * executor (shim/cpu/blas_native.c) takes runs as oneDNN low-precision
@@ -13,6 +14,7 @@
 
 #include "shim/cpu/blas_audit.h"
 #include "shim/cpu/blas_native.h"
+#include "shim/cpu/blas_spread.h"
 
 void amp_blas_lower(struct amp_blas_call *c, int valid)
 {
@@ -27,6 +29,8 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         return;
     }
     c->audit_only = gate == AMP_CPU_AUDIT_ONLY;
+    if (amp_blas_spread_keeps(c))
+        return;
     if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {
         /* Run as made: for want of units, by auto's fp32 decision for the
          * site (an fp32 region while it runs), or as AMPSHIM_AUDIT=1 keeps it. */

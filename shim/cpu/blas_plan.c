@@ -52,8 +52,10 @@ static int set_matrix(struct amp_operand *o, const float *p, char layout, int64_
     o->inner = layout == 'C' ? rows : cols;
     o->outer = layout == 'C' ? cols : rows;
     o->ld = ld;
+    o->line_len = o->inner;
     o->tri = AMP_TRI_FULL;
     o->skip_diag = 0;
+    o->free_dir = AMP_FREE_EITHER;
     if (!p || ld < max1(o->inner))
         return 0;
     if (o->ld == o->inner) { /* contiguous: one long line */
@@ -70,10 +72,11 @@ static int set_triangle(struct amp_operand *o, const float *p, char layout, char
                         int64_t ld, int unit_diag)
 {
     o->p = (float *)p;
-    o->inner = o->outer = n;
+    o->inner = o->outer = o->line_len = n;
     o->ld = ld;
     o->tri = (uplo == 'U') == (layout == 'C') ? AMP_TRI_LE : AMP_TRI_GE;
     o->skip_diag = (uint8_t)unit_diag;
+    o->free_dir = AMP_FREE_EITHER;
     return p && ld >= max1(n);
 }
 
@@ -83,16 +86,28 @@ static int set_vector(struct amp_operand *o, const float *p, int64_t n, int64_t 
     o->p = (float *)p;
     o->tri = AMP_TRI_FULL;
     o->skip_diag = 0;
+    o->free_dir = AMP_FREE_EITHER;
     if (step == 1) {
         o->inner = n;
         o->outer = 1;
         o->ld = n;
+        o->line_len = n;
     } else {
-        o->inner = 1;
+        o->inner = o->line_len = 1;
         o->outer = n;
         o->ld = step;
     }
     return p && inc != 0;
+}
+
+/* The free index of a multiplicand stored as `layout`: a left factor
+ * (op(A) = A, or A transposed) has it in its rows, a right factor in its
+ * columns. Column major, an untransposed left factor's rows run along each
+ * stored line (a column); each of transposing, row major and being the
+ * right factor turns that around. */
+static uint8_t free_dir(char layout, int transposed, int right)
+{
+    return ((layout == 'C') ^ transposed ^ right) ? AMP_FREE_WITHIN : AMP_FREE_ACROSS;
 }
 
 static void add_input(struct amp_blas_call *c, const float **arg, int in_place)
@@ -125,6 +140,8 @@ int amp_plan_gemm(struct amp_blas_call *c, char layout, char ta, char tb, int64_
     int ok = set_matrix(&c->in[0], *a, layout, ta == 'N' ? m : k, ta == 'N' ? k : m, lda) &
              set_matrix(&c->in[1], *b, layout, tb == 'N' ? k : n, tb == 'N' ? n : k, ldb) &
              set_matrix(&c->acc, cm, layout, m, n, ldc);
+    c->in[0].free_dir = free_dir(layout, ta != 'N', 0);
+    c->in[1].free_dir = free_dir(layout, tb != 'N', 1);
     add_input(c, a, 0);
     add_input(c, b, 0);
     c->has_acc = 1;
@@ -144,6 +161,7 @@ int amp_plan_gemv(struct amp_blas_call *c, char layout, char trans, int64_t m, i
     int64_t lenx = trans == 'N' ? n : m, leny = trans == 'N' ? m : n;
     int ok = set_matrix(&c->in[0], *a, layout, m, n, lda) & set_vector(&c->in[1], *x, lenx, incx) &
              set_vector(&c->acc, y, leny, incy);
+    c->in[0].free_dir = free_dir(layout, trans != 'N', 0);
     add_input(c, a, 0);
     add_input(c, x, 0);
     c->has_acc = 1;
@@ -194,6 +212,7 @@ int amp_plan_symm(struct amp_blas_call *c, char layout, char side, char uplo, in
     int ok = set_triangle(&c->in[0], *a, layout, uplo, side == 'L' ? m : n, lda, 0) &
              set_matrix(&c->in[1], *b, layout, m, n, ldb) &
              set_matrix(&c->acc, cm, layout, m, n, ldc);
+    c->in[1].free_dir = free_dir(layout, 0, side == 'L'); /* A B: B's columns; B A: its rows */
     add_input(c, a, 0);
     add_input(c, b, 0);
     c->has_acc = 1;
@@ -211,9 +230,11 @@ int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, i
     int64_t rows = trans == 'N' ? n : k, cols = trans == 'N' ? k : n;
     int ok = set_matrix(&c->in[0], *a, layout, rows, cols, lda) &
              set_triangle(&c->acc, cm, layout, uplo, n, ldc, 0);
+    c->in[0].free_dir = free_dir(layout, trans != 'N', 0); /* op(A) op(A)^T: A's n side */
     add_input(c, a, 0);
     if (b) { /* syr2k */
         ok &= set_matrix(&c->in[1], *b, layout, rows, cols, ldb);
+        c->in[1].free_dir = c->in[0].free_dir;
         add_input(c, b, 0);
     } else {
         c->native_kind = AMP_NATIVE_SYRK;
@@ -234,6 +255,7 @@ int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, ch
         return 0;
     int ok = set_triangle(&c->in[0], *a, layout, uplo, side == 'L' ? m : n, lda, diag == 'U') &
              set_matrix(&c->in[1], b, layout, m, n, ldb);
+    c->in[1].free_dir = free_dir(layout, 0, side == 'L');
     add_input(c, a, 0);
     /* B is both multiplicand and output: rounding it in place loses nothing
      * the routine would not overwrite. */

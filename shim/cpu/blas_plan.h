@@ -16,11 +16,24 @@
 enum amp_tri { AMP_TRI_FULL, AMP_TRI_LE /* inner index <= line index */, AMP_TRI_GE };
 
 /* A matrix or vector as it lies in memory: `outer` lines of `inner`
- * contiguous elements, `ld` elements apart. */
+ * contiguous elements, `ld` elements apart. A contiguous matrix is one long
+ * line; `line_len` keeps the length of its rows or columns as stored (the
+ * spread check, shim/cpu/blas_spread.h, looks along both). */
 struct amp_operand {
     float *p;
-    int64_t inner, outer, ld;
+    int64_t inner, outer, ld, line_len;
     uint8_t tri, skip_diag;
+    uint8_t free_dir; /* enum amp_free_dir */
+};
+
+/* Where a multiplicand's free index (the one the product does not sum
+ * over: A's rows, B's columns) runs in storage: what tells a product's
+ * outputs apart is the operand's spread along it, one summed index at a
+ * time (shim/cpu/blas_spread.h). */
+enum amp_free_dir {
+    AMP_FREE_EITHER, /* a vector, or a symmetric or triangular matrix: both ways */
+    AMP_FREE_WITHIN, /* along each stored line */
+    AMP_FREE_ACROSS, /* from line to line */
 };
 
 /* A gemm's or syrk's own arguments, kept by the planner for the native
@@ -183,6 +196,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
     case AMP_OUTCOME_INTERNAL:
     case AMP_OUTCOME_SMALL:
     case AMP_OUTCOME_NO_UNITS:
+    case AMP_OUTCOME_SPREAD:
         amp_count(c->t, c->hook, amp_outcome_counter(c->outcome), 1);
         break;
     }

@@ -57,7 +57,8 @@ static void expect_bad(const char *assignment, const char *message)
     CHECK(errors == 1, "%s: %d errors", assignment, errors);
     CHECK(count_lines(log_text) == 1, "%s: %d log lines: %s", assignment, count_lines(log_text),
           log_text);
-    CHECK(strncmp(log_text, var, strlen(var)) == 0, "%s: line starts '%.60s'", assignment, log_text);
+    CHECK(strncmp(log_text, var, strlen(var)) == 0, "%s: line starts '%.60s'", assignment,
+          log_text);
     CHECK(strstr(log_text, message) != NULL, "%s: '%s' not in '%s'", assignment, message, log_text);
     CHECK(strstr(log_text, "; using ") != NULL, "%s: says what it uses instead", assignment);
     CHECK(memcmp(&cfg, &def, sizeof cfg) == 0, "%s: configuration changed", assignment);
@@ -94,8 +95,8 @@ static void good_values(void)
               cfg.log_level == AMP_LOG_WARN && !cfg.strict && cfg.cuda_tf32_allowed,
           "defaults");
 
-    static const char *const bools[][2] = {{"1", "1"},   {"0", "0"},   {"true", "1"}, {"False", "0"},
-                                           {"YES", "1"}, {"no", "0"},  {"on", "1"},   {"off", "0"}};
+    static const char *const bools[][2] = {{"1", "1"},   {"0", "0"},  {"true", "1"}, {"False", "0"},
+                                           {"YES", "1"}, {"no", "0"}, {"on", "1"},   {"off", "0"}};
     for (size_t i = 0; i < sizeof bools / sizeof *bools; i++) {
         char e[64], s[64];
         snprintf(e, sizeof e, "AMPSHIM_ENABLE=%s", bools[i][0]);
@@ -105,13 +106,23 @@ static void good_values(void)
         CHECK(cfg.enable == atoi(bools[i][1]) && cfg.strict == atoi(bools[i][1]), "%s", e);
     }
 
+    CHECK(cfg.spread_loss == 0x1p-6, "the spread check is on at 1/64 by default");
+    const char *sp[] = {"AMPSHIM_SPREAD_LOSS=0.05", NULL};
+    CHECK(load(&cfg, sp) == 0 && cfg.spread_loss == 0.05, "AMPSHIM_SPREAD_LOSS=0.05");
+    const char *sp_off[] = {"AMPSHIM_SPREAD_LOSS=off", NULL};
+    CHECK(load(&cfg, sp_off) == 0 && cfg.spread_loss == 0, "AMPSHIM_SPREAD_LOSS=off");
+    const char *sp_zero[] = {"AMPSHIM_SPREAD_LOSS=0", NULL};
+    CHECK(load(&cfg, sp_zero) == 0 && cfg.spread_loss == 0, "AMPSHIM_SPREAD_LOSS=0");
+
     const char *d1[] = {"AMPSHIM_DTYPE=fp16", NULL};
     load(&cfg, d1);
-    CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_FP16 && cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_FP16,
+    CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_FP16 &&
+              cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_FP16,
           "AMPSHIM_DTYPE sets both devices");
     const char *d2[] = {"AMPSHIM_DTYPE=tf32", "AMPSHIM_CPU_DTYPE=bfloat16", NULL};
     load(&cfg, d2);
-    CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_BF16 && cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_TF32,
+    CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_BF16 &&
+              cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_TF32,
           "AMPSHIM_CPU_DTYPE beats AMPSHIM_DTYPE");
     /* The size rule: auto by default, a number or a cube, per device. */
     CHECK(load(&cfg, none) == 0 && cfg.lower_min[AMP_DEVICE_CPU] == AMP_LOWER_MIN_AUTO &&
@@ -127,7 +138,8 @@ static void good_values(void)
           "the largest number; auto in any case");
     const char *d3[] = {"AMPSHIM_CUDA_DTYPE=half", NULL};
     load(&cfg, d3);
-    CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_BF16 && cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_FP16,
+    CHECK(cfg.dtype[AMP_DEVICE_CPU] == AMP_DTYPE_BF16 &&
+              cfg.dtype[AMP_DEVICE_CUDA] == AMP_DTYPE_FP16,
           "AMPSHIM_CUDA_DTYPE alone");
 
     const char *p1[] = {"AMPSHIM_POLICY=cpu:mm=fp32", NULL};
@@ -229,6 +241,9 @@ static void bad_values(void)
     expect_bad("AMPSHIM_REPORT=-1", "is not 0, 1, stderr or a path");
     expect_bad("AMPSHIM_LOG_FILE=/", "'/' is not a regular file");
     expect_bad("AMPSHIM_OUTPUT=rounded", "not keep or round");
+    expect_bad("AMPSHIM_SPREAD_LOSS=-0.1", "'-0.1' is not off or a number from 0 (off)");
+    expect_bad("AMPSHIM_SPREAD_LOSS=no", "'no' is not off or a number");
+    expect_bad("AMPSHIM_SPREAD_LOSS=1/64", "'1/64' is not off or a number");
     expect_bad("AMPSHIM_THREADS=main,,x", "empty entry");
     expect_bad("AMPSHIM_THREADS=a-name-far-too-long-for-a-thread", "longer than a thread name");
     expect_bad("AMPSHIM_LOG=verbose", "not off, error, warn, info or debug");
@@ -282,8 +297,12 @@ static void probation_limits(void)
  * settings and AMPSHIM_TEST_* pass. */
 static void unknown_names(void)
 {
-    char *env[] = {"AMPSHIM_LOWERMIN=0", "AMPSHIM_REPORT=1", "AMPSHIM_TEST_NO_GPU=1",
-                   "AMPSHIM_ZZZZZZZZZZZZZZZZZZZZZZZZ=1", "PATH=/bin", NULL};
+    char *env[] = {"AMPSHIM_LOWERMIN=0",
+                   "AMPSHIM_REPORT=1",
+                   "AMPSHIM_TEST_NO_GPU=1",
+                   "AMPSHIM_ZZZZZZZZZZZZZZZZZZZZZZZZ=1",
+                   "PATH=/bin",
+                   NULL};
     memset(log_text, 0, sizeof log_text);
     FILE *mem = fmemopen(log_text, sizeof log_text, "w");
     setvbuf(mem, NULL, _IONBF, 0);

@@ -1,0 +1,143 @@
+"""The spread check (ampshim(7), WHAT LOWERING CAN CHANGE) on a program of
+our own: a k-means (Lloyd's, distances by the expanded form
+|x|^2 - 2 x.c + |c|^2, as most hand-written code does) on 20000 x 64
+float32 points around 32 centres, under the default of a CPU with bf16
+units, simulated on any CPU (AMPSHIM_CPU_KERNEL=emulate with the native
+crossover, 96^3 multiply-adds, as AMPSHIM_LOWER_MIN), each run a child
+process:
+
+- data at offset 100 (bf16's spacing there, 0.5, is the noise's size):
+  numpy's X @ C.T is kept as made, counted spread, and the labels and
+  inertia are bit for bit those of a run without the shim; with
+  AMPSHIM_SPREAD_LOSS=off it is lowered and most labels change;
+- the same data centred: lowered as before, no call counted spread;
+- AMPSHIM_AUDIT=1: the audit's table has the site, its spread column and
+  fp32? yes, and the policy it writes keeps the site fp32;
+- AMPSHIM_AUDIT=auto: the site goes to fp32 on the evidence, the answer is
+  the no-shim one."""
+import ast
+import ctypes
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+
+from client_util import Checker, shim_loaded
+
+
+def counter(symbol, which):
+    try:
+        ctl = ctypes.CDLL(None).ampshim_ctl
+    except AttributeError:
+        return -1
+    ctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t),
+                    ctypes.c_void_p, ctypes.c_size_t]
+    v, n = ctypes.c_uint64(0), ctypes.c_size_t(8)
+    return v.value if ctl(f"stats.{symbol}.{which}".encode(), ctypes.byref(v), ctypes.byref(n),
+                          None, 0) == 0 else -1
+
+
+def measure(offset):
+    import numpy as np
+    rng = np.random.default_rng(1)
+    centres = rng.standard_normal((32, 64))
+    x = (offset + centres[rng.integers(0, 32, 20000)]
+         + rng.normal(0, 0.5, (20000, 64))).astype(np.float32)
+    c = x[rng.choice(20000, 32, replace=False)].copy()
+    xx = (x * x).sum(1)[:, None]
+    first = hashlib.sha256((x @ c.T).tobytes()).hexdigest()
+    for _ in range(6):
+        labels = (xx - 2 * (x @ c.T) + (c * c).sum(1)[None, :]).argmin(1)
+        for j in range(32):
+            if (labels == j).any():
+                c[j] = x[labels == j].mean(0)
+    d = x.astype(np.float64) - c.astype(np.float64)[labels]
+    out = {"labels": labels.tolist(), "inertia": float((d * d).sum()), "product": first,
+           "bits": hashlib.sha256(labels.tobytes() + c.tobytes()).hexdigest()}
+    for w in ("lowered", "spread"):
+        out[w] = counter("cblas_sgemm", w)
+    print(repr(out))
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--measure":
+    measure(float(sys.argv[2]))
+    sys.exit(0)
+
+ck = Checker("spread_check")
+ck.check("libampshim.so is loaded (the test runs under LD_PRELOAD)", shim_loaded())
+base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
+base["OPENBLAS_NUM_THREADS"] = "1"
+simulated = {"AMPSHIM_CPU_KERNEL": "emulate", "AMPSHIM_LOWER_MIN": str(96 ** 3)}
+
+
+def run(offset, shim=True, **settings):
+    env = dict(base, **settings)
+    if not shim:
+        env.pop("LD_PRELOAD", None)
+    r = subprocess.run([sys.executable, __file__, "--measure", str(offset)], env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        print(r.stderr)
+        return {}, r.stderr
+    return ast.literal_eval(r.stdout.strip().splitlines()[-1]), r.stderr
+
+
+def wrong(got, want):
+    a, b = got.get("labels", []), want.get("labels", [])
+    return sum(x != y for x, y in zip(a, b)) / max(len(b), 1) if len(a) == len(b) else 1.0
+
+
+def brief(r):
+    return {k: v for k, v in r.items() if k not in ("labels", "product", "bits")}
+
+
+far_plain, _ = run(100, shim=False)
+far, _ = run(100, **simulated)
+far_off, _ = run(100, AMPSHIM_SPREAD_LOSS="off", **simulated)
+print("offset 100 without the shim:", brief(far_plain))
+print("under the shim:             ", brief(far))
+print("AMPSHIM_SPREAD_LOSS=off:    ", brief(far_off), f"labels wrong {wrong(far_off, far_plain):.1%}")
+ck.check("offset 100: X @ C.T kept as made, counted spread, none lowered",
+         far.get("spread", 0) > 0 and far.get("lowered", 1) == 0, f"{brief(far)}")
+ck.check("offset 100: labels and centres bit for bit as without the shim",
+         far.get("bits") is not None and far.get("bits") == far_plain.get("bits"))
+ck.check("offset 100, AMPSHIM_SPREAD_LOSS=off: lowered, and most labels change",
+         far_off.get("lowered", 0) > 0 and far_off.get("spread", 1) == 0 and
+         wrong(far_off, far_plain) > 0.5, f"{brief(far_off)}")
+
+near_plain, _ = run(0, shim=False)
+near, _ = run(0, **simulated)
+print("centred without the shim:", brief(near_plain))
+print("centred under the shim:  ", brief(near), f"labels wrong {wrong(near, near_plain):.1%}")
+ck.check("centred: lowered as before, nothing counted spread",
+         near.get("lowered", 0) > 0 and near.get("spread", 1) == 0, f"{brief(near)}")
+ck.check("centred: lowering changed the product",
+         near.get("product") is not None and near.get("product") != near_plain.get("product"))
+ck.check("centred: the clustering as good as fp32's (inertia within 1%)",
+         abs(near.get("inertia", 0) / near_plain.get("inertia", 1) - 1) < 0.01,
+         f"{near.get('inertia')} {near_plain.get('inertia')}")
+
+work = tempfile.mkdtemp(prefix="spread_check_")
+policy = os.path.join(work, "audit.policy")
+audited, report = run(100, AMPSHIM_AUDIT="1", AMPSHIM_AUDIT_POLICY=policy, **simulated)
+rows = [line.split() for line in report.splitlines() if line[:1].isdigit()]
+site = [r for r in rows if len(r) > 12 and r[11] == "cblas_sgemm"]
+print("\n".join(line for line in report.splitlines() if "audit" in line or line[:1].isdigit()))
+ck.check("AMPSHIM_AUDIT=1: the answer is the no-shim one",
+         audited.get("bits") is not None and audited.get("bits") == far_plain.get("bits"))
+ck.check("the audit's table: cblas_sgemm from _multiarray_umath, its spread, fp32? yes",
+         len(site) == 1 and site[0][12].startswith("_multiarray_umath") and
+         float(site[0][7]) > 0.05 and site[0][10] == "yes", f"{site}")
+with open(policy) as f:
+    text = f.read()
+ck.check("the audit's policy keeps the site fp32, saying why",
+         any(line.startswith("cpu:cblas_sgemm@_multiarray_umath") and "=fp32" in line and
+             "spread" in line for line in text.splitlines()), text)
+
+auto, report = run(100, AMPSHIM_AUDIT="auto", **simulated)
+ck.check("AMPSHIM_AUDIT=auto: the answer is the no-shim one",
+         auto.get("bits") is not None and auto.get("bits") == far_plain.get("bits"))
+ck.check("AMPSHIM_AUDIT=auto: the site is fp32 on the evidence", "| fp32, 0% of its flops lowered"
+         in report, report[-2000:])
+ck.finish()
