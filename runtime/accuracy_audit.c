@@ -314,49 +314,106 @@ static int bin_of(double err)
 
 const char *const amp_auto_state_names[4] = {"probation", "lowered", "fp32", "fp32 kept"};
 
-/* AMPSHIM_AUDIT=auto: one audited call's verdict moves its site
- * (accuracy_audit.h). Under audit_lock; the state is read without it. */
-static void auto_step(struct amp_audit_site *s, int clean, const char *why)
+const char *const amp_auto_why_names[5] = {"", "clean audits", "an audit over tolerance",
+                                           "operands too far from the origin for their spread",
+                                           "not faster"};
+
+static int by_value(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether the audited calls since the site was last weighed ran lowered no
+ * faster than AMPSHIM_AUDIT_MIN_SPEEDUP times fp32, by the median of their
+ * (last AMP_AUDIT_SPEED_RING) speed-ups, which *ratio gets. 0 when they
+ * were not timed (a device call). */
+static double speed_median(const struct amp_audit_site *s)
+{
+    uint32_t n = atomic_load_explicit(&s->speed_count, memory_order_relaxed);
+    if (!n)
+        return 0;
+    n = n < AMP_AUDIT_SPEED_RING ? n : AMP_AUDIT_SPEED_RING;
+    float v[AMP_AUDIT_SPEED_RING];
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = atomic_load_explicit(&s->speed_ring[i], memory_order_relaxed);
+    qsort(v, n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
+}
+
+static int not_faster(const struct amp_audit_site *s, double *ratio)
+{
+    *ratio = speed_median(s);
+    return *ratio > 0 && *ratio < amp_rt.cfg.audit_min_speedup;
+}
+
+static void window_restart(struct amp_audit_site *s)
+{
+    atomic_store_explicit(&s->speed_count, 0, memory_order_relaxed);
+}
+
+/* AMPSHIM_AUDIT=auto: one audited call's verdict (clean, over tolerance,
+ * or the spread check's evidence) moves its site (accuracy_audit.h); a
+ * site that would run lowered must also have run faster lowered. Under
+ * audit_lock; the state is read without it. */
+static void auto_step(struct amp_audit_site *s, enum amp_auto_why verdict)
 {
     uint32_t packed = atomic_load_explicit(&s->auto_state, memory_order_relaxed);
     enum amp_auto_state state = amp_auto_state_of(packed), next = state;
     uint32_t flips = (packed >> 8) & 0xff, streak = packed >> 16;
     uint32_t probation = amp_live_load(&amp_rt.cfg.audit_probation);
+    enum amp_auto_why why = verdict;
+    double ratio = 0;
     if (state == AMP_AUTO_FP32_KEPT)
         return;
-    if (!clean) {
+    if (verdict != AMP_AUTO_WHY_CLEAN) {
         streak = 0;
-        if (state != AMP_AUTO_FP32) {
+        if (state != AMP_AUTO_FP32)
             next = AMP_AUTO_FP32;
-            flips += state == AMP_AUTO_LOWERED;
-            if (flips >= AMP_AUTO_FLIPS_MAX)
-                next = AMP_AUTO_FP32_KEPT;
-        }
     } else {
         uint32_t need = state == AMP_AUTO_FP32 ? AMP_AUTO_HYSTERESIS * probation : probation;
         if (streak < 0xffff)
             streak++;
         if (state != AMP_AUTO_LOWERED && streak >= need) {
-            next = AMP_AUTO_LOWERED;
+            /* Accurate enough: lowered if it also paid, weighed again later
+             * (streak and window restart) if not. */
+            int slow = not_faster(s, &ratio);
+            next = slow ? AMP_AUTO_FP32 : AMP_AUTO_LOWERED;
+            why = slow ? AMP_AUTO_WHY_NOT_FASTER : AMP_AUTO_WHY_CLEAN;
             streak = 0;
+            window_restart(s);
+        } else if (state == AMP_AUTO_LOWERED && streak >= probation) {
+            /* A lowered site is weighed every probation's worth of rechecks. */
+            if (not_faster(s, &ratio)) {
+                next = AMP_AUTO_FP32;
+                why = AMP_AUTO_WHY_NOT_FASTER;
+            }
+            streak = 0;
+            window_restart(s);
         }
     }
+    if (next == AMP_AUTO_FP32 && state == AMP_AUTO_LOWERED && ++flips >= AMP_AUTO_FLIPS_MAX)
+        next = AMP_AUTO_FP32_KEPT;
     atomic_store_explicit(&s->auto_state, (uint32_t)next | flips << 8 | streak << 16,
                           memory_order_release);
-    if (next != state) {
-        for (int i = 0; i < 3; i++)
-            atomic_store_explicit(&s->transition[i],
-                                  atomic_load_explicit(&s->transition[i + 1], memory_order_relaxed),
-                                  memory_order_relaxed);
-        atomic_store_explicit(&s->transition[3],
-                              atomic_load_explicit(&s->calls, memory_order_relaxed) << 8 | next,
+    if (next == state)
+        return;
+    window_restart(s);
+    atomic_store_explicit(&s->auto_why, (uint32_t)why, memory_order_relaxed);
+    for (int i = 0; i < 3; i++)
+        atomic_store_explicit(&s->transition[i],
+                              atomic_load_explicit(&s->transition[i + 1], memory_order_relaxed),
                               memory_order_relaxed);
-    }
-    if (next != state)
-        amp_log(AMP_LOG_INFO, "audit auto: %s from %s%s%s: %s after %" PRIu64 " calls (%s)",
-                amp_hook_names[s->hook], s->object, s->function[0] ? ":" : "", s->function,
-                amp_auto_state_names[next], atomic_load_explicit(&s->calls, memory_order_relaxed),
-                why);
+    atomic_store_explicit(&s->transition[3],
+                          atomic_load_explicit(&s->calls, memory_order_relaxed) << 8 | next,
+                          memory_order_relaxed);
+    char speed[64] = "";
+    if (ratio > 0)
+        snprintf(speed, sizeof speed, ": fp32 took %.2f times as long", ratio);
+    amp_log(AMP_LOG_INFO, "audit auto: %s from %s%s%s: %s after %" PRIu64 " calls (%s%s)",
+            amp_hook_names[s->hook], s->object, s->function[0] ? ":" : "", s->function,
+            amp_auto_state_names[next], atomic_load_explicit(&s->calls, memory_order_relaxed),
+            amp_auto_why_names[why], speed);
 }
 
 /* A call the spread check kept as made. Under audit_lock. */
@@ -369,16 +426,30 @@ static void note_spread(struct amp_audit_site *s, enum amp_lowp_dtype dtype, con
     __atomic_store_n(&s->dtype, (uint8_t)dtype, __ATOMIC_RELAXED);
     note_shape(s, shape);
     if (amp_audit_auto())
-        auto_step(s, 0, "operands too far from the origin for their spread");
+        auto_step(s, AMP_AUTO_WHY_SPREAD);
 }
 
 void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r)
 {
     struct amp_quiet quiet;
     amp_lock_quietly(&audit_lock, &quiet);
+    /* The two runs' time, before auto weighs the window they end. */
+    atomic_store_explicit(
+        &s->ns_lowered, atomic_load_explicit(&s->ns_lowered, memory_order_relaxed) + r->ns_lowered,
+        memory_order_relaxed);
+    atomic_store_explicit(&s->ns_fp32,
+                          atomic_load_explicit(&s->ns_fp32, memory_order_relaxed) + r->ns_fp32,
+                          memory_order_relaxed);
+    if (r->ns_lowered && r->ns_fp32) {
+        uint32_t n = atomic_load_explicit(&s->speed_count, memory_order_relaxed);
+        atomic_store_explicit(&s->speed_ring[n % AMP_AUDIT_SPEED_RING],
+                              (float)((double)r->ns_fp32 / (double)r->ns_lowered),
+                              memory_order_relaxed);
+        atomic_store_explicit(&s->speed_count, n + 1, memory_order_relaxed);
+    }
     if (amp_audit_auto()) {
         int clean = !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance;
-        auto_step(s, clean, clean ? "clean audits" : "an audit over tolerance");
+        auto_step(s, clean ? AMP_AUTO_WHY_CLEAN : AMP_AUTO_WHY_ERROR);
     }
     uint64_t audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
     atomic_store_explicit(&s->audited, audited + 1, memory_order_relaxed);
@@ -458,7 +529,9 @@ struct site_view {
     uint64_t lowered_flops, transition[4];
     uint64_t spread_calls; /* kept as made by the spread check */
     double spread_max;
-    uint32_t auto_state;
+    uint64_t ns_lowered, ns_fp32; /* the audited calls' two runs */
+    double speed;                 /* the median speed-up of the last audited calls */
+    uint32_t auto_state, auto_why;
     int auto_mode; /* the block's audit mode is auto */
 };
 
@@ -529,6 +602,10 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
             x->transition[j] = atomic_load_explicit(&s->transition[j], memory_order_relaxed);
         x->spread_calls = atomic_load_explicit(&s->spread_calls, memory_order_relaxed);
         x->spread_max = atomic_load_explicit(&s->spread_max, memory_order_relaxed);
+        x->ns_lowered = atomic_load_explicit(&s->ns_lowered, memory_order_relaxed);
+        x->ns_fp32 = atomic_load_explicit(&s->ns_fp32, memory_order_relaxed);
+        x->speed = speed_median(s);
+        x->auto_why = atomic_load_explicit(&s->auto_why, memory_order_relaxed);
         x->auto_state = atomic_load_explicit(&s->auto_state, memory_order_acquire);
         x->auto_mode = atomic_load_explicit(&b->audit, memory_order_relaxed) == AMP_AUDIT_AUTO;
     }
@@ -556,6 +633,16 @@ static void transitions_text(const struct site_view *x, char *out, size_t size)
                          state < 4 ? amp_auto_state_names[state] : "?", x->transition[i] >> 8);
         at += n > 0 ? (size_t)n : 0;
     }
+}
+
+/* The audited calls' speed-up, fp32's time over lowered's: the median of
+ * the last ones (those since auto last weighed the site), else of all of
+ * them together (0: not timed). */
+static double speedup(const struct site_view *x)
+{
+    if (x->speed > 0)
+        return x->speed;
+    return x->ns_lowered && x->ns_fp32 ? (double)x->ns_fp32 / (double)x->ns_lowered : 0;
 }
 
 static const char *dtype_name(unsigned d)
@@ -648,9 +735,10 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                 (long long)b->pid, (int)sizeof b->exe, b->exe, mode_text,
                 (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed), tolerance,
                 n, n == 1 ? "" : "s", dropped ? " (the table was full: some not kept)" : "");
-        fprintf(out, "%-4s %-10s %-10s %-10s %-9s %8s %8s %-8s %6s %-5s %-5s %-18s %-34s %s%s\n",
+        fprintf(out,
+                "%-4s %-10s %-10s %-10s %-9s %8s %8s %-8s %-7s %6s %-5s %-5s %-18s %-34s %s%s\n",
                 "rank", "err max", "err mean", "elem max", "inf/nan", "calls", "audited", "spread",
-                "flops%", "dtype", "fp32?", "symbol", "caller", "shapes",
+                "speed", "flops%", "dtype", "fp32?", "symbol", "caller", "shapes",
                 mode == AMP_AUDIT_AUTO ? "\n     | auto: state, share of its flops lowered, "
                                          "transitions (state@call)"
                                        : "");
@@ -687,6 +775,11 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                     has_evidence(x) && keeps_fp32(x, tolerance) ? "true" : "false");
             fprintf(out, ", \"spread_calls\": %" PRIu64 ", \"spread_max\": ", x->spread_calls);
             json_number(out, x->spread_max);
+            fprintf(out, ", \"ns_lowered\": %" PRIu64 ", \"ns_fp32\": %" PRIu64 ", \"speedup\": ",
+                    x->ns_lowered, x->ns_fp32);
+            json_number(out, speedup(x) > 0 ? speedup(x) : NAN);
+            fprintf(out, ", \"auto_why\": \"%s\"",
+                    x->auto_why < 5 ? amp_auto_why_names[x->auto_why] : "?");
             char moves[128];
             transitions_text(x, moves, sizeof moves);
             fprintf(out,
@@ -695,17 +788,18 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                     auto_state_name(x), (unsigned)(x->auto_state >> 8 & 0xff), x->lowered_flops,
                     moves);
         } else {
-            char err_max[16], err_mean[16], elem[16], spread[16];
+            char err_max[16], err_mean[16], elem[16], spread[16], speed[16];
             snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
             snprintf(err_mean, sizeof err_mean, x->audited ? "%.3g" : "-", x->err_mean);
             int elementwise = x->audited && x->device != AMP_DEVICE_CUDA;
             snprintf(elem, sizeof elem, elementwise ? "%.3g" : "-", x->elem_max);
             snprintf(spread, sizeof spread, x->spread_calls ? "%.3g" : "-", x->spread_max);
+            snprintf(speed, sizeof speed, speedup(x) > 0 ? "%.2fx" : "-", speedup(x));
             fprintf(out,
                     "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
-                    " %-8s %6.2f %-5s %-5s %-18s %-34s %s\n",
+                    " %-8s %-7s %6.2f %-5s %-5s %-18s %-34s %s\n",
                     i + 1, err_max, err_mean, elem, x->nonfinite_calls, x->calls, x->audited,
-                    spread, share, dtype_name((unsigned)x->dtype),
+                    spread, speed, share, dtype_name((unsigned)x->dtype),
                     !has_evidence(x)           ? "?"
                     : keeps_fp32(x, tolerance) ? "yes"
                                                : "no",
@@ -714,14 +808,31 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                 char moves[128];
                 transitions_text(x, moves, sizeof moves);
                 /* auto's view of the site, on a line of its own under it */
-                fprintf(out, "     | %s, %.0f%% of its flops lowered%s%s\n", auto_state_name(x),
+                unsigned st = x->auto_state & 0xff;
+                const char *why =
+                    x->auto_why < 5 && (st == AMP_AUTO_FP32 || st == AMP_AUTO_FP32_KEPT)
+                        ? amp_auto_why_names[x->auto_why]
+                        : "";
+                fprintf(out, "     | %s%s%s%s, %.0f%% of its flops lowered%s%s\n",
+                        auto_state_name(x), why[0] ? " (" : "", why, why[0] ? ")" : "",
                         x->flops ? 100.0 * (double)x->lowered_flops / (double)x->flops : 0.0,
                         moves[0] ? ", " : "", moves);
             }
         }
     }
+    /* What lowering bought on the audited calls: both runs of each, timed. */
+    uint64_t low = 0, fp32 = 0;
+    for (int i = 0; i < n; i++) {
+        low += v[i].ns_lowered;
+        fp32 += v[i].ns_fp32;
+    }
     if (json)
-        fputs("]}\n", out);
+        fprintf(out, "], \"ns_lowered\": %" PRIu64 ", \"ns_fp32\": %" PRIu64 "}\n", low, fp32);
+    else if (low && fp32)
+        fprintf(out,
+                "audited calls: lowered runs %.3g ms, the same calls as made %.3g ms (%.2fx as "
+                "fast lowered)\n",
+                (double)low / 1e6, (double)fp32 / 1e6, (double)fp32 / (double)low);
     return n;
 }
 

@@ -21,6 +21,8 @@ struct amp_audit_result {
                               not measured (a device call) */
     uint64_t nonfinite; /* elements Inf or NaN lowered and finite in fp32 */
     int nonfinite_call; /* lowering made Inf or NaN (elements may be unknown) */
+    /* Wall time of the two runs (0: not timed, a device call). */
+    uint64_t ns_lowered, ns_fp32;
 };
 
 /* Sums over an output, fed element by element or by whole lines. */
@@ -99,6 +101,18 @@ static inline int amp_audit_follows(void)
  * more audits). The state is packed in amp_audit_site.auto_state: the
  * state in bits 0-7, the demotions in 8-15, the clean streak in 16-31. */
 enum amp_auto_state { AMP_AUTO_PROBATION, AMP_AUTO_LOWERED, AMP_AUTO_FP32, AMP_AUTO_FP32_KEPT };
+/* Why a site last moved (amp_audit_site.auto_why): clean audits (and, to
+ * lowered, faster); an audit over tolerance or with Inf/NaN; the spread
+ * check's evidence; lowered runs not faster than fp32 by
+ * AMPSHIM_AUDIT_MIN_SPEEDUP over the audits since the site last moved. */
+enum amp_auto_why {
+    AMP_AUTO_WHY_NONE,
+    AMP_AUTO_WHY_CLEAN,
+    AMP_AUTO_WHY_ERROR,
+    AMP_AUTO_WHY_SPREAD,
+    AMP_AUTO_WHY_NOT_FASTER
+};
+extern const char *const amp_auto_why_names[5];
 #define AMP_AUTO_HYSTERESIS 4u
 #define AMP_AUTO_FLIPS_MAX 3u
 _Static_assert((AMP_AUTO_HYSTERESIS * AMP_AUDIT_PROBATION_MAX) < 0xffffu,

@@ -74,9 +74,11 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->cuda_pool_keep_mib = AMP_CUDA_POOL_KEEP_MIB;
     cfg->cuda_timing = AMP_CUDA_TIMING_EVENTS;
     cfg->cuda_timing_sample = AMP_CUDA_TIMING_SAMPLE_DEFAULT;
+    cfg->cpu_timing_sample = AMP_CPU_TIMING_SAMPLE_DEFAULT;
     cfg->lower_min[AMP_DEVICE_CPU] = cfg->lower_min[AMP_DEVICE_CUDA] = AMP_LOWER_MIN_AUTO;
     cfg->audit_tolerance = AMP_AUDIT_DEFAULT_TOLERANCE;
     cfg->spread_loss = AMP_SPREAD_LOSS_DEFAULT;
+    cfg->audit_min_speedup = AMP_AUDIT_MIN_SPEEDUP_DEFAULT;
 }
 
 /* Each parser returns 0, or -1 with a reason in err (cfg is then unchanged),
@@ -370,6 +372,19 @@ static int parse_spread_loss(struct amp_config *cfg, const char *v, char *err, s
 {
     double x = amp_parse_spread_loss(v, err, errlen);
     return x < 0 ? -1 : (cfg->spread_loss = x, 0);
+}
+
+static int parse_audit_min_speedup(struct amp_config *cfg, const char *v, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !(x >= 0.0) || !(x <= 1000.0)) {
+        snprintf(err, errlen, "'%s' is not a number from 0 to 1000", v);
+        return -1;
+    }
+    cfg->audit_min_speedup = x;
+    return 0;
 }
 
 static int parse_audit_policy(struct amp_config *cfg, const char *v, char *err, size_t errlen)
@@ -673,6 +688,17 @@ const struct amp_setting amp_settings[] = {
      .limit = (1u << 31) + 1,
      .parse = audit_sample_value,
      .type = AMP_CTL_T_U64},
+    {.env = "AMPSHIM_CPU_TIMING_SAMPLE",
+     .ctl = "opt.cpu_timing_sample",
+     .values = "a whole number from 1 to 2147483648",
+     .default_text = "64",
+     .live = 1,
+     CFG(cpu_timing_sample),
+     BLOCK(cpu_timing_sample),
+     .first = 1,
+     .limit = (1u << 31) + 1,
+     .parse = audit_sample_value,
+     .type = AMP_CTL_T_U64},
     {.env = "AMPSHIM_CUDA_FP16",
      .values = "fast, explicit",
      .default_text = "fast",
@@ -745,6 +771,10 @@ const struct amp_setting amp_settings[] = {
      .values = "off, or a number from 0 (off)",
      .default_text = "0.015625",
      .parse_env = parse_spread_loss},
+    {.env = "AMPSHIM_AUDIT_MIN_SPEEDUP",
+     .values = "a number from 0 to 1000",
+     .default_text = "1.05",
+     .parse_env = parse_audit_min_speedup},
     {.env = "AMPSHIM_AUDIT_POLICY",
      .values = "a path",
      .default_text = "no policy file",

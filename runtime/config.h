@@ -34,6 +34,7 @@ enum amp_cuda_timing_mode {
 };
 extern const char *const amp_cuda_timing_names[AMP_CUDA_TIMING_COUNT + 1]; /* NULL-ended */
 #define AMP_CUDA_TIMING_SAMPLE_DEFAULT 64u
+#define AMP_CPU_TIMING_SAMPLE_DEFAULT 64u
 enum amp_audit_mode {
     AMP_AUDIT_OFF,
     AMP_AUDIT_ON,
@@ -43,6 +44,9 @@ enum amp_audit_mode {
 };
 extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL-ended */
 #define AMP_AUDIT_DEFAULT_TOLERANCE 0.01
+/* AMPSHIM_AUDIT_MIN_SPEEDUP's default: how much faster than fp32 a site's
+ * audited lowered runs must be for AMPSHIM_AUDIT=auto to lower it. */
+#define AMP_AUDIT_MIN_SPEEDUP_DEFAULT 1.05
 /* AMPSHIM_SPREAD_LOSS's default (shim/cpu/blas_spread.h): a lowered CPU
  * product runs as made when rounding an operand would erase more than 1/64
  * of its spread (rms), about ten times what it erases of centred data. */
@@ -79,8 +83,10 @@ struct amp_config {
     uint32_t cuda_pool_keep_mib;
     uint32_t cuda_timing;        /* enum amp_cuda_timing_mode */
     uint32_t cuda_timing_sample; /* time every Nth hooked CUDA call */
+    uint32_t cpu_timing_sample;  /* time every Nth CPU call that is not a pass-through */
     double audit_tolerance;      /* relative Frobenius error above which a site stays fp32 */
     double spread_loss;          /* AMPSHIM_SPREAD_LOSS; 0: no spread check */
+    double audit_min_speedup;    /* auto: fp32 time / lowered time a site needs; 0: any */
     char audit_policy[PATH_MAX]; /* where the generated policy goes at exit ("" none) */
     enum amp_threads_mode threads;
     char threads_list[512]; /* comma-separated tids and name globs */

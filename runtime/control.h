@@ -19,8 +19,8 @@
 #include "ampshim_generated.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-/* 9: the spread counter (the tenth slot) and the audit sites' spread
- * evidence; 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the
+/* 9: the spread counter (the tenth slot), the audit sites' spread
+ * evidence and time, CPU time per hook; 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the
  * audit's settings and call sites; 3: eight counter slots */
 #define AMP_CTL_VERSION 9u
 #define AMP_CTL_MAX_THREADS 192
@@ -73,6 +73,7 @@ static inline int amp_ctl_row_used(const uint64_t row[AMP_CTL_COUNTERS])
  * audited process under its audit lock; `ready` is set (release) once the
  * names are in, and ampctl reads the rest live, field by field. */
 #define AMP_CTL_AUDIT_SITES 256
+#define AMP_AUDIT_SPEED_RING 16
 #define AMP_AUDIT_BINS 8 /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
 struct amp_audit_site {
     _Atomic uint32_t ready;           /*   0 */
@@ -109,7 +110,37 @@ struct amp_audit_site {
      * largest share of an operand's spread rounding would have erased */
     _Atomic uint64_t spread_calls;
     _Atomic double spread_max; /* 456 */
+    /* 464: wall time of the audited calls' two runs, lowered and as made
+     * (shim/cpu/blas_audit.c), since the site began */
+    _Atomic uint64_t ns_lowered, ns_fp32;
+    /* 480: fp32's time over lowered's of the last AMP_AUDIT_SPEED_RING
+     * audited calls since auto last weighed the site, and how many there
+     * were: auto weighs their median, which a one-off cost (a new shape's
+     * first native call makes its kernel) does not move */
+    _Atomic float speed_ring[AMP_AUDIT_SPEED_RING];
+    _Atomic uint32_t speed_count; /* 544 */
+    _Atomic uint32_t auto_why;    /* 548: why auto last moved it (enum amp_auto_why) */
 };
+
+/* A CPU hook's wall time columns (AMPSHIM_CPU_TIMING_SAMPLE): nanoseconds,
+ * timed calls and their flops, lowered and as made. */
+enum amp_cpu_time {
+    AMP_CPU_NS_LOWERED,
+    AMP_CPU_TIMED_LOWERED,
+    AMP_CPU_FLOPS_LOWERED,
+    AMP_CPU_NS_MADE,
+    AMP_CPU_TIMED_MADE,
+    AMP_CPU_FLOPS_MADE,
+    AMP_CPU_TIME_FIELDS
+};
+#define AMP_CPU_TIME_CLASSES 24 /* up to 2^48 flops; bigger calls count in the last */
+
+/* The size class of a call of `flops` flops. */
+static inline int amp_cpu_time_class(uint64_t flops)
+{
+    int bits = flops ? 64 - __builtin_clzll(flops) : 0;
+    return bits / 2 < AMP_CPU_TIME_CLASSES ? bits / 2 : AMP_CPU_TIME_CLASSES - 1;
+}
 
 /* A hook's GPU time columns: nanoseconds and timed calls, lowered and as made. */
 enum amp_gpu_time {
@@ -157,7 +188,7 @@ struct amp_ctl_block {
     _Atomic uint32_t cpu_kernel;         /* 136: enum amp_cpu_kernel */
     _Atomic uint32_t audit;              /* 140: enum amp_audit_mode */
     _Atomic uint32_t audit_sample;       /* 144: audit every Nth lowered call of a site */
-    uint32_t reserved0;                  /* 148 */
+    _Atomic uint32_t cpu_timing_sample;  /* 148: time every Nth CPU slow-path call */
     _Atomic double audit_tolerance;      /* 152: for the generated policy */
     _Atomic uint32_t audit_request;      /* 160: ampctl asks for device results to be read back */
     _Atomic uint32_t audit_served;       /* 164: the last request the process answered */
@@ -178,6 +209,11 @@ struct amp_ctl_block {
      * per hook: enum amp_gpu_time. Written when the timings are read back
      * (shim/cuda/cuda_timing.c). */
     _Atomic uint64_t gpu_time[AMP_CTL_MAX_HOOKS][4];
+    /* Wall time of the CPU hooks' timed calls (shim/cpu/blas_plan.h), per
+     * hook and size class (AMP_CPU_TIME_CLASSES: a call of f flops is in
+     * class log2(f) / 2, so lowered and as-made calls of like sizes are
+     * compared): enum amp_cpu_time. */
+    _Atomic uint64_t cpu_time[AMP_CTL_MAX_HOOKS][AMP_CPU_TIME_CLASSES][AMP_CPU_TIME_FIELDS];
 };
 
 _Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "layout");
@@ -209,7 +245,9 @@ _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
                    offsetof(struct amp_ctl_block, audit_sites) + 16,
                "layout");
-_Static_assert(sizeof(struct amp_audit_site) == 464, "layout");
+_Static_assert(sizeof(struct amp_audit_site) == 552, "layout");
+_Static_assert(offsetof(struct amp_audit_site, speed_count) == 544, "layout");
+_Static_assert(offsetof(struct amp_audit_site, ns_lowered) == 464, "layout");
 _Static_assert(offsetof(struct amp_audit_site, spread_calls) == 448, "layout");
 _Static_assert(offsetof(struct amp_audit_site, auto_state) == 308, "layout");
 _Static_assert(offsetof(struct amp_audit_site, lowered_flops) == 408, "layout");

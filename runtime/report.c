@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/ctl_names.h"
 #include "runtime/hook_state.h"
 #include "runtime/settings.h"
 
@@ -119,7 +120,92 @@ int amp_report_write(FILE *out)
                   amp_category_names[category], c[h]);
     }
     write_row(out, width, "total", "", "", totals);
+    amp_report_cpu_time(out, amp_ctl, 0);
     amp_report_gpu_time(out, amp_ctl, 0);
+    return rows;
+}
+
+int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json)
+{
+    int rows = 0;
+    /* What lowering bought, in ns: the lowered calls' time, estimated from
+     * the timed ones, against their flops at the rate of the same symbol's
+     * calls of the same size class run as made. */
+    double spent = 0, at_fp32 = 0;
+    uint64_t weighed = 0, lowered_all = 0;
+    if (json)
+        fputs("{\"symbols\": [", out);
+    for (int h = 0; b && h < AMP_HOOK_COUNT; h++) {
+        uint64_t v[AMP_CPU_TIME_FIELDS] = {0};
+        uint64_t lowered = amp_ctl_counter(b, h, AMP_CTL_LOWERED);
+        double per_timed = 0; /* lowered calls per timed lowered call */
+        for (int pass = 0; pass < 2; pass++)
+            for (int k = 0; k < AMP_CPU_TIME_CLASSES; k++) {
+                uint64_t w[AMP_CPU_TIME_FIELDS];
+                for (int i = 0; i < AMP_CPU_TIME_FIELDS; i++)
+                    w[i] = atomic_load_explicit(&b->cpu_time[h][k][i], memory_order_relaxed);
+                if (pass == 0) {
+                    for (int i = 0; i < AMP_CPU_TIME_FIELDS; i++)
+                        v[i] += w[i];
+                    continue;
+                }
+                if (k == 0 && v[AMP_CPU_TIMED_LOWERED])
+                    per_timed = (double)lowered / (double)v[AMP_CPU_TIMED_LOWERED];
+                if (!w[AMP_CPU_TIMED_LOWERED] || !w[AMP_CPU_NS_MADE] || !w[AMP_CPU_FLOPS_MADE])
+                    continue;
+                double rate_made = (double)w[AMP_CPU_FLOPS_MADE] / (double)w[AMP_CPU_NS_MADE];
+                spent += (double)w[AMP_CPU_NS_LOWERED] * per_timed;
+                at_fp32 += (double)w[AMP_CPU_FLOPS_LOWERED] / rate_made * per_timed;
+                weighed += (uint64_t)((double)w[AMP_CPU_TIMED_LOWERED] * per_timed + 0.5);
+            }
+        uint64_t tl = v[AMP_CPU_TIMED_LOWERED], tm = v[AMP_CPU_TIMED_MADE];
+        if (!tl && !tm)
+            continue;
+        lowered_all += tl ? lowered : 0;
+        double us_l = tl ? (double)v[AMP_CPU_NS_LOWERED] / 1e3 / (double)tl : 0,
+               us_m = tm ? (double)v[AMP_CPU_NS_MADE] / 1e3 / (double)tm : 0;
+        double rate_l = v[AMP_CPU_NS_LOWERED]
+                            ? (double)v[AMP_CPU_FLOPS_LOWERED] / (double)v[AMP_CPU_NS_LOWERED]
+                            : 0,
+               rate_m = v[AMP_CPU_NS_MADE]
+                            ? (double)v[AMP_CPU_FLOPS_MADE] / (double)v[AMP_CPU_NS_MADE]
+                            : 0; /* flops per ns: GFLOP/s */
+        if (json) {
+            fprintf(out,
+                    "%s{\"symbol\": \"%s\", \"timed_lowered\": %" PRIu64
+                    ", \"ns_lowered\": %" PRIu64 ", \"flops_lowered\": %" PRIu64
+                    ", \"timed_made\": %" PRIu64 ", \"ns_made\": %" PRIu64
+                    ", \"flops_made\": %" PRIu64 "}",
+                    rows ? ", " : "", amp_hook_names[h], tl, v[AMP_CPU_NS_LOWERED],
+                    v[AMP_CPU_FLOPS_LOWERED], tm, v[AMP_CPU_NS_MADE], v[AMP_CPU_FLOPS_MADE]);
+        } else {
+            if (!rows)
+                fprintf(out,
+                        "CPU time of the timed calls (one in %u of a thread's calls that are not "
+                        "pass-throughs):\n%-24s %12s %12s %9s %12s %12s %9s\n",
+                        (unsigned)atomic_load(&b->cpu_timing_sample), "symbol", "timed lowered",
+                        "us/call low", "GFLOP/s", "timed made", "us/call made", "GFLOP/s");
+            fprintf(out, "%-24s %12" PRIu64 " %12.2f %9.2f %12" PRIu64 " %12.2f %9.2f\n",
+                    amp_hook_names[h], tl, us_l, rate_l, tm, us_m, rate_m);
+        }
+        rows++;
+    }
+    if (json) {
+        fprintf(out,
+                "], \"lowered_calls_weighed\": %" PRIu64 ", \"lowered_ns_estimate\": %.0f"
+                ", \"fp32_ns_estimate\": %.0f}",
+                weighed, spent, at_fp32);
+    } else if (weighed && spent > 0) {
+        fprintf(out,
+                "lowering bought: about %" PRIu64 " of %" PRIu64 " lowered calls had calls of "
+                "their size run as made to compare with: they took about %.3g ms, at the as-made "
+                "rate about %.3g ms (%.2fx as fast lowered)\n",
+                weighed, lowered_all, spent / 1e6, at_fp32 / 1e6, at_fp32 / spent);
+    } else if (rows && lowered_all) {
+        fputs("lowering bought: not known (no call of a lowered call's symbol and size ran as "
+              "made; AMPSHIM_AUDIT=1 times both runs of the audited calls)\n",
+              out);
+    }
     return rows;
 }
 

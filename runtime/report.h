@@ -18,6 +18,15 @@ int amp_report_write(FILE *out);
  * caller writes the key). Returns the number of symbols written. */
 int amp_report_gpu_time(FILE *out, const struct amp_ctl_block *b, int json);
 
+/* The wall time of block b's CPU hooks' timed calls
+ * (AMPSHIM_CPU_TIMING_SAMPLE): per symbol, the calls timed, the mean
+ * microseconds per timed call and the rate (GFLOP/s), lowered and as made;
+ * then one line on what lowering bought: the lowered calls' estimated time
+ * against the same symbols' as-made rate, where both were seen. A table, or
+ * with json a JSON object (the caller writes the key). Returns the number
+ * of symbols written. */
+int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json);
+
 /* s as a JSON string, quotes included: quote, backslash, control
  * characters and bytes above 0x7e escaped (\u00XX), so the output is valid
  * JSON and ASCII whatever the bytes were. ampctl's and the audit's. */

@@ -94,10 +94,13 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
             real ARGS;                                                                             \
             return;                                                                                \
         }                                                                                          \
-        if (amp_blas_begin(&c, t, AMP_HOOK_##sym, ACC)) {                                          \
+        int lower = amp_blas_begin(&c, t, AMP_HOOK_##sym, ACC);                                    \
+        if (lower || amp_unlikely(c.t0)) {                                                         \
             int il = AMP_ILP64_##ints(AMP_HOOK_##sym);                                             \
             (void)il;                                                                              \
-            amp_blas_lower(&c, PLAN);                                                              \
+            int valid = PLAN;                                                                      \
+            if (lower)                                                                             \
+                amp_blas_lower(&c, valid);                                                         \
         }                                                                                          \
         if (!c.done)                                                                               \
             real ARGS;                                                                             \
@@ -139,10 +142,13 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
         struct amp_blas_call c;                                                                    \
         if (!t)                                                                                    \
             return real ARGS;                                                                      \
-        if (amp_blas_begin(&c, t, AMP_HOOK_##sym, 0)) {                                            \
+        int lower = amp_blas_begin(&c, t, AMP_HOOK_##sym, 0);                                      \
+        if (lower || amp_unlikely(c.t0)) {                                                         \
             int il = AMP_ILP64_##ints(AMP_HOOK_##sym);                                             \
             (void)il;                                                                              \
-            amp_blas_lower(&c, PLAN);                                                              \
+            int valid = PLAN;                                                                      \
+            if (lower)                                                                             \
+                amp_blas_lower(&c, valid);                                                         \
         }                                                                                          \
         float r = amp_blas_result(&c, real ARGS);                                                  \
         if (amp_unlikely(c.audit)) {                                                               \

@@ -94,6 +94,7 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
         copy_referenced(&c->acc, c->shadow, 1);
     }
     c->audit = 1;
+    c->audit_mark = amp_now_ns(); /* the lowered run starts */
     return 1;
 }
 
@@ -106,8 +107,29 @@ void amp_blas_audit_cancel(struct amp_blas_call *c)
     c->audit = 0;
 }
 
+/* AMPSHIM_TEST_SLOW_LOWERED=N (tests only): the first N audited calls'
+ * lowered runs take 5 ms longer, so AMPSHIM_AUDIT=auto's "not faster" is
+ * seen to come and go in one process. */
+static void test_slow_lowered(void)
+{
+    static _Atomic long left = -1;
+    long n = atomic_load_explicit(&left, memory_order_relaxed);
+    if (n < 0) {
+        const char *v = getenv("AMPSHIM_TEST_SLOW_LOWERED");
+        n = v ? atol(v) : 0;
+        atomic_store_explicit(&left, n > 0 ? n : 0, memory_order_relaxed);
+    }
+    if (n > 0 && atomic_fetch_sub_explicit(&left, 1, memory_order_relaxed) > 0) {
+        uint64_t until = amp_now_ns() + 5000000;
+        while (amp_now_ns() < until)
+            ;
+    }
+}
+
 void amp_blas_audit_swap(struct amp_blas_call *c)
 {
+    test_slow_lowered();
+    c->ns_lowered = amp_now_ns() - c->audit_mark;
     /* What the program would have had from the lowered call. */
     if (c->has_acc && amp_live_load(&amp_rt.cfg.output_round))
         amp_blas_round_output(c);
@@ -120,15 +142,19 @@ void amp_blas_audit_swap(struct amp_blas_call *c)
         copy_referenced(&c->acc, lowered, 1);
         copy_referenced(&c->acc, before, 0);
     }
+    c->audit_mark = amp_now_ns(); /* the run as made starts */
 }
 
 void amp_blas_audit_finish(struct amp_blas_call *c)
 {
+    uint64_t ns_fp32 = amp_now_ns() - c->audit_mark;
     if (!c->has_acc)
         return;
     const float *lowered = c->shadow + c->shadow_elems;
     struct amp_audit_sums sums = {0};
     struct amp_audit_result r = {0};
+    r.ns_lowered = c->ns_lowered;
+    r.ns_fp32 = ns_fp32;
     /* Both passes walk the output's lines; the lowered copy is compact. */
     for (int pass = 0; pass < 2; pass++) {
         size_t at = 0;
@@ -159,6 +185,8 @@ float amp_blas_audit_scalar(struct amp_blas_call *c, float lowered, float fp32)
 {
     struct amp_audit_sums sums = {0};
     struct amp_audit_result r = {0};
+    r.ns_lowered = c->ns_lowered;
+    r.ns_fp32 = amp_now_ns() - c->audit_mark;
     amp_audit_sum(&sums, &lowered, &fp32, 1);
     r.elem_max = amp_audit_elem_max(&sums, &lowered, &fp32, 1, 0.0);
     r.err = amp_audit_relative_error(&sums);

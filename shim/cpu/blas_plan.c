@@ -267,6 +267,24 @@ int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, ch
     return ok && m && n && alpha != 0.0f;
 }
 
+__thread uint32_t amp_cpu_timing_tick __attribute__((tls_model("initial-exec")));
+
+void amp_cpu_time_add(const struct amp_blas_call *c)
+{
+    struct amp_ctl_block *b = amp_ctl;
+    if (!b || c->outcome == AMP_OUTCOME_INTERNAL) /* a library's own call: not the program's */
+        return;
+    uint64_t ns = amp_now_ns() - c->t0, flops = c->flops > 0 ? (uint64_t)c->flops : 0;
+    int lowered = c->outcome == AMP_OUTCOME_LOWERED && !c->audit_only;
+    _Atomic uint64_t *row = b->cpu_time[c->hook][amp_cpu_time_class(flops)];
+    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_NS_LOWERED : AMP_CPU_NS_MADE], ns,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_TIMED_LOWERED : AMP_CPU_TIMED_MADE], 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_FLOPS_LOWERED : AMP_CPU_FLOPS_MADE], flops,
+                              memory_order_relaxed);
+}
+
 void amp_blas_round_output(struct amp_blas_call *c)
 {
     c->converted += amp_operand_round(&c->acc, c->acc.p, c->dtype);

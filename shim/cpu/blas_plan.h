@@ -6,6 +6,7 @@
 #define AMPSHIM_BLAS_PLAN_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "runtime/accuracy_audit.h"
 #include "kernels/cpu/convert.h"
@@ -74,7 +75,35 @@ struct amp_blas_call {
     const float *saved_arg[2]; /* the caller's multiplicands, before rounding */
     float *shadow;             /* the accumulator before the call, then the lowered output */
     size_t shadow_elems;
+    uint64_t audit_mark; /* when the audited call's current run began (ns) */
+    uint64_t ns_lowered; /* ... its lowered run's wall time */
+    /* A call timed for AMPSHIM_CPU_TIMING_SAMPLE: when it began (ns), else 0. */
+    uint64_t t0;
 };
+
+/* Monotonic nanoseconds (the vDSO's clock: about 20 ns). */
+static inline uint64_t amp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether this call of the thread is one to time: every
+ * AMPSHIM_CPU_TIMING_SAMPLE-th call that reaches a hook's slow path (a
+ * pass-through's fast path is never timed and pays nothing for it). */
+extern __thread uint32_t amp_cpu_timing_tick __attribute__((tls_model("initial-exec")));
+static inline int amp_cpu_timing_due(void)
+{
+    if (amp_likely(++amp_cpu_timing_tick < amp_live_load(&amp_rt.cfg.cpu_timing_sample)))
+        return 0;
+    amp_cpu_timing_tick = 0;
+    return 1;
+}
+
+/* Adds a timed call's wall time and flops to its hook's row of the block,
+ * lowered or as made (out of line: one call in N). */
+void amp_cpu_time_add(const struct amp_blas_call *c);
 
 /* The elements of line `line` of o the routine references: [*lo, *hi).
  * Returns 0 when there are none. */
@@ -107,7 +136,8 @@ static inline int amp_blas_passes_through(struct amp_thread *t, enum amp_hook_id
 
 /* Decides the outcome (runtime/decide.h) before any argument is parsed;
  * returns 1 when the call is to be lowered, and the caller then plans it and
- * calls amp_blas_lower. An fp32 call opens an fp32 region while it runs. */
+ * calls amp_blas_lower. An fp32 call opens an fp32 region while it runs. A
+ * call to be timed (c->t0) is planned whatever its outcome, for its flops. */
 static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
                                  enum amp_hook_id hook, int accumulates)
 {
@@ -123,6 +153,7 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->output_rounded = 0;
     c->flops = 0;
     c->shape[0] = c->shape[1] = c->shape[2] = 0;
+    c->t0 = amp_unlikely(amp_cpu_timing_due()) ? amp_now_ns() : 0;
     struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, accumulates);
     c->outcome = d.outcome;
     c->dtype = d.dtype;
@@ -200,6 +231,9 @@ static inline void amp_blas_end(struct amp_blas_call *c)
         amp_count(c->t, c->hook, amp_outcome_counter(c->outcome), 1);
         break;
     }
+    /* An audited call's two runs are timed by the audit, each on its own. */
+    if (amp_unlikely(c->t0) && !c->audit)
+        amp_cpu_time_add(c);
 }
 
 /* A scalar result (dot, nrm2, asum) under AMPSHIM_OUTPUT=round. */

@@ -55,7 +55,7 @@ for name in plain:
     check(f"{name}: the audit leaves the result bit-identical to a run without the shim",
           audited.get(name) == plain[name])
 rows = [line.split() for line in report.splitlines() if line[:1].isdigit()]
-callers = {(r[11], r[12].split(":")[0].split("+")[0]) for r in rows if len(r) > 12}
+callers = {(r[12], r[13].split(":")[0].split("+")[0]) for r in rows if len(r) > 13}
 check("the report has a header", "ampshim audit, pid" in report, report[-3000:])
 check("numpy's A@B: cblas_sgemm from _multiarray_umath",
       any(sym == "cblas_sgemm" and obj.startswith("_multiarray_umath") for sym, obj in callers),

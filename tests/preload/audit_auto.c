@@ -22,6 +22,10 @@
  *               when AMPCTL names it, else ampshim_ctl):
  *               off, every call lowered; auto, probation from where the
  *               site stood.
+ *   slow        the probation's lowered runs are slower than fp32 (the
+ *               test-only AMPSHIM_TEST_SLOW_LOWERED=P): clean, but the site
+ *               goes fp32, "not faster" (AMPSHIM_LOG_FILE says so); the
+ *               delay gone, it comes back after 4 P clean, faster audits.
  * Prints the calls' letters and one ok/FAIL line per check. */
 #include <cblas.h>
 #include <dlfcn.h>
@@ -150,8 +154,8 @@ int main(int argc, char **argv)
     blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
     direct = blas ? (__typeof__(&cblas_sgemm))dlsym(blas, "cblas_sgemm") : NULL;
     if (argc != 2 || !direct) {
-        fprintf(stderr, "usage: audit_auto drift|underflow|hysteresis|threads|entry|off (linked to "
-                        "libopenblas.so.0)\n");
+        fprintf(stderr, "usage: audit_auto drift|underflow|hysteresis|threads|entry|off|slow "
+                        "(linked to libopenblas.so.0)\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -244,6 +248,34 @@ int main(int argc, char **argv)
         for (int i = on; i < at; i++)
             ok &= log[i] != '?';
         expect(ok, "auto again: the site goes on from its state");
+    } else if (strcmp(mode, "slow") == 0) {
+        if (getenv("AMPSHIM_LOG_FILE")) /* appended to: this run's lines only */
+            unlink(getenv("AMPSHIM_LOG_FILE"));
+        run(log, &at, P, 0, &seed);
+        expect(count(log, 0, P, 'F') == P, "probation: every call keeps its fp32 result");
+        /* fp32 now, "not faster"; audited every Rth call (no delay any
+         * more): back after 4 P clean audits, 4 P R calls */
+        int fp32_from = at;
+        run(log, &at, 4 * P * R - P, 0, &seed);
+        expect(count(log, fp32_from, at, 'F') == at - fp32_from,
+               "not faster: fp32 until 4 P clean, faster audits");
+        int back = at;
+        run(log, &at, 2 * R, 0, &seed);
+        expect(count(log, back, at, 'L') >= 2 * R - 3, "faster again: lowered");
+        const char *path = getenv("AMPSHIM_LOG_FILE");
+        FILE *f = path ? fopen(path, "r") : NULL;
+        char line[512];
+        int slow_said = 0, back_said = 0;
+        while (f && fgets(line, sizeof line, f)) {
+            slow_said |= strstr(line, "audit auto: cblas_sgemm") && strstr(line, ": fp32 after") &&
+                         strstr(line, "(not faster: fp32 took");
+            back_said |= strstr(line, "audit auto: cblas_sgemm") &&
+                         strstr(line, ": lowered after") && strstr(line, "(clean audits");
+        }
+        if (f)
+            fclose(f);
+        expect(slow_said, "the log says why: not faster");
+        expect(back_said, "... and why it came back");
     } else {
         fprintf(stderr, "audit_auto: unknown mode %s\n", mode);
         return 2;

@@ -143,10 +143,13 @@ void ampctl_render_stats(FILE *out, const struct amp_ctl_block *b, int json)
         first = 0;
     }
     if (json) {
-        fprintf(out, "], \"gpu_time\": ");
+        fprintf(out, "], \"cpu_time\": ");
+        amp_report_cpu_time(out, b, 1);
+        fprintf(out, ", \"gpu_time\": ");
         amp_report_gpu_time(out, b, 1);
         fprintf(out, "}\n");
     } else {
+        amp_report_cpu_time(out, b, 0);
         amp_report_gpu_time(out, b, 0);
     }
 }

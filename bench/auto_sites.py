@@ -1,0 +1,131 @@
+"""Which call sites lowering pays for, decided four ways, side by side in one
+run: one program whose three call sites make products of three sizes, each
+size from its own object, so each is a call site of its own:
+
+  tiny       numpy's matmul, 32 x 32 x 32 (cblas_sgemm from _multiarray_umath)
+  crossover  scipy.linalg.blas.sgemm, 96 x 96 x 96 (sgemm_ from scipy's _fblas)
+  large      torch.mm, 512 x 512 x 512 (sgemm_ from libtorch_cpu)
+
+run under: no shim (fp32); the shim with its size rule (the default);
+AMPSHIM_AUDIT=auto (each site decides by measured error and time); and, for
+the torch site, torch.autocast("cpu", bfloat16) without the shim. Per site:
+the decision (the report's counters; auto's state and why), the product's
+error against float64, and the time per call (the program's own clock,
+median of the timed loop). Each column is its own process; the CPU flags
+are printed. Under auto the first calls are the probation's (audited, kept
+fp32) and are timed with the rest.
+
+usage: /usr/bin/python3 bench/auto_sites.py PATH/TO/libampshim.so"""
+import ast
+import os
+import subprocess
+import sys
+
+from bench_util import cpu_line
+
+SITES = [("tiny", 32, 4000), ("crossover", 96, 600), ("large", 512, 30)]
+
+
+def child(autocast):
+    import time
+
+    import numpy as np
+    import scipy.linalg.blas as fblas
+    import torch
+    torch.set_num_threads(1)
+    rng = np.random.default_rng(0)
+    out = {}
+    for name, n, calls in SITES:
+        a = rng.standard_normal((n, n), dtype=np.float32)
+        b = rng.standard_normal((n, n), dtype=np.float32)
+        exact = a.astype(np.float64) @ b.astype(np.float64)
+        ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+
+        def product():
+            if name == "tiny":
+                return a @ b
+            if name == "crossover":
+                return fblas.sgemm(1.0, a, b)
+            if autocast:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    return torch.mm(ta, tb).float().numpy()
+            return torch.mm(ta, tb).numpy()
+
+        times = []
+        for _ in range(calls):
+            t = time.perf_counter()
+            c = product()
+            times.append(time.perf_counter() - t)
+        times.sort()
+        err = float(np.linalg.norm(np.asarray(c, dtype=np.float64) - exact) / np.linalg.norm(exact))
+        out[name] = (err, times[len(times) // 2] * 1e6)
+    print(repr(out))
+
+
+def decisions(report):
+    """Per site, what the report says: the counters of its symbol's row and,
+    under auto, the site's state line."""
+    rows = {}
+    lines = report.splitlines()
+    header = next((l.split() for l in lines if l.startswith("symbol ") and "lowered" in l), None)
+    for l in lines:
+        p = l.split()
+        if header and p and p[0] in ("cblas_sgemm", "sgemm_") and len(p) == len(header) - 0:
+            rows[p[0]] = dict(zip(header[3:], p[3:]))
+    auto = {}
+    for i, l in enumerate(lines):
+        if l[:1].isdigit() and i + 1 < len(lines) and lines[i + 1].startswith("     |"):
+            who = l.split()[13] if len(l.split()) > 13 else "?"
+            auto[who.split(":")[0].split("+")[0].split(".")[0]] = (
+                l.split()[8], lines[i + 1][7:].split(",")[0])
+    return rows, auto
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        child(sys.argv[2] == "autocast")
+        return
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    shim = sys.argv[1]
+    plain = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("AMPSHIM_")}
+    plain["OPENBLAS_NUM_THREADS"] = "1"
+    modes = [("fp32 (no shim)", {}, "plain"),
+             ("size rule (default)", {"LD_PRELOAD": shim, "AMPSHIM_REPORT": "1"}, "plain"),
+             ("AMPSHIM_AUDIT=auto", {"LD_PRELOAD": shim, "AMPSHIM_REPORT": "1",
+                                     "AMPSHIM_AUDIT": "auto"}, "plain"),
+             ("torch.autocast", {}, "autocast")]
+    print(cpu_line())
+    print("per site: error against float64, us per call (median); decision from the report")
+    results = []
+    for label, extra, kind in modes:
+        r = subprocess.run([sys.executable, __file__, "--child", kind], env=dict(plain, **extra),
+                           capture_output=True, text=True)
+        last = r.stdout.strip().splitlines()[-1:] if r.returncode == 0 else []
+        results.append((label, ast.literal_eval(last[0]) if last else {}, decisions(r.stderr)))
+    symbols = {"tiny": ("cblas_sgemm", "_multiarray_umath"), "crossover": ("sgemm_", "_fblas"),
+               "large": ("sgemm_", "libtorch_cpu")}
+    print(f"{'site':24s}" + "".join(f"{label:>38s}" for label, _, _ in results))
+    for name, n, _ in SITES:
+        row = f"{name + ' ' + str(n) + '^3':24s}"
+        for label, res, (rows, auto) in results:
+            err, us = res.get(name, (float("nan"), float("nan")))
+            sym, obj = symbols[name]
+            if label.startswith("AMPSHIM_AUDIT") and obj in auto:
+                speed, state = auto[obj]
+                what = f"{state} {speed}"
+            elif label.startswith("AMPSHIM_AUDIT"):
+                what = "small"  # below the size rule: never lowered, so never audited
+            elif label.startswith("size rule"):
+                c = rows.get(sym, {})
+                what = "lowered" if c.get("lowered", "0") != "0" else "small" if c.get(
+                    "small", "0") != "0" else "as made"
+            else:
+                what = "bf16" if label.startswith("torch") and name == "large" else "fp32"
+            row += f"  {err:8.1e} {us:9.1f}us {what[:16]:>16s}"
+        print(row)
+    print("(the size rule's and auto's decisions are per symbol and per site: sgemm_ is two sites)")
+
+
+if __name__ == "__main__":
+    main()
