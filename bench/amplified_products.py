@@ -20,12 +20,11 @@ under AMPSHIM_AUDIT=auto. Errors against the same program in float64.
 
 usage: /usr/bin/python3 bench/amplified_products.py PATH/TO/libampshim.so"""
 import ast
-import os
 import subprocess
 import sys
 import time
 
-from bench_util import cpu_line
+from bench_util import cpu_line, plain_env
 
 
 def kmeans_case(offset):
@@ -138,8 +137,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     shim = sys.argv[1]
-    plain = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("AMPSHIM_")}
-    plain["OPENBLAS_NUM_THREADS"] = "1"
+    plain = plain_env()
     default = {"LD_PRELOAD": shim, "AMPSHIM_CPU_KERNEL": "emulate", "AMPSHIM_LOWER_MIN": "884736"}
     modes = [("no shim", {}),
              ("default", default),

@@ -17,11 +17,10 @@ fp32) and are timed with the rest.
 
 usage: /usr/bin/python3 bench/auto_sites.py PATH/TO/libampshim.so"""
 import ast
-import os
 import subprocess
 import sys
 
-from bench_util import cpu_line
+from bench_util import cpu_line, plain_env
 
 SITES = [("tiny", 32, 4000), ("crossover", 96, 600), ("large", 512, 30)]
 
@@ -88,8 +87,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     shim = sys.argv[1]
-    plain = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("AMPSHIM_")}
-    plain["OPENBLAS_NUM_THREADS"] = "1"
+    plain = plain_env()
     modes = [("fp32 (no shim)", {}, "plain"),
              ("size rule (default)", {"LD_PRELOAD": shim, "AMPSHIM_REPORT": "1"}, "plain"),
              ("AMPSHIM_AUDIT=auto", {"LD_PRELOAD": shim, "AMPSHIM_REPORT": "1",

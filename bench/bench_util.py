@@ -14,6 +14,14 @@ def cpu_line(flags=("avx512f", "avx512_bf16", "amx_bf16", "avx512_fp16")):
             + ", ".join(f"{x} {'yes' if ' ' + x in have else 'no'}" for x in flags))
 
 
+def plain_env():
+    """This process's environment without the shim and its settings, with
+    one OpenBLAS thread: what each column of a side-by-side run starts from."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("AMPSHIM_")}
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    return env
+
+
 def shim_counter(name):
     """One of ampshim's counters by its control name ("stats.SYMBOL.lowered"),
     or None without the shim."""

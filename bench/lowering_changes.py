@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+from bench_util import plain_env
+
 
 # Each case is a function returning its error; scipy is imported inside
 # them, after SCIPY_USE_PROPACK is set. tests/clients/libraries_check.py
@@ -116,8 +118,7 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     shim = sys.argv[1]
-    plain = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("AMPSHIM_")}
-    plain["OPENBLAS_NUM_THREADS"] = "1"
+    plain = plain_env()
     modes = [("no shim", {}),
              ("shipped", {"LD_PRELOAD": shim}),
              ("LOWER_MIN=0", {"LD_PRELOAD": shim, "AMPSHIM_LOWER_MIN": "0"}),

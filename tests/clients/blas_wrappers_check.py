@@ -23,24 +23,11 @@ as AMPSHIM_LOWER_MIN), each case in a child process:
   cblas_ssyrk@_multiarray_umath*=fp32 gives fp32's answer back, bit for
   bit."""
 import ast
-import ctypes
 import os
 import subprocess
 import sys
 
-from client_util import Checker, shim_loaded
-
-
-def counter(symbol, which):
-    try:
-        ctl = ctypes.CDLL(None).ampshim_ctl
-    except AttributeError:
-        return -1
-    ctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t),
-                    ctypes.c_void_p, ctypes.c_size_t]
-    v, n = ctypes.c_uint64(0), ctypes.c_size_t(8)
-    return v.value if ctl(f"stats.{symbol}.{which}".encode(), ctypes.byref(v), ctypes.byref(n),
-                          None, 0) == 0 else -1
+from client_util import Checker, shim_loaded, shim_stat as counter
 
 
 def measure(case):

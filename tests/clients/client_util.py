@@ -19,6 +19,20 @@ def shim_loaded():
         return False
 
 
+def shim_stat(symbol, which):
+    """One of the shim's counters in this process (stats.SYMBOL.WHICH), -1
+    without the shim."""
+    try:
+        ctl = ctypes.CDLL(None).ampshim_ctl
+    except AttributeError:
+        return -1
+    ctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t),
+                    ctypes.c_void_p, ctypes.c_size_t]
+    v, n = ctypes.c_uint64(0), ctypes.c_size_t(8)
+    return v.value if ctl(f"stats.{symbol}.{which}".encode(), ctypes.byref(v), ctypes.byref(n),
+                          None, 0) == 0 else -1
+
+
 def round_bf16(x):
     """fp32 array rounded to bf16 (round to nearest even), kept as fp32."""
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)

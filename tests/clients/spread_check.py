@@ -16,26 +16,13 @@ process:
 - AMPSHIM_AUDIT=auto: the site goes to fp32 on the evidence, the answer is
   the no-shim one."""
 import ast
-import ctypes
 import hashlib
 import os
 import subprocess
 import sys
 import tempfile
 
-from client_util import Checker, shim_loaded
-
-
-def counter(symbol, which):
-    try:
-        ctl = ctypes.CDLL(None).ampshim_ctl
-    except AttributeError:
-        return -1
-    ctl.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t),
-                    ctypes.c_void_p, ctypes.c_size_t]
-    v, n = ctypes.c_uint64(0), ctypes.c_size_t(8)
-    return v.value if ctl(f"stats.{symbol}.{which}".encode(), ctypes.byref(v), ctypes.byref(n),
-                          None, 0) == 0 else -1
+from client_util import Checker, shim_loaded, shim_stat as counter
 
 
 def measure(offset):
