@@ -272,7 +272,7 @@ __thread uint32_t amp_cpu_timing_tick __attribute__((tls_model("initial-exec")))
 void amp_cpu_time_add(const struct amp_blas_call *c)
 {
     struct amp_ctl_block *b = amp_ctl;
-    if (!b || c->outcome == AMP_OUTCOME_INTERNAL) /* a library's own call: not the program's */
+    if (!b)
         return;
     uint64_t ns = amp_now_ns() - c->t0, flops = c->flops > 0 ? (uint64_t)c->flops : 0;
     int lowered = c->outcome == AMP_OUTCOME_LOWERED && !c->audit_only;

@@ -153,8 +153,11 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->output_rounded = 0;
     c->flops = 0;
     c->shape[0] = c->shape[1] = c->shape[2] = 0;
-    c->t0 = amp_unlikely(amp_cpu_timing_due()) ? amp_now_ns() : 0;
     struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, accumulates);
+    /* A library's call to itself is not the program's: never timed (nor
+     * planned for it), and it does not move the thread's tick. */
+    c->t0 =
+        d.outcome != AMP_OUTCOME_INTERNAL && amp_unlikely(amp_cpu_timing_due()) ? amp_now_ns() : 0;
     c->outcome = d.outcome;
     c->dtype = d.dtype;
     c->explicit_request = (uint8_t)d.explicit_request;
