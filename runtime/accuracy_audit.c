@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/log.h"
@@ -300,6 +301,30 @@ void amp_audit_forget_unloaded(void)
         amp_unlock_quietly(&audit_lock, &quiet);
     }
     amp_unlock_quietly(&forget_lock, &outer);
+}
+
+void amp_audit_test_slow_lowered(void)
+{
+    static _Atomic long left = -1;
+    long n = atomic_load_explicit(&left, memory_order_relaxed);
+    if (n < 0) {
+        const char *v = getenv("AMPSHIM_TEST_SLOW_LOWERED");
+        n = v ? atol(v) : 0;
+        atomic_store_explicit(&left, n > 0 ? n : 0, memory_order_relaxed);
+    }
+    if (n > 0 && atomic_fetch_sub_explicit(&left, 1, memory_order_relaxed) > 0) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        struct timespec until = {now.tv_sec, now.tv_nsec + 20000000};
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        do /* busy, as a slow kernel is */
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        while (now.tv_sec < until.tv_sec ||
+               (now.tv_sec == until.tv_sec && now.tv_nsec < until.tv_nsec));
+    }
 }
 
 static int bin_of(double err)

@@ -73,6 +73,12 @@ static inline void amp_audit_ran_lowered(struct amp_audit_site *s, double flops)
         atomic_fetch_add_explicit(&s->lowered_flops, (uint64_t)flops, memory_order_relaxed);
 }
 
+/* AMPSHIM_TEST_SLOW_LOWERED=N (tests only): the first N audited calls'
+ * lowered runs (of any family) take 20 ms longer, so AMPSHIM_AUDIT=auto's
+ * "not faster" is seen to come and go in one process. Called by the
+ * audits at the end of a lowered run. */
+void amp_audit_test_slow_lowered(void);
+
 /* Adds one audited call's result to its site. */
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);
 

@@ -135,6 +135,14 @@ int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json)
     uint64_t weighed = 0, lowered_all = 0;
     if (json)
         fputs("{\"symbols\": [", out);
+    int width = 24; /* the symbol column: as wide as the longest shown */
+    for (int h = 0; b && h < AMP_HOOK_COUNT; h++)
+        for (int k = 0; k < AMP_CPU_TIME_CLASSES; k++)
+            if (atomic_load_explicit(&b->cpu_time[h][k][AMP_CPU_TIMED_LOWERED],
+                                     memory_order_relaxed) ||
+                atomic_load_explicit(&b->cpu_time[h][k][AMP_CPU_TIMED_MADE], memory_order_relaxed))
+                width =
+                    (int)strlen(amp_hook_names[h]) > width ? (int)strlen(amp_hook_names[h]) : width;
     for (int h = 0; b && h < AMP_HOOK_COUNT; h++) {
         uint64_t v[AMP_CPU_TIME_FIELDS] = {0};
         uint64_t lowered = amp_ctl_counter(b, h, AMP_CTL_LOWERED);
@@ -182,10 +190,11 @@ int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json)
             if (!rows)
                 fprintf(out,
                         "CPU time of the timed calls (one in %u of a thread's calls that are not "
-                        "pass-throughs):\n%-24s %12s %12s %9s %12s %12s %9s\n",
-                        (unsigned)atomic_load(&b->cpu_timing_sample), "symbol", "timed lowered",
-                        "us/call low", "GFLOP/s", "timed made", "us/call made", "GFLOP/s");
-            fprintf(out, "%-24s %12" PRIu64 " %12.2f %9.2f %12" PRIu64 " %12.2f %9.2f\n",
+                        "pass-throughs):\n%-*s %12s %12s %9s %12s %12s %9s\n",
+                        (unsigned)atomic_load(&b->cpu_timing_sample), width, "symbol",
+                        "timed lowered", "us/call low", "GFLOP/s", "timed made", "us/call made",
+                        "GFLOP/s");
+            fprintf(out, "%-*s %12" PRIu64 " %12.2f %9.2f %12" PRIu64 " %12.2f %9.2f\n", width,
                     amp_hook_names[h], tl, us_l, rate_l, tm, us_m, rate_m);
         }
         rows++;

@@ -107,28 +107,9 @@ void amp_blas_audit_cancel(struct amp_blas_call *c)
     c->audit = 0;
 }
 
-/* AMPSHIM_TEST_SLOW_LOWERED=N (tests only): the first N audited calls'
- * lowered runs take 20 ms longer, so AMPSHIM_AUDIT=auto's "not faster" is
- * seen to come and go in one process. */
-static void test_slow_lowered(void)
-{
-    static _Atomic long left = -1;
-    long n = atomic_load_explicit(&left, memory_order_relaxed);
-    if (n < 0) {
-        const char *v = getenv("AMPSHIM_TEST_SLOW_LOWERED");
-        n = v ? atol(v) : 0;
-        atomic_store_explicit(&left, n > 0 ? n : 0, memory_order_relaxed);
-    }
-    if (n > 0 && atomic_fetch_sub_explicit(&left, 1, memory_order_relaxed) > 0) {
-        uint64_t until = amp_now_ns() + 20000000;
-        while (amp_now_ns() < until)
-            ;
-    }
-}
-
 void amp_blas_audit_swap(struct amp_blas_call *c)
 {
-    test_slow_lowered();
+    amp_audit_test_slow_lowered();
     c->ns_lowered = amp_now_ns() - c->audit_mark;
     /* What the program would have had from the lowered call. */
     if (c->has_acc && amp_live_load(&amp_rt.cfg.output_round))

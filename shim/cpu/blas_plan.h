@@ -102,8 +102,10 @@ static inline int amp_cpu_timing_due(void)
 }
 
 /* Adds a timed call's wall time and flops to its hook's row of the block,
- * lowered or as made (out of line: one call in N). */
+ * lowered or as made (out of line: one call in N); amp_cpu_time_record is
+ * the same for any CPU hook (the oneDNN primitives'). */
 void amp_cpu_time_add(const struct amp_blas_call *c);
+void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int lowered);
 
 /* The elements of line `line` of o the routine references: [*lo, *hi).
  * Returns 0 when there are none. */

@@ -5,14 +5,88 @@
  * policy/data/bindings_onednn.txt, whose op the policy decides) and, when
  * the policy lowers it and it is large enough, its twin runs instead
  * (shim/onednn/twin.h): the inputs converted into scratch, the program's
- * fp32 outputs written by a native low-precision kernel. Anything else runs
- * the program's primitive as made. The primitive rows are never entry points
+ * fp32 outputs written by a native low-precision kernel; under AMPSHIM_AUDIT
+ * the call is first counted at its site, which may run it both ways
+ * (shim/onednn/primitive_audit.c) or keep it as made. Anything else runs the
+ * program's primitive as made. Every AMPSHIM_CPU_TIMING_SAMPLE-th
+ * classified call is timed. The primitive rows are never entry points
  * of their own: AMPSHIM_HOOKS_ONEDNN_PRIMITIVE defines nothing. */
 #include "runtime/decide.h"
 #include "runtime/export.h"
 #include "shim/cpu/blas_native.h"
+#include "shim/cpu/blas_plan.h"
+#include "shim/onednn/primitive_audit.h"
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
+
+/* Runs the classified call c: its twin when the policy and the gate lower
+ * it (under the audit, as shim/onednn/primitive_audit.c says), else the
+ * program's primitive as made. *lowered: whether the program got the twin's
+ * result (-1: a pass-through, which is never timed, as the BLAS hooks'
+ * fast path is not); *audited: whether it ran both ways (its runs are timed
+ * there). */
+static int run(const struct amp_dnnl_call *c, struct amp_thread *t, amp_dnnl_execute_fn real,
+               void *prim, void *stream, int nargs, const void *args, int *lowered, int *audited)
+{
+    enum amp_hook_id hook = (enum amp_hook_id)c->hook;
+    *lowered = 0;
+    *audited = 0;
+    if (c->lowered) { /* lowered in its descriptor: it runs in bf16 as made */
+        amp_count(t, hook, AMP_CTL_NATIVE, 1);
+        amp_count(t, hook, AMP_CTL_LOWERED, 1);
+        *lowered = 1;
+        return real(prim, stream, nargs, args);
+    }
+    struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, 0);
+    enum amp_ctl_counter outcome = amp_outcome_counter(d.outcome);
+    int explicit_request = d.explicit_request;
+    int dtype = d.outcome == AMP_OUTCOME_LOWERED ? (int)d.dtype : -1;
+    if (dtype >= 0) {
+        enum amp_cpu_gate gate =
+            amp_cpu_gate((enum amp_lowp_dtype)dtype, c->madds, explicit_request);
+        if (gate != AMP_CPU_LOWER) {
+            outcome = amp_outcome_counter(amp_cpu_gate_outcome(gate));
+            dtype = -1;
+        }
+    }
+    if (dtype < 0) {
+        amp_count(t, hook, outcome, 1);
+        *lowered = outcome == AMP_CTL_PASSTHROUGH ? -1 : 0;
+        return real(prim, stream, nargs, args);
+    }
+    struct amp_dnnl_audit_result a = {NULL, 0, 0};
+    int ran = AMP_DNNL_AUDIT_LOWER;
+    if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)))
+        ran = amp_dnnl_audit(c, t, dtype, real, prim, stream, nargs, args, &a);
+    if (ran == AMP_DNNL_AUDIT_AS_MADE) {
+        amp_count(t, hook, amp_audit_keeps_fp32(a.site) ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);
+        return real(prim, stream, nargs, args);
+    }
+    if (ran == AMP_DNNL_AUDIT_LOWER) {
+        ran = amp_dnnl_twin_run(c, t, dtype, real, stream, nargs, args, &a.converted);
+        if (ran == 0) {
+            amp_audit_ran_lowered(a.site, 2 * c->madds);
+            *lowered = 1;
+        }
+    } else if (ran == AMP_DNNL_AUDIT_RAN) {
+        *audited = 1;
+    }
+    if (ran == 0) { /* the twin ran (and, audited, the primitive as made after it) */
+        amp_count(t, hook, AMP_CTL_NATIVE, 1);
+        amp_count(t, hook, AMP_CTL_CONVERTED, a.converted);
+        amp_count(t, hook, outcome, 1);
+        return a.rc; /* dnnl_success, or the audited primitive's own answer */
+    }
+    if (ran == AMP_DNNL_NO_KERNEL) {
+        outcome = AMP_CTL_NOUNITS;
+        if (explicit_request)
+            amp_refuse_explicit(hook, dtype, "oneDNN has no native kernel for it on this CPU");
+    } else {
+        outcome = amp_not_lowered_after_all(outcome);
+    }
+    amp_count(t, hook, outcome, 1);
+    return real(prim, stream, nargs, args);
+}
 
 static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs, const void *args)
 {
@@ -23,42 +97,14 @@ static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs
     amp_dnnl_classify(prim, real, &c);
     if (c.hook < 0)
         return real(prim, stream, nargs, args);
-    enum amp_hook_id hook = (enum amp_hook_id)c.hook;
-    if (c.lowered) { /* lowered in its descriptor: it runs in bf16 as made */
-        amp_count(t, hook, AMP_CTL_NATIVE, 1);
-        amp_count(t, hook, AMP_CTL_LOWERED, 1);
-        return real(prim, stream, nargs, args);
-    }
-    enum amp_ctl_counter outcome;
-    int explicit_request;
-    int dtype = amp_decide_lower_unaudited(t, AMP_DEVICE_CPU, hook, 0, &outcome, &explicit_request);
-    if (dtype >= 0) {
-        enum amp_cpu_gate gate =
-            amp_cpu_gate((enum amp_lowp_dtype)dtype, c.madds, explicit_request);
-        if (gate != AMP_CPU_LOWER) {
-            outcome = amp_outcome_counter(amp_cpu_gate_outcome(gate));
-            dtype = -1;
-        }
-    }
-    uint64_t converted = 0;
-    if (dtype >= 0) {
-        int ran = amp_dnnl_twin_run(&c, t, dtype, real, stream, nargs, args, &converted);
-        if (ran == 0) {
-            amp_count(t, hook, AMP_CTL_NATIVE, 1);
-            amp_count(t, hook, AMP_CTL_CONVERTED, converted);
-            amp_count(t, hook, outcome, 1);
-            return 0; /* dnnl_success */
-        }
-        if (ran == AMP_DNNL_NO_KERNEL) {
-            outcome = AMP_CTL_NOUNITS;
-            if (explicit_request)
-                amp_refuse_explicit(hook, dtype, "oneDNN has no native kernel for it on this CPU");
-        } else {
-            outcome = amp_not_lowered_after_all(outcome);
-        }
-    }
-    amp_count(t, hook, outcome, 1);
-    return real(prim, stream, nargs, args);
+    /* Every AMPSHIM_CPU_TIMING_SAMPLE-th classified call is timed, as the
+     * BLAS hooks' are: its wall time and flops go to its row's CPU time. */
+    uint64_t t0 = amp_unlikely(amp_cpu_timing_due()) ? amp_now_ns() : 0;
+    int lowered, audited;
+    int rc = run(&c, t, real, prim, stream, nargs, args, &lowered, &audited);
+    if (amp_unlikely(t0) && !audited && lowered >= 0 && c.madds < 1e299)
+        amp_cpu_time_record((enum amp_hook_id)c.hook, 2 * c.madds, amp_now_ns() - t0, lowered);
+    return rc;
 }
 
 #define AMP_DEFINE_EXECUTE(sym, ...)                                                               \

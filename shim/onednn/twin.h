@@ -14,12 +14,14 @@
 
 /* A primitive being executed, as far as the policy needs it. */
 struct amp_dnnl_call {
-    int hook;       /* its primitive row (dnnl_convolution_2d_forward, ...), or -1 when
+    int hook;         /* its primitive row (dnnl_convolution_2d_forward, ...), or -1 when
                       ampshim never lowers it (reorders, eltwise, not fp32, not a CPU
                       engine, not oneDNN 2.x) */
-    double madds;   /* multiply-adds, for the size rule */
-    const void *pd; /* its primitive descriptor */
-    int lowered;    /* a convolution whose descriptor the shim lowered for a listed caller
+    double madds;     /* multiply-adds, for the size rule */
+    int64_t shape[3]; /* as a product, for the audit's table: rows and columns of the
+                         large side (forward: dst) and the multiply-adds per element */
+    const void *pd;   /* its primitive descriptor */
+    int lowered;      /* a convolution whose descriptor the shim lowered for a listed caller
                        (amp_dnnl_desc_lower): it is run as made, counted lowered */
 };
 
@@ -71,6 +73,19 @@ int amp_dnnl_desc_lower(void *desc, int dir, int dtype);
 int amp_dnnl_desc_unlowered(const void *op_desc, void *fp32, size_t fp32_size);
 /* The size fp32 must have: a oneDNN 2.x convolution descriptor. */
 size_t amp_dnnl_conv_desc_size(void);
+
+/* The memory a call of c writes (its direction's outputs: dst, diff_src,
+ * diff_weights and diff_bias where the call passes one), for the audit
+ * (shim/onednn/primitive_audit.c) to keep aside and compare, padding
+ * included. Returns how many, or -1 when one is not fp32 memory whose
+ * pointer oneDNN gives (or c has no twin). */
+#define AMP_DNNL_OUTPUTS_MAX 2
+struct amp_dnnl_output {
+    float *p;
+    size_t elems;
+};
+int amp_dnnl_outputs(const struct amp_dnnl_call *c, int nargs, const void *args,
+                     struct amp_dnnl_output out[AMP_DNNL_OUTPUTS_MAX]);
 
 /* fork's share: the twin cache's lock. */
 void amp_dnnl_atfork(enum amp_fork_phase phase);

@@ -65,7 +65,9 @@
     X(dnnl_primitive_create)                                                                       \
     X(dnnl_primitive_destroy)                                                                      \
     X(dnnl_memory_create)                                                                          \
-    X(dnnl_memory_destroy)
+    X(dnnl_memory_destroy)                                                                         \
+    X(dnnl_memory_get_memory_desc)                                                                 \
+    X(dnnl_memory_get_data_handle)
 
 static struct {
 #define AMP_X_FIELD(f) __typeof__(f) *f;
@@ -498,6 +500,7 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
 {
     c->hook = -1;
     c->lowered = 0;
+    c->shape[0] = c->shape[1] = c->shape[2] = 0;
     const_dnnl_primitive_desc_t pd;
     enum pkind k;
     enum dir d;
@@ -515,19 +518,22 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
                              *out = arg_md(pd, r->out[0]);
     if (!in0 || !in1 || !out)
         return;
+    int row = -1;
     if (k == P_CONV && low_type(in0->data_type) && low_type(in1->data_type) &&
         (out->data_type == dnnl_f32 || low_type(out->data_type))) {
-        c->hook = in0->ndims >= 3 && in0->ndims <= 5 ? lowered_row(pd, d, in0->ndims - 2) : -1;
-        c->lowered = c->hook >= 0;
-        return;
+        /* lowered in its descriptor: its row, sized below as any */
+        row = in0->ndims >= 3 && in0->ndims <= 5 ? lowered_row(pd, d, in0->ndims - 2) : -1;
+        if (row < 0)
+            return;
+    } else {
+        if (in0->data_type != dnnl_f32 || in1->data_type != dnnl_f32 || out->data_type != dnnl_f32)
+            return;
+        dnnl_engine_t engine;
+        dnnl_engine_kind_t ek;
+        if (dn.dnnl_primitive_desc_query(pd, dnnl_query_engine, 0, &engine) != dnnl_success ||
+            dn.dnnl_engine_get_kind(engine, &ek) != dnnl_success || ek != dnnl_cpu)
+            return;
     }
-    if (in0->data_type != dnnl_f32 || in1->data_type != dnnl_f32 || out->data_type != dnnl_f32)
-        return;
-    dnnl_engine_t engine;
-    dnnl_engine_kind_t ek;
-    if (dn.dnnl_primitive_desc_query(pd, dnnl_query_engine, 0, &engine) != dnnl_success ||
-        dn.dnnl_engine_get_kind(engine, &ek) != dnnl_success || ek != dnnl_cpu)
-        return;
     /* Multiply-adds: every element of the large side (forward dst, the
      * backward passes' diff_dst; a deconvolution's src) meets one filter
      * slice: the weights over their output channels (over their input
@@ -546,7 +552,48 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
     } else {
         c->madds = elems(y) * (double)src->dims[src->ndims - 1];
     }
-    c->hook = rows[k][d][rank - 1];
+    /* Its shape as the product it is: rows by columns of the large side
+     * (channels, a matmul's last dimension) by the multiply-adds each
+     * element takes. */
+    double ys = elems(y);
+    int64_t cols = y->dims[k == P_MATMUL ? y->ndims - 1 : 1];
+    c->shape[1] = cols > 0 ? cols : 1;
+    c->shape[0] = (int64_t)(ys / (double)c->shape[1]);
+    c->shape[2] = ys > 0 ? (int64_t)(c->madds / ys + 0.5) : 0;
+    c->hook = row >= 0 ? row : rows[k][d][rank - 1];
+    c->lowered = row >= 0;
+}
+
+int amp_dnnl_outputs(const struct amp_dnnl_call *c, int nargs, const void *args_,
+                     struct amp_dnnl_output out[AMP_DNNL_OUTPUTS_MAX])
+{
+    const dnnl_exec_arg_t *args = args_;
+    enum pkind k;
+    enum dir d;
+    if (c->hook < 0 || c->lowered || !c->pd || kind_of(c->pd, &k, &d) < 0 || k == P_RNN)
+        return -1;
+    int n = 0;
+    for (int i = 0; i < 2; i++) {
+        int arg = roles_of[d].out[i];
+        if (!arg)
+            continue;
+        dnnl_memory_t mem = NULL;
+        for (int a = 0; a < nargs; a++)
+            if (args[a].arg == arg)
+                mem = args[a].memory;
+        if (!mem) /* an optional output (diff_bias) the call does not ask for */
+            continue;
+        const dnnl_memory_desc_t *md = NULL;
+        void *p = NULL;
+        if (n == AMP_DNNL_OUTPUTS_MAX || dn.dnnl_memory_get_memory_desc(mem, &md) != dnnl_success ||
+            !md || md->data_type != dnnl_f32 ||
+            dn.dnnl_memory_get_data_handle(mem, &p) != dnnl_success || !p)
+            return -1;
+        out[n].p = p;
+        out[n].elems = dn.dnnl_memory_desc_get_size(md) / sizeof(float);
+        n++;
+    }
+    return n;
 }
 
 /* ---- twins ---- */
@@ -1041,6 +1088,13 @@ int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int d
 {
     (void)c, (void)t, (void)dtype, (void)real_execute, (void)stream, (void)nargs, (void)args;
     *converted = 0;
+    return -1;
+}
+
+int amp_dnnl_outputs(const struct amp_dnnl_call *c, int nargs, const void *args,
+                     struct amp_dnnl_output out[AMP_DNNL_OUTPUTS_MAX])
+{
+    (void)c, (void)nargs, (void)args, (void)out;
     return -1;
 }
 

@@ -13,6 +13,10 @@
  *                         reference: the fp32 primitive run directly on
  *                         inputs rounded to bf16 (RNE); skipped (77) on a
  *                         CPU where oneDNN has no native bf16 kernel
+ *   onednn_check audited  under AMPSHIM_AUDIT=1 (or auto on probation): each
+ *                         call's twin runs (its native counter moves) and
+ *                         the program keeps the result as made, bit for
+ *                         bit the direct one; skipped as lowered is
  *   onednn_check same     each call's result equals the direct one bit for
  *                         bit (AMPSHIM_ENABLE=0, a passthrough policy, an
  *                         fp32 region, a CPU or ISA limit without bf16
@@ -48,7 +52,7 @@ typedef dnnl_status_t (*exec_fn)(const_dnnl_primitive_t, dnnl_stream_t, int,
                                  const dnnl_exec_arg_t *);
 static exec_fn direct_execute;
 static dnnl_engine_t engine;
-static int mode_lowered, lower_deconv,
+static int mode_lowered, mode_audited, lower_deconv,
     counted;                 /* counted: one thread, so counter deltas are its own */
 static _Atomic int n_checks; /* failures: tests/check.h's */
 
@@ -338,8 +342,13 @@ static void check_case(int ci, enum dir d, dnnl_stream_t s)
     unsigned long long ran = native_count(sym) - before;
     int bad = 0;
     if (!expect_lowered) {
+        /* audited: the twin ran too (its native count), and the program
+         * kept the primitive's own result */
+        int twin = mode_audited && (c->kind != dnnl_deconvolution || lower_deconv);
+        int twin_optional = twin && ((c->may_run_as_made >> d) & 1);
         run(&p, direct_execute, s, init);
-        bad = memcmp(got, p.out->data, n * sizeof(float)) != 0 || (counted && ran != 0);
+        bad = memcmp(got, p.out->data, n * sizeof(float)) != 0 ||
+              (counted && !twin_optional && (ran != 0) != twin);
         if (bad)
             fprintf(stderr, "%s %s: not the direct result bit for bit (native %llu)\n", c->name,
                     dir_names[d], ran);
@@ -418,12 +427,14 @@ static void run_all(int threads)
 int main(int argc, char **argv)
 {
     int threads = 1, do_fork = 0;
-    if (argc < 2 || (strcmp(argv[1], "lowered") && strcmp(argv[1], "same"))) {
-        fprintf(stderr,
-                "usage: onednn_check lowered|same [--threads N] [--fork] [--lower-deconv]\n");
+    if (argc < 2 ||
+        (strcmp(argv[1], "lowered") && strcmp(argv[1], "same") && strcmp(argv[1], "audited"))) {
+        fprintf(stderr, "usage: onednn_check lowered|same|audited [--threads N] [--fork] "
+                        "[--lower-deconv]\n");
         return 2;
     }
     mode_lowered = strcmp(argv[1], "lowered") == 0;
+    mode_audited = strcmp(argv[1], "audited") == 0;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
             threads = atoi(argv[++i]);
@@ -446,7 +457,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "onednn_check: not under ampshim\n");
         return 1;
     }
-    if (mode_lowered) {
+    if (mode_lowered || mode_audited) {
         /* Skip where oneDNN has no native bf16 convolution on this CPU. */
         dnnl_memory_desc_t a, b, c;
         dnnl_dims_t d2 = {64, 64};

@@ -1,0 +1,105 @@
+/* The accuracy audit of a lowered oneDNN primitive (AMPSHIM_AUDIT,
+ * ampshim(7) AUDIT): the call run twice on the program's own arguments,
+ * its twin first (as it would have run lowered), then the program's
+ * primitive as made, and the outputs compared as a BLAS call's are
+ * (shim/cpu/blas_audit.c). Both runs write the program's output memory, the
+ * only place either can write: what it held before the call is kept aside
+ * and put back between the runs (a sum post-op reads it), and the twin's
+ * output kept aside to be compared. That shadow memory, twice the outputs'
+ * (padding included), is taken for the call; without it the call is not
+ * audited. The program keeps the fp32 result, the lowered one with follow. */
+#include "shim/onednn/primitive_audit.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/decide.h"
+#include "runtime/log.h"
+#include "shim/cpu/blas_plan.h"
+
+/* Copies the outputs into a compact buffer (out = 1), or back (out = 0). */
+static void copy_outputs(const struct amp_dnnl_output *o, int n, float *compact, int out)
+{
+    for (int i = 0; i < n; compact += o[i].elems, i++)
+        if (out)
+            memcpy(compact, o[i].p, o[i].elems * sizeof(float));
+        else
+            memcpy(o[i].p, compact, o[i].elems * sizeof(float));
+}
+
+static void compare(struct amp_audit_site *site, const struct amp_dnnl_output *o, int n,
+                    const float *lowered, uint64_t ns_lowered, uint64_t ns_fp32)
+{
+    struct amp_audit_sums sums = {0};
+    struct amp_audit_result r = {0};
+    r.ns_lowered = ns_lowered;
+    r.ns_fp32 = ns_fp32;
+    const float *at = lowered;
+    for (int i = 0; i < n; at += o[i].elems, i++)
+        amp_audit_sum(&sums, at, o[i].p, (int64_t)o[i].elems);
+    at = lowered;
+    for (int i = 0; i < n; at += o[i].elems, i++)
+        r.elem_max = amp_audit_elem_max(&sums, at, o[i].p, (int64_t)o[i].elems, r.elem_max);
+    r.err = amp_audit_relative_error(&sums);
+    r.nonfinite = sums.nonfinite;
+    amp_audit_record(site, &r);
+}
+
+int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
+                   amp_dnnl_execute_fn real, void *prim, void *stream, int nargs, const void *args,
+                   struct amp_dnnl_audit_result *r)
+{
+    enum amp_hook_id hook = (enum amp_hook_id)c->hook;
+    double flops = 2 * c->madds;
+    int audit_this;
+    r->site = amp_audit_enter(amp_tls_caller, hook, (enum amp_lowp_dtype)dtype, flops, c->shape,
+                              &audit_this);
+    r->rc = 0;
+    r->converted = 0;
+    /* AMPSHIM_AUDIT=auto: a call-site entry the user wrote wins (it
+     * reaches here when it lowers). */
+    if (amp_audit_auto() && amp_site_entry(t, AMP_DEVICE_CPU, hook, 0) != AMP_CAT_UNSET)
+        return AMP_DNNL_AUDIT_LOWER;
+    struct amp_dnnl_output out[AMP_DNNL_OUTPUTS_MAX];
+    int n = r->site && audit_this ? amp_dnnl_outputs(c, nargs, args, out) : -1;
+    size_t total = 0;
+    for (int i = 0; i < n; i++)
+        total += out[i].elems;
+    float *shadow = n > 0 && total && total <= SIZE_MAX / (2 * sizeof(float))
+                        ? malloc(2 * total * sizeof(float))
+                        : NULL;
+    if (!shadow) {
+        if (n > 0) {
+            static _Atomic int said;
+            if (!atomic_exchange(&said, 1))
+                amp_log(AMP_LOG_INFO, "audit: no memory for a primitive's shadow output; calls "
+                                      "without it are not audited");
+        }
+        return amp_audit_keeps_lowered(r->site) ? AMP_DNNL_AUDIT_LOWER : AMP_DNNL_AUDIT_AS_MADE;
+    }
+    float *before = shadow, *lowered = shadow + total;
+    copy_outputs(out, n, before, 1);
+    uint64_t mark = amp_now_ns();
+    int ran = amp_dnnl_twin_run(c, t, dtype, real, stream, nargs, args, &r->converted);
+    if (ran != 0) { /* nothing of the program's written */
+        free(shadow);
+        return ran;
+    }
+    amp_audit_test_slow_lowered();
+    uint64_t ns_lowered = amp_now_ns() - mark;
+    copy_outputs(out, n, lowered, 1);
+    copy_outputs(out, n, before, 0);
+    mark = amp_now_ns();
+    r->rc = real(prim, stream, nargs, args);
+    uint64_t ns_fp32 = amp_now_ns() - mark;
+    if (r->rc == 0) { /* dnnl_success */
+        compare(r->site, out, n, lowered, ns_lowered, ns_fp32);
+        if (amp_audit_follows()) {
+            copy_outputs(out, n, lowered, 0);
+            amp_audit_ran_lowered(r->site, flops);
+        }
+    }
+    free(shadow);
+    return AMP_DNNL_AUDIT_RAN;
+}
