@@ -5,6 +5,10 @@ size from its own object, so each is a call site of its own:
   tiny       numpy's matmul, 32 x 32 x 32 (cblas_sgemm from _multiarray_umath)
   crossover  scipy.linalg.blas.sgemm, 96 x 96 x 96 (sgemm_ from scipy's _fblas)
   large      torch.mm, 512 x 512 x 512 (sgemm_ from libtorch_cpu)
+  model      a small torch CNN's forward pass (three 3x3 convolutions, 3 to
+             128 channels over a batch of 8 64x64 images, then a linear
+             layer): its convolutions are oneDNN primitives, one call site
+             (dnnl_convolution_2d_forward from libtorch_cpu)
 
 run under: no shim (fp32); the shim with its size rule (the default);
 AMPSHIM_AUDIT=auto (each site decides by measured error and time); and, for
@@ -22,7 +26,7 @@ import sys
 
 from bench_util import cpu_line, plain_env
 
-SITES = [("tiny", 32, 4000), ("crossover", 96, 600), ("large", 512, 30)]
+SITES = [("tiny", 32, 4000), ("crossover", 96, 600), ("large", 512, 30), ("model", 0, 40)]
 
 
 def child(autocast):
@@ -34,13 +38,31 @@ def child(autocast):
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
     out = {}
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(),
+                          nn.Conv2d(32, 64, 3, padding=1, stride=2), nn.ReLU(),
+                          nn.Conv2d(64, 128, 3, padding=1, stride=2), nn.ReLU(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10)).eval()
+    images = torch.randn(8, 3, 64, 64)
     for name, n, calls in SITES:
+        if name == "model":
+            with torch.no_grad():
+                exact = model.double()(images.double()).numpy()
+                model.float()
         a = rng.standard_normal((n, n), dtype=np.float32)
         b = rng.standard_normal((n, n), dtype=np.float32)
-        exact = a.astype(np.float64) @ b.astype(np.float64)
+        if n:
+            exact = a.astype(np.float64) @ b.astype(np.float64)
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
 
         def product():
+            if name == "model":
+                with torch.no_grad():
+                    if autocast:
+                        with torch.autocast("cpu", dtype=torch.bfloat16):
+                            return model(images).float().numpy()
+                    return model(images).numpy()
             if name == "tiny":
                 return a @ b
             if name == "crossover":
@@ -69,14 +91,16 @@ def decisions(report):
     header = next((l.split() for l in lines if l.startswith("symbol ") and "lowered" in l), None)
     for l in lines:
         p = l.split()
-        if header and p and p[0] in ("cblas_sgemm", "sgemm_") and len(p) == len(header) - 0:
+        if header and p and p[0] in ("cblas_sgemm", "sgemm_", "dnnl_convolution_2d_forward") and \
+                len(p) == len(header):
             rows[p[0]] = dict(zip(header[3:], p[3:]))
     auto = {}
     for i, l in enumerate(lines):
         if l[:1].isdigit() and i + 1 < len(lines) and lines[i + 1].startswith("     |"):
-            who = l.split()[13] if len(l.split()) > 13 else "?"
-            auto[who.split(":")[0].split("+")[0].split(".")[0]] = (
-                l.split()[8], lines[i + 1][7:].split(",")[0])
+            p = l.split()
+            who = p[13] if len(p) > 13 else "?"
+            auto[(p[12], who.split(":")[0].split("+")[0].split(".")[0])] = (
+                p[8], lines[i + 1][7:].split(",")[0])
     return rows, auto
 
 
@@ -102,15 +126,16 @@ def main():
         last = r.stdout.strip().splitlines()[-1:] if r.returncode == 0 else []
         results.append((label, ast.literal_eval(last[0]) if last else {}, decisions(r.stderr)))
     symbols = {"tiny": ("cblas_sgemm", "_multiarray_umath"), "crossover": ("sgemm_", "_fblas"),
-               "large": ("sgemm_", "libtorch_cpu")}
-    print(f"{'site':24s}" + "".join(f"{label:>38s}" for label, _, _ in results))
+               "large": ("sgemm_", "libtorch_cpu"),
+               "model": ("dnnl_convolution_2d_forward", "libtorch_cpu")}
+    print(f"{'site':24s}" + "".join(f"{label:>39s}" for label, _, _ in results))
     for name, n, _ in SITES:
-        row = f"{name + ' ' + str(n) + '^3':24s}"
+        row = f"{name + (' ' + str(n) + '^3' if n else ' (CNN)'):24s}"
         for label, res, (rows, auto) in results:
             err, us = res.get(name, (float("nan"), float("nan")))
             sym, obj = symbols[name]
-            if label.startswith("AMPSHIM_AUDIT") and obj in auto:
-                speed, state = auto[obj]
+            if label.startswith("AMPSHIM_AUDIT") and (sym, obj) in auto:
+                speed, state = auto[(sym, obj)]
                 what = f"{state} {speed}"
             elif label.startswith("AMPSHIM_AUDIT"):
                 what = "small"  # below the size rule: never lowered, so never audited
@@ -119,10 +144,12 @@ def main():
                 what = "lowered" if c.get("lowered", "0") != "0" else "small" if c.get(
                     "small", "0") != "0" else "as made"
             else:
-                what = "bf16" if label.startswith("torch") and name == "large" else "fp32"
-            row += f"  {err:8.1e} {us:9.1f}us {what[:16]:>16s}"
+                what = "bf16" if label.startswith("torch") and name in ("large", "model") \
+                    else "fp32"
+            row += f"  {err:8.1e} {us:9.1f}us {what[:17]:>17s}"
         print(row)
-    print("(the size rule's and auto's decisions are per symbol and per site: sgemm_ is two sites)")
+    print("(the size rule's and auto's decisions are per symbol and per site: sgemm_ is two sites;"
+          " the model's time is per forward pass, its error the logits')")
 
 
 if __name__ == "__main__":
