@@ -28,7 +28,8 @@
 static int json;
 
 static const char usage_text[] = "usage: ampctl [--json] VERB [ARGS]\n"
-                                 "  run [--dtype D] [--policy P] [--report] -- CMD [ARGS...]\n"
+                                 "  run [--dtype D] [--policy P] [--report] [--] CMD [ARGS...]\n"
+                                 "  which\n"
                                  "  ps\n"
                                  "  status PID\n"
                                  "  enable PID [--thread TID|NAME]\n"
@@ -39,7 +40,8 @@ static const char usage_text[] = "usage: ampctl [--json] VERB [ARGS]\n"
                                  "  audit PID [--policy] [--tolerance X]\n"
                                  "  policy [--device cpu|cuda] [--explain SYMBOL]\n"
                                  "  settings [--man]\n"
-                                 "  gc\n";
+                                 "  gc\n"
+                                 "  --version\n";
 
 static int usage(const char *why)
 {
@@ -567,7 +569,11 @@ static int verb_policy(int argc, char **argv)
 }
 
 /* The shim: the build tree's when ampctl runs from there, else the installed one. */
-static int find_shim(char *out, size_t outlen)
+/* libampshim.so (or another library of the install, by name) for this
+ * ampctl: beside its build tree (tools/ampctl/ampctl in the build
+ * directory), in its own install wherever that is (bindir/../libdir: an
+ * install moved or staged with DESTDIR), then in the configured libdir. */
+static int find_library(const char *name, char *out, size_t outlen)
 {
     char self[4096];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -576,13 +582,55 @@ static int find_shim(char *out, size_t outlen)
         char *slash = strrchr(self, '/');
         if (slash) {
             *slash = '\0';
-            snprintf(out, outlen, "%s/../../libampshim.so", self);
-            if (access(out, R_OK) == 0)
-                return 0;
+            const char *relative[] = {"../..", AMPSHIM_BIN_TO_LIB};
+            for (size_t i = 0; i < sizeof relative / sizeof *relative; i++) {
+                char path[8400];
+                snprintf(path, sizeof path, "%s/%s/%s", self, relative[i], name);
+                if (access(path, R_OK) == 0 && realpath(path, out) && strlen(out) < outlen)
+                    return 0;
+            }
         }
     }
-    snprintf(out, outlen, "%s/libampshim.so", AMPSHIM_LIBDIR);
+    snprintf(out, outlen, "%s/%s", AMPSHIM_LIBDIR, name);
     return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+static int find_shim(char *out, size_t outlen)
+{
+    return find_library("libampshim.so", out, outlen);
+}
+
+/* Where the preload library and the audit module are: for scripts and for
+ * LD_PRELOAD from a prefix the loader does not search. */
+static int verb_which(int argc)
+{
+    if (argc)
+        return usage("which takes no arguments");
+    char shim[4200], audit[4200];
+    int have_shim = find_shim(shim, sizeof shim) == 0;
+    int have_audit = find_library("libampshim-audit.so", audit, sizeof audit) == 0;
+    if (json) {
+        printf("{\"libampshim\": ");
+        if (have_shim)
+            amp_json_string(stdout, shim);
+        else
+            fputs("null", stdout);
+        printf(", \"audit\": ");
+        if (have_audit)
+            amp_json_string(stdout, audit);
+        else
+            fputs("null", stdout);
+        printf("}\n");
+    } else {
+        if (have_shim)
+            printf("%s\n", shim);
+        if (have_audit)
+            printf("%s\n", audit);
+    }
+    if (!have_shim)
+        return failure("cannot find libampshim.so (looked beside ampctl and in %s)%s",
+                       AMPSHIM_LIBDIR, "");
+    return 0;
 }
 
 /* LD_PRELOAD splits its value at spaces and colons: a shim whose path has
@@ -655,8 +703,10 @@ static int verb_settings(int argc, char **argv)
 
 static int verb_run(int argc, char **argv)
 {
+    /* Options, then the command: after "--", or at the first word that is
+     * not one of run's options (as env, perf and valgrind take it). */
     int i = 0;
-    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    for (; i < argc && strcmp(argv[i], "--") != 0 && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "--dtype") == 0 && i + 1 < argc)
             setenv("AMPSHIM_DTYPE", argv[++i], 1);
         else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc)
@@ -664,10 +714,12 @@ static int verb_run(int argc, char **argv)
         else if (strcmp(argv[i], "--report") == 0)
             setenv("AMPSHIM_REPORT", "1", 1);
         else
-            return usage("run takes [--dtype D] [--policy P] [--report] -- CMD [ARGS...]");
+            return usage("run takes [--dtype D] [--policy P] [--report] [--] CMD [ARGS...]");
     }
-    if (i + 1 >= argc)
-        return usage("run needs -- CMD");
+    if (i < argc && strcmp(argv[i], "--") == 0)
+        i++;
+    if (i >= argc)
+        return usage("run needs a command: ampctl run [OPTIONS] [--] CMD [ARGS...]");
     char found[4200], shim[4200], preload[8400];
     if (find_shim(found, sizeof found) < 0)
         return failure("cannot find libampshim.so (looked beside ampctl's build tree and in %s)%s",
@@ -681,16 +733,20 @@ static int verb_run(int argc, char **argv)
     const char *old = getenv("LD_PRELOAD");
     snprintf(preload, sizeof preload, "%s%s%s", old ? old : "", old && *old ? " " : "", shim);
     setenv("LD_PRELOAD", preload, 1);
-    execvp(argv[i + 1], argv + i + 1);
-    return failure("cannot run %s: %s", argv[i + 1], strerror(errno));
+    execvp(argv[i], argv + i);
+    return failure("cannot run %s: %s", argv[i], strerror(errno));
 }
 
 int main(int argc, char **argv)
 {
-    /* --json may stand anywhere before "--". */
+    /* --json may stand anywhere before "--" or run's command (whose own
+     * arguments are never read). */
     int n = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
+        int run_command =
+            n >= 1 && strcmp(argv[1], "run") == 0 && argv[i][0] != '-' &&
+            !(n >= 2 && (strcmp(argv[n], "--dtype") == 0 || strcmp(argv[n], "--policy") == 0));
+        if (strcmp(argv[i], "--") == 0 || run_command) {
             while (i < argc)
                 argv[++n] = argv[i++];
             break;
@@ -708,6 +764,14 @@ int main(int argc, char **argv)
     char **vargv = argv + 2;
     if (strcmp(verb, "run") == 0)
         return verb_run(vargc, vargv);
+    if (strcmp(verb, "which") == 0)
+        return verb_which(vargc);
+    if (strcmp(verb, "--version") == 0 || strcmp(verb, "version") == 0) {
+        char shim[4200];
+        printf("ampctl %s (libampshim.so: %s)\n", AMPSHIM_VERSION_TEXT,
+               find_shim(shim, sizeof shim) == 0 ? shim : "not found");
+        return 0;
+    }
     if (strcmp(verb, "ps") == 0)
         return vargc ? usage("ps takes no arguments") : scan_blocks();
     if (strcmp(verb, "gc") == 0) {
