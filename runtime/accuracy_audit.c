@@ -12,7 +12,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runtime/log.h"
@@ -313,17 +312,9 @@ void amp_audit_test_slow_lowered(void)
         atomic_store_explicit(&left, n > 0 ? n : 0, memory_order_relaxed);
     }
     if (n > 0 && atomic_fetch_sub_explicit(&left, 1, memory_order_relaxed) > 0) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        struct timespec until = {now.tv_sec, now.tv_nsec + 20000000};
-        if (until.tv_nsec >= 1000000000) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000;
-        }
-        do /* busy, as a slow kernel is */
-            clock_gettime(CLOCK_MONOTONIC, &now);
-        while (now.tv_sec < until.tv_sec ||
-               (now.tv_sec == until.tv_sec && now.tv_nsec < until.tv_nsec));
+        uint64_t until = amp_now_ns() + 20000000;
+        while (amp_now_ns() < until) /* busy, as a slow kernel is */
+            ;
     }
 }
 

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "loader/loader.h"
 #include "runtime/callers.h"
@@ -196,6 +197,32 @@ static inline void amp_count(struct amp_thread *t, enum amp_hook_id hook,
 
 /* Sums of every thread's counters, live and exited, for one hook. */
 void amp_counters_total(enum amp_hook_id hook, uint64_t out[AMP_CTL_COUNTERS]);
+
+/* Monotonic nanoseconds (the vDSO's clock: about 20 ns). */
+static inline uint64_t amp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The CPU hooks' sampled wall time (AMPSHIM_CPU_TIMING_SAMPLE): whether
+ * this call of the thread is one to time, every Nth call that reaches a
+ * hook's slow path (a pass-through's fast path is never timed and pays
+ * nothing for it; the BLAS hooks and the oneDNN primitives share the
+ * thread's tick) ... */
+extern __thread uint32_t amp_cpu_timing_tick __attribute__((tls_model("initial-exec")));
+static inline int amp_cpu_timing_due(void)
+{
+    if (amp_likely(++amp_cpu_timing_tick < amp_live_load(&amp_rt.cfg.cpu_timing_sample)))
+        return 0;
+    amp_cpu_timing_tick = 0;
+    return 1;
+}
+
+/* ... and a timed call's wall time and flops (0: not known) added to its
+ * hook's row of the block, lowered or as made (out of line: one call in N). */
+void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int lowered);
 
 
 /* Recomputes amp_rt.category from the configuration. */

@@ -267,23 +267,6 @@ int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, ch
     return ok && m && n && alpha != 0.0f;
 }
 
-__thread uint32_t amp_cpu_timing_tick __attribute__((tls_model("initial-exec")));
-
-void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int lowered)
-{
-    struct amp_ctl_block *b = amp_ctl;
-    if (!b)
-        return;
-    uint64_t f = flops > 0 ? (uint64_t)flops : 0;
-    _Atomic uint64_t *row = b->cpu_time[hook][amp_cpu_time_class(f)];
-    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_NS_LOWERED : AMP_CPU_NS_MADE], ns,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_TIMED_LOWERED : AMP_CPU_TIMED_MADE], 1,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_FLOPS_LOWERED : AMP_CPU_FLOPS_MADE], f,
-                              memory_order_relaxed);
-}
-
 void amp_cpu_time_add(const struct amp_blas_call *c)
 {
     amp_cpu_time_record(c->hook, c->flops, amp_now_ns() - c->t0,

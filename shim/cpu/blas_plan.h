@@ -81,31 +81,9 @@ struct amp_blas_call {
     uint64_t t0;
 };
 
-/* Monotonic nanoseconds (the vDSO's clock: about 20 ns). */
-static inline uint64_t amp_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Whether this call of the thread is one to time: every
- * AMPSHIM_CPU_TIMING_SAMPLE-th call that reaches a hook's slow path (a
- * pass-through's fast path is never timed and pays nothing for it). */
-extern __thread uint32_t amp_cpu_timing_tick __attribute__((tls_model("initial-exec")));
-static inline int amp_cpu_timing_due(void)
-{
-    if (amp_likely(++amp_cpu_timing_tick < amp_live_load(&amp_rt.cfg.cpu_timing_sample)))
-        return 0;
-    amp_cpu_timing_tick = 0;
-    return 1;
-}
-
-/* Adds a timed call's wall time and flops to its hook's row of the block,
- * lowered or as made (out of line: one call in N); amp_cpu_time_record is
- * the same for any CPU hook (the oneDNN primitives'). */
+/* Adds a timed call's wall time and flops to its hook's row of the block
+ * (amp_cpu_time_record), lowered or as made. */
 void amp_cpu_time_add(const struct amp_blas_call *c);
-void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int lowered);
 
 /* The elements of line `line` of o the routine references: [*lo, *hi).
  * Returns 0 when there are none. */

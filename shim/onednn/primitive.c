@@ -14,27 +14,27 @@
 #include "runtime/decide.h"
 #include "runtime/export.h"
 #include "shim/cpu/blas_native.h"
-#include "shim/cpu/blas_plan.h"
 #include "shim/onednn/primitive_audit.h"
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
 
+/* How a call's sampled wall time counts: lowered, as made, or not at all
+ * (a pass-through, never timed as the BLAS hooks' fast path is not; an
+ * audited call, whose two runs the audit times). */
+enum timed { TIMED_MADE, TIMED_LOWERED, TIMED_NOT };
+
 /* Runs the classified call c: its twin when the policy and the gate lower
  * it (under the audit, as shim/onednn/primitive_audit.c says), else the
- * program's primitive as made. *lowered: whether the program got the twin's
- * result (-1: a pass-through, which is never timed, as the BLAS hooks'
- * fast path is not); *audited: whether it ran both ways (its runs are timed
- * there). */
+ * program's primitive as made; *timed says how its time counts. */
 static int run(const struct amp_dnnl_call *c, struct amp_thread *t, amp_dnnl_execute_fn real,
-               void *prim, void *stream, int nargs, const void *args, int *lowered, int *audited)
+               void *prim, void *stream, int nargs, const void *args, enum timed *timed)
 {
     enum amp_hook_id hook = (enum amp_hook_id)c->hook;
-    *lowered = 0;
-    *audited = 0;
+    *timed = TIMED_MADE;
     if (c->lowered) { /* lowered in its descriptor: it runs in bf16 as made */
         amp_count(t, hook, AMP_CTL_NATIVE, 1);
         amp_count(t, hook, AMP_CTL_LOWERED, 1);
-        *lowered = 1;
+        *timed = TIMED_LOWERED;
         return real(prim, stream, nargs, args);
     }
     struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, 0);
@@ -51,7 +51,7 @@ static int run(const struct amp_dnnl_call *c, struct amp_thread *t, amp_dnnl_exe
     }
     if (dtype < 0) {
         amp_count(t, hook, outcome, 1);
-        *lowered = outcome == AMP_CTL_PASSTHROUGH ? -1 : 0;
+        *timed = outcome == AMP_CTL_PASSTHROUGH ? TIMED_NOT : TIMED_MADE;
         return real(prim, stream, nargs, args);
     }
     struct amp_dnnl_audit_result a = {NULL, 0, 0};
@@ -66,10 +66,10 @@ static int run(const struct amp_dnnl_call *c, struct amp_thread *t, amp_dnnl_exe
         ran = amp_dnnl_twin_run(c, t, dtype, real, stream, nargs, args, &a.converted);
         if (ran == 0) {
             amp_audit_ran_lowered(a.site, 2 * c->madds);
-            *lowered = 1;
+            *timed = TIMED_LOWERED;
         }
     } else if (ran == AMP_DNNL_AUDIT_RAN) {
-        *audited = 1;
+        *timed = TIMED_NOT;
     }
     if (ran == 0) { /* the twin ran (and, audited, the primitive as made after it) */
         amp_count(t, hook, AMP_CTL_NATIVE, 1);
@@ -100,10 +100,11 @@ static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs
     /* Every AMPSHIM_CPU_TIMING_SAMPLE-th classified call is timed, as the
      * BLAS hooks' are: its wall time and flops go to its row's CPU time. */
     uint64_t t0 = amp_unlikely(amp_cpu_timing_due()) ? amp_now_ns() : 0;
-    int lowered, audited;
-    int rc = run(&c, t, real, prim, stream, nargs, args, &lowered, &audited);
-    if (amp_unlikely(t0) && !audited && lowered >= 0 && c.madds < 1e299)
-        amp_cpu_time_record((enum amp_hook_id)c.hook, 2 * c.madds, amp_now_ns() - t0, lowered);
+    enum timed timed;
+    int rc = run(&c, t, real, prim, stream, nargs, args, &timed);
+    if (amp_unlikely(t0) && timed != TIMED_NOT)
+        amp_cpu_time_record((enum amp_hook_id)c.hook, 2 * c.madds, amp_now_ns() - t0,
+                            timed == TIMED_LOWERED);
     return rc;
 }
 

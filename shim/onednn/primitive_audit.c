@@ -16,7 +16,6 @@
 
 #include "runtime/decide.h"
 #include "runtime/log.h"
-#include "shim/cpu/blas_plan.h"
 
 /* Copies the outputs into a compact buffer (out = 1), or back (out = 0). */
 static void copy_outputs(const struct amp_dnnl_output *o, int n, float *compact, int out)

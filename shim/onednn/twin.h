@@ -17,7 +17,8 @@ struct amp_dnnl_call {
     int hook;         /* its primitive row (dnnl_convolution_2d_forward, ...), or -1 when
                       ampshim never lowers it (reorders, eltwise, not fp32, not a CPU
                       engine, not oneDNN 2.x) */
-    double madds;     /* multiply-adds, for the size rule */
+    double madds;     /* multiply-adds, for the size rule and the CPU time (an RNN's are
+                         not counted: 1e300, past any size rule, a time with no flops) */
     int64_t shape[3]; /* as a product, for the audit's table: rows and columns of the
                          large side (forward: dst) and the multiply-adds per element */
     const void *pd;   /* its primitive descriptor */

@@ -22,12 +22,10 @@ as AMPSHIM_LOWER_MIN), each case in a child process:
   rounding (error past 1e-4 against float64); LAPACK's lstsq is untouched;
   cblas_ssyrk@_multiarray_umath*=fp32 gives fp32's answer back, bit for
   bit."""
-import ast
 import os
-import subprocess
 import sys
 
-from client_util import Checker, shim_loaded, shim_stat as counter
+from client_util import Checker, measure_child, shim_loaded, shim_stat as counter
 
 
 def measure(case):
@@ -87,15 +85,7 @@ simulated = {"AMPSHIM_CPU_KERNEL": "emulate", "AMPSHIM_LOWER_MIN": str(96 ** 3)}
 
 
 def run(case, shim=True, **settings):
-    env = dict(base, **settings)
-    if not shim:
-        env.pop("LD_PRELOAD", None)
-    r = subprocess.run([sys.executable, __file__, "--measure", case], env=env,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stderr)
-        return {}
-    return ast.literal_eval(r.stdout.strip().splitlines()[-1])
+    return measure_child(__file__, case, base, shim, **settings)[0]
 
 
 plain = run("qr", shim=False)

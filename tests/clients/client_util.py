@@ -33,6 +33,23 @@ def shim_stat(symbol, which):
                           None, 0) == 0 else -1
 
 
+def measure_child(script, arg, base, shim=True, **settings):
+    """Runs `script --measure ARG` in a child with the environment base
+    plus settings (without LD_PRELOAD when not shim); returns the Python
+    literal its last line prints ({} when it failed, its stderr printed)
+    and its stderr (the shim's report)."""
+    import ast
+    env = dict(base, **settings)
+    if not shim:
+        env.pop("LD_PRELOAD", None)
+    r = subprocess.run([sys.executable, script, "--measure", str(arg)], env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        print(r.stderr)
+        return {}, r.stderr
+    return ast.literal_eval(r.stdout.strip().splitlines()[-1]), r.stderr
+
+
 def round_bf16(x):
     """fp32 array rounded to bf16 (round to nearest even), kept as fp32."""
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)

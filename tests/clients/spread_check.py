@@ -15,14 +15,12 @@ process:
   fp32? yes, and the policy it writes keeps the site fp32;
 - AMPSHIM_AUDIT=auto: the site goes to fp32 on the evidence, the answer is
   the no-shim one."""
-import ast
 import hashlib
 import os
-import subprocess
 import sys
 import tempfile
 
-from client_util import Checker, shim_loaded, shim_stat as counter
+from client_util import Checker, measure_child, shim_loaded, shim_stat as counter
 
 
 def measure(offset):
@@ -59,15 +57,7 @@ simulated = {"AMPSHIM_CPU_KERNEL": "emulate", "AMPSHIM_LOWER_MIN": str(96 ** 3)}
 
 
 def run(offset, shim=True, **settings):
-    env = dict(base, **settings)
-    if not shim:
-        env.pop("LD_PRELOAD", None)
-    r = subprocess.run([sys.executable, __file__, "--measure", str(offset)], env=env,
-                       capture_output=True, text=True)
-    if r.returncode != 0 or not r.stdout.strip():
-        print(r.stderr)
-        return {}, r.stderr
-    return ast.literal_eval(r.stdout.strip().splitlines()[-1]), r.stderr
+    return measure_child(__file__, offset, base, shim, **settings)
 
 
 def wrong(got, want):
