@@ -21,7 +21,8 @@ struct amp_audit_result {
                               not measured (a device call) */
     uint64_t nonfinite; /* elements Inf or NaN lowered and finite in fp32 */
     int nonfinite_call; /* lowering made Inf or NaN (elements may be unknown) */
-    /* Wall time of the two runs (0: not timed, a device call). */
+    /* Wall time of the two runs (0: not timed: a device call, a oneDNN call
+     * that made its twin) */
     uint64_t ns_lowered, ns_fp32;
 };
 

@@ -63,7 +63,8 @@ static int run(const struct amp_dnnl_call *c, struct amp_thread *t, amp_dnnl_exe
         return real(prim, stream, nargs, args);
     }
     if (ran == AMP_DNNL_AUDIT_LOWER) {
-        ran = amp_dnnl_twin_run(c, t, dtype, real, stream, nargs, args, &a.converted);
+        int built;
+        ran = amp_dnnl_twin_run(c, t, dtype, real, stream, nargs, args, &a.converted, &built);
         if (ran == 0) {
             amp_audit_ran_lowered(a.site, 2 * c->madds);
             *timed = TIMED_LOWERED;

@@ -41,14 +41,13 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
 /* Runs c's twin in dtype (AMP_DTYPE_BF16 or AMP_DTYPE_FP16) on the
  * program's stream and arguments: its inputs converted into t's scratch by
  * oneDNN reorders, the twin writing the program's outputs. Returns 0 when
- * it ran (*converted: elements converted), else -1 with nothing of the
- * program's written: no twin for this primitive (oneDNN has no native kernel
- * for it here, an attribute the twin cannot copy), no scratch, a failure. */
+ * it ran (*converted: elements converted; *built: 1 when this call made the
+ * twin, oneDNN's kernel generation then part of its time), else, with
+ * nothing of the program's written, AMP_DNNL_NO_KERNEL (no native kernel
+ * here) or -1 (an attribute the twin cannot copy, no scratch, a failure). */
 int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
                       amp_dnnl_execute_fn real_execute, void *stream, int nargs, const void *args,
-                      uint64_t *converted);
-/* (-1 with nothing of the program's written: an attribute the twin cannot
- * copy, no scratch, a failure; AMP_DNNL_NO_KERNEL: no native kernel here.) */
+                      uint64_t *converted, int *built);
 
 /* Lowering in the descriptor (for the callers of policy/data/onednn_callers.txt):
  * after the program's convolution descriptor function filled desc for

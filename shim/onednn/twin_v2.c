@@ -932,9 +932,10 @@ void amp_dnnl_atfork(enum amp_fork_phase phase)
 /* The twin for key (made if new), marked running; NULL if it has none
  * (*refused: -1, or AMP_DNNL_NO_KERNEL). */
 static struct twin *twin_take(const struct amp_dnnl_call *c, const struct key *key, enum pkind k,
-                              enum dir d, const union op_desc *op, int *refused)
+                              enum dir d, const union op_desc *op, int *refused, int *built)
 {
     *refused = -1;
+    *built = 0;
     uint64_t h = hash_bytes(key, sizeof *key);
     struct amp_quiet quiet;
     struct twin *tw = NULL;
@@ -956,8 +957,9 @@ static struct twin *twin_take(const struct amp_dnnl_call *c, const struct key *k
         char why[160] = "";
         tw->key = *key;
         tw->hash = h;
-        int built = build(tw, c->pd, k, d, op, why, sizeof why);
-        tw->state = built == 0 ? 1 : built;
+        int made = build(tw, c->pd, k, d, op, why, sizeof why);
+        tw->state = made == 0 ? 1 : made;
+        *built = 1;
         if (tw->state < 0 && !__atomic_exchange_n(&told[c->hook], 1, __ATOMIC_RELAXED)) {
             amp_log(AMP_LOG_INFO, "%s in %s: no native twin (%s); such calls run as made in fp32%s",
                     amp_hook_names[c->hook], amp_dtype_names[key->dtype],
@@ -1046,8 +1048,9 @@ out:
 
 int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
                       amp_dnnl_execute_fn real_execute, void *stream, int nargs, const void *args,
-                      uint64_t *converted)
+                      uint64_t *converted, int *built)
 {
+    *built = 0;
     if (dtype != AMP_DTYPE_BF16 && dtype != AMP_DTYPE_FP16)
         return -1;
     struct key key;
@@ -1063,7 +1066,7 @@ int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int d
         return -1;
     }
     int refused;
-    struct twin *tw = twin_take(c, &key, k, d, op, &refused);
+    struct twin *tw = twin_take(c, &key, k, d, op, &refused, built);
     if (!tw)
         return refused;
     int ok = run(tw, t, real_execute, stream, nargs, args);
@@ -1084,10 +1087,11 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
 
 int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int dtype,
                       amp_dnnl_execute_fn real_execute, void *stream, int nargs, const void *args,
-                      uint64_t *converted)
+                      uint64_t *converted, int *built)
 {
     (void)c, (void)t, (void)dtype, (void)real_execute, (void)stream, (void)nargs, (void)args;
     *converted = 0;
+    *built = 0;
     return -1;
 }
 
