@@ -149,6 +149,21 @@ static void note_shape(struct amp_audit_site *s, const int64_t shape[3])
         atomic_store_explicit(&s->n_shapes, n + 1, memory_order_release);
 }
 
+/* Whether a call of size class c at site s is one of the class's first,
+ * audited to measure its speed: at a site auto has decided by error (or
+ * kept fp32 for being slow at the sizes seen so far), a class it has never
+ * weighed, until AMP_AUTO_CLASS_TIMED calls of it are timed. Without it a
+ * size that first comes after probation would wait for the rechecks. */
+static int class_unweighed(const struct amp_audit_site *s, enum amp_auto_state state, int c)
+{
+    return s->device == AMP_DEVICE_CPU &&
+           (state == AMP_AUTO_LOWERED ||
+            (state == AMP_AUTO_FP32 && atomic_load_explicit(&s->auto_why, memory_order_relaxed) ==
+                                           AMP_AUTO_WHY_NOT_FASTER)) &&
+           !(atomic_load_explicit(&s->class_speed[c], memory_order_relaxed) > 0) &&
+           atomic_load_explicit(&s->speed_count[c], memory_order_relaxed) < AMP_AUTO_CLASS_TIMED;
+}
+
 /* Counts one lowered call at site s; returns whether it is one to audit.
  * Under audit_lock, or without it for a shape the site has (shape NULL):
  * the counts are atomic, the shapes are written under the lock. */
@@ -167,7 +182,8 @@ static int count_call(struct amp_ctl_block *b, struct amp_audit_site *s, enum am
             amp_auto_state_of(atomic_load_explicit(&s->auto_state, memory_order_relaxed));
         uint32_t recheck = amp_live_load(&amp_rt.cfg.audit_recheck);
         return state == AMP_AUTO_PROBATION ||
-               (state != AMP_AUTO_FP32_KEPT && (recheck <= 1 || (calls + 1) % recheck == 0));
+               (state != AMP_AUTO_FP32_KEPT && (recheck <= 1 || (calls + 1) % recheck == 0)) ||
+               class_unweighed(s, state, amp_cpu_time_class(f));
     }
     uint32_t sample = amp_live_load(&amp_rt.cfg.audit_sample);
     return sample <= 1 || calls % sample == 0;
@@ -302,16 +318,20 @@ void amp_audit_forget_unloaded(void)
     amp_unlock_quietly(&forget_lock, &outer);
 }
 
-void amp_audit_test_slow_lowered(void)
+void amp_audit_test_slow_lowered(double flops)
 {
     static _Atomic long left = -1;
-    long n = atomic_load_explicit(&left, memory_order_relaxed);
+    static _Atomic double below = INFINITY;
+    long n = atomic_load_explicit(&left, memory_order_acquire);
     if (n < 0) {
-        const char *v = getenv("AMPSHIM_TEST_SLOW_LOWERED");
+        const char *v = getenv("AMPSHIM_TEST_SLOW_LOWERED"), *colon = v ? strchr(v, ':') : NULL;
         n = v ? atol(v) : 0;
-        atomic_store_explicit(&left, n > 0 ? n : 0, memory_order_relaxed);
+        if (colon)
+            atomic_store_explicit(&below, atof(colon + 1), memory_order_relaxed);
+        atomic_store_explicit(&left, n > 0 ? n : 0, memory_order_release);
     }
-    if (n > 0 && atomic_fetch_sub_explicit(&left, 1, memory_order_relaxed) > 0) {
+    if (n > 0 && flops < atomic_load_explicit(&below, memory_order_relaxed) &&
+        atomic_fetch_sub_explicit(&left, 1, memory_order_relaxed) > 0) {
         uint64_t until = amp_now_ns() + 20000000;
         while (amp_now_ns() < until) /* busy, as a slow kernel is */
             ;
@@ -340,32 +360,124 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Whether the audited calls since the site was last weighed ran lowered no
- * faster than AMPSHIM_AUDIT_MIN_SPEEDUP times fp32, by the median of their
- * (last AMP_AUDIT_SPEED_RING) speed-ups, which *ratio gets. 0 when they
- * were not timed (a device call). */
-static double speed_median(const struct amp_audit_site *s)
+/* The median speed-up of size class c's last n (at most
+ * AMP_AUDIT_SPEED_RING) audited calls. */
+static double class_median(const struct amp_audit_site *s, int c, uint32_t n)
 {
-    uint32_t n = atomic_load_explicit(&s->speed_count, memory_order_relaxed);
-    if (!n)
-        return 0;
     n = n < AMP_AUDIT_SPEED_RING ? n : AMP_AUDIT_SPEED_RING;
     float v[AMP_AUDIT_SPEED_RING];
     for (uint32_t i = 0; i < n; i++)
-        v[i] = atomic_load_explicit(&s->speed_ring[i], memory_order_relaxed);
+        v[i] = atomic_load_explicit(&s->speed_ring[c][i], memory_order_relaxed);
     qsort(v, n, sizeof *v, by_value);
     return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
 }
 
-static int not_faster(const struct amp_audit_site *s, double *ratio)
+/* The flops a size class covers: [*from, *to) (amp_cpu_time_class). */
+static void class_bounds(int c, double *from, double *to)
 {
-    *ratio = speed_median(s);
-    return *ratio > 0 && *ratio < amp_rt.cfg.audit_min_speedup;
+    *from = c ? ldexp(1.0, 2 * c - 1) : 0;
+    *to = c < AMP_CPU_TIME_CLASSES - 1 ? ldexp(1.0, 2 * c + 1) : INFINITY;
+}
+
+/* The classes of mask as flop ranges, adjacent ones joined, each with its
+ * speed-ups: "1.3e+08-5.4e+08 flops (0.45-0.62x)". */
+static void classes_text(uint32_t mask, const float speed[AMP_CPU_TIME_CLASSES], char *out,
+                         size_t size)
+{
+    size_t at = 0;
+    out[0] = 0;
+    for (int c = 0; c < AMP_CPU_TIME_CLASSES && at < size; c++) {
+        if (!(mask >> c & 1))
+            continue;
+        int last = c;
+        double lo = speed[c], hi = speed[c];
+        while (last + 1 < AMP_CPU_TIME_CLASSES && mask >> (last + 1) & 1) {
+            last++;
+            lo = speed[last] < lo ? speed[last] : lo;
+            hi = speed[last] > hi ? speed[last] : hi;
+        }
+        double from, to, ignored;
+        class_bounds(c, &from, &ignored);
+        class_bounds(last, &ignored, &to);
+        char speeds[32];
+        snprintf(speeds, sizeof speeds, lo == hi ? "%.2gx" : "%.2g-%.2gx", lo, hi);
+        int n = isfinite(to) ? snprintf(out + at, size - at, "%s%.2g-%.2g flops (%s)",
+                                        at ? ", " : "", from, to, speeds)
+                             : snprintf(out + at, size - at, "%sfrom %.2g flops (%s)",
+                                        at ? ", " : "", from, speeds);
+        at += n > 0 ? (size_t)n : 0;
+        c = last;
+    }
+}
+
+/* Weighs a site's speed (under audit_lock): each size class audited since
+ * the site was last weighed gets its median speed-up and its bit in
+ * slow_classes (the others keep theirs). Returns whether no class with a
+ * known speed was faster lowered by AMPSHIM_AUDIT_MIN_SPEEDUP, with the
+ * best class's speed-up in *ratio; 0 and no verdict when no call was timed
+ * (a device site). */
+static int not_faster(struct amp_audit_site *s, double *ratio)
+{
+    double min = amp_rt.cfg.audit_min_speedup, best = 0;
+    uint32_t before = atomic_load_explicit(&s->slow_classes, memory_order_relaxed), slow = before;
+    float speed[AMP_CPU_TIME_CLASSES];
+    for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++) {
+        uint32_t n = atomic_load_explicit(&s->speed_count[c], memory_order_relaxed);
+        if (n) {
+            double m = class_median(s, c, n);
+            atomic_store_explicit(&s->class_speed[c], (float)m, memory_order_relaxed);
+            slow = m < min ? slow | 1u << c : slow & ~(1u << c);
+        }
+        speed[c] = atomic_load_explicit(&s->class_speed[c], memory_order_relaxed);
+        best = speed[c] > best ? speed[c] : best;
+    }
+    atomic_store_explicit(&s->slow_classes, slow, memory_order_relaxed);
+    *ratio = best;
+    int none = best > 0 && best < min;
+    if (slow != before && !none) {
+        char sizes[256];
+        classes_text(slow, speed, sizes, sizeof sizes);
+        amp_log(AMP_LOG_INFO, "audit auto: %s from %s%s%s: %s%s", amp_hook_names[s->hook],
+                s->object, s->function[0] ? ":" : "", s->function,
+                slow ? "calls of these sizes run fp32, not faster lowered: "
+                     : "calls of every size lowered again (faster)",
+                sizes);
+    }
+    return none;
 }
 
 static void window_restart(struct amp_audit_site *s)
 {
-    atomic_store_explicit(&s->speed_count, 0, memory_order_relaxed);
+    for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++)
+        atomic_store_explicit(&s->speed_count[c], 0, memory_order_relaxed);
+}
+
+/* Stores a site's auto state and, when it changed, the transition: its
+ * reason, the record of the last four and one info line. Under audit_lock. */
+static void auto_move(struct amp_audit_site *s, enum amp_auto_state state, enum amp_auto_state next,
+                      uint32_t flips, uint32_t streak, enum amp_auto_why why, double ratio)
+{
+    atomic_store_explicit(&s->auto_state, (uint32_t)next | flips << 8 | streak << 16,
+                          memory_order_release);
+    if (next == state)
+        return;
+    window_restart(s);
+    atomic_store_explicit(&s->auto_why, (uint32_t)why, memory_order_relaxed);
+    for (int i = 0; i < 3; i++)
+        atomic_store_explicit(&s->transition[i],
+                              atomic_load_explicit(&s->transition[i + 1], memory_order_relaxed),
+                              memory_order_relaxed);
+    atomic_store_explicit(&s->transition[3],
+                          atomic_load_explicit(&s->calls, memory_order_relaxed) << 8 | next,
+                          memory_order_relaxed);
+    char speed[64] = "";
+    if (ratio > 0)
+        snprintf(speed, sizeof speed, ": fp32 took %.2f times as long%s", ratio,
+                 why == AMP_AUTO_WHY_NOT_FASTER ? " at best" : "");
+    amp_log(AMP_LOG_INFO, "audit auto: %s from %s%s%s: %s after %" PRIu64 " calls (%s%s)",
+            amp_hook_names[s->hook], s->object, s->function[0] ? ":" : "", s->function,
+            amp_auto_state_names[next], atomic_load_explicit(&s->calls, memory_order_relaxed),
+            amp_auto_why_names[why], speed);
 }
 
 /* AMPSHIM_AUDIT=auto: one audited call's verdict (clean, over tolerance,
@@ -410,26 +522,38 @@ static void auto_step(struct amp_audit_site *s, enum amp_auto_why verdict)
     }
     if (next == AMP_AUTO_FP32 && state == AMP_AUTO_LOWERED && ++flips >= AMP_AUTO_FLIPS_MAX)
         next = AMP_AUTO_FP32_KEPT;
-    atomic_store_explicit(&s->auto_state, (uint32_t)next | flips << 8 | streak << 16,
-                          memory_order_release);
-    if (next == state)
+    auto_move(s, state, next, flips, streak, why, ratio);
+}
+
+/* After a timed audit of size class c: a class never weighed is weighed as
+ * soon as AMP_AUTO_CLASS_TIMED of its calls are timed, and the site moves
+ * if that changes what it does: a site fp32 only for being slow goes
+ * lowered when the new class pays; a lowered one goes fp32 when no class
+ * pays any more. Under audit_lock. */
+static void auto_weigh_new_class(struct amp_audit_site *s, int c)
+{
+    uint32_t packed = atomic_load_explicit(&s->auto_state, memory_order_relaxed);
+    enum amp_auto_state state = amp_auto_state_of(packed), next = state;
+    if (atomic_load_explicit(&s->class_speed[c], memory_order_relaxed) > 0 ||
+        atomic_load_explicit(&s->speed_count[c], memory_order_relaxed) < AMP_AUTO_CLASS_TIMED ||
+        !(state == AMP_AUTO_LOWERED ||
+          (state == AMP_AUTO_FP32 &&
+           atomic_load_explicit(&s->auto_why, memory_order_relaxed) == AMP_AUTO_WHY_NOT_FASTER)))
         return;
+    uint32_t flips = (packed >> 8) & 0xff, streak = packed >> 16;
+    double ratio;
+    int slow = not_faster(s, &ratio);
     window_restart(s);
-    atomic_store_explicit(&s->auto_why, (uint32_t)why, memory_order_relaxed);
-    for (int i = 0; i < 3; i++)
-        atomic_store_explicit(&s->transition[i],
-                              atomic_load_explicit(&s->transition[i + 1], memory_order_relaxed),
-                              memory_order_relaxed);
-    atomic_store_explicit(&s->transition[3],
-                          atomic_load_explicit(&s->calls, memory_order_relaxed) << 8 | next,
-                          memory_order_relaxed);
-    char speed[64] = "";
-    if (ratio > 0)
-        snprintf(speed, sizeof speed, ": fp32 took %.2f times as long", ratio);
-    amp_log(AMP_LOG_INFO, "audit auto: %s from %s%s%s: %s after %" PRIu64 " calls (%s%s)",
-            amp_hook_names[s->hook], s->object, s->function[0] ? ":" : "", s->function,
-            amp_auto_state_names[next], atomic_load_explicit(&s->calls, memory_order_relaxed),
-            amp_auto_why_names[why], speed);
+    if (state == AMP_AUTO_FP32 && !slow)
+        next = AMP_AUTO_LOWERED;
+    else if (state == AMP_AUTO_LOWERED && slow && ++flips >= AMP_AUTO_FLIPS_MAX)
+        next = AMP_AUTO_FP32_KEPT;
+    else if (state == AMP_AUTO_LOWERED && slow)
+        next = AMP_AUTO_FP32;
+    if (next != state)
+        streak = 0;
+    auto_move(s, state, next, flips, streak,
+              next == AMP_AUTO_LOWERED ? AMP_AUTO_WHY_CLEAN : AMP_AUTO_WHY_NOT_FASTER, ratio);
 }
 
 /* A call the spread check kept as made. Under audit_lock. */
@@ -457,15 +581,20 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
                           atomic_load_explicit(&s->ns_fp32, memory_order_relaxed) + r->ns_fp32,
                           memory_order_relaxed);
     if (r->ns_lowered && r->ns_fp32) {
-        uint32_t n = atomic_load_explicit(&s->speed_count, memory_order_relaxed);
-        atomic_store_explicit(&s->speed_ring[n % AMP_AUDIT_SPEED_RING],
+        int c = amp_cpu_time_class(r->flops > 0 ? (uint64_t)r->flops : 0);
+        uint32_t n = atomic_load_explicit(&s->speed_count[c], memory_order_relaxed);
+        /* Past 255 the ring goes on from its middle: the last four are kept. */
+        atomic_store_explicit(&s->speed_ring[c][n % AMP_AUDIT_SPEED_RING],
                               (float)((double)r->ns_fp32 / (double)r->ns_lowered),
                               memory_order_relaxed);
-        atomic_store_explicit(&s->speed_count, n + 1, memory_order_relaxed);
+        atomic_store_explicit(&s->speed_count[c], (uint8_t)(n < 255 ? n + 1 : 252),
+                              memory_order_relaxed);
     }
     if (amp_audit_auto()) {
         int clean = !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance;
         auto_step(s, clean ? AMP_AUTO_WHY_CLEAN : AMP_AUTO_WHY_ERROR);
+        if (clean && r->ns_lowered && r->ns_fp32)
+            auto_weigh_new_class(s, amp_cpu_time_class(r->flops > 0 ? (uint64_t)r->flops : 0));
     }
     uint64_t audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
     atomic_store_explicit(&s->audited, audited + 1, memory_order_relaxed);
@@ -545,8 +674,9 @@ struct site_view {
     uint64_t lowered_flops, transition[4];
     uint64_t spread_calls; /* kept as made by the spread check */
     double spread_max;
-    uint64_t ns_lowered, ns_fp32; /* the audited calls' two runs */
-    double speed;                 /* the median speed-up of the last audited calls */
+    uint64_t ns_lowered, ns_fp32;            /* the audited calls' two runs */
+    float class_speed[AMP_CPU_TIME_CLASSES]; /* auto's speed per size class (0: unknown) */
+    uint32_t slow_classes;                   /* ... those a lowered site runs fp32 */
     uint32_t auto_state, auto_why;
     int auto_mode; /* the block's audit mode is auto */
 };
@@ -620,7 +750,9 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
         x->spread_max = atomic_load_explicit(&s->spread_max, memory_order_relaxed);
         x->ns_lowered = atomic_load_explicit(&s->ns_lowered, memory_order_relaxed);
         x->ns_fp32 = atomic_load_explicit(&s->ns_fp32, memory_order_relaxed);
-        x->speed = speed_median(s);
+        for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++)
+            x->class_speed[c] = atomic_load_explicit(&s->class_speed[c], memory_order_relaxed);
+        x->slow_classes = atomic_load_explicit(&s->slow_classes, memory_order_relaxed);
         x->auto_why = atomic_load_explicit(&s->auto_why, memory_order_relaxed);
         x->auto_state = atomic_load_explicit(&s->auto_state, memory_order_acquire);
         x->auto_mode = atomic_load_explicit(&b->audit, memory_order_relaxed) == AMP_AUDIT_AUTO;
@@ -651,14 +783,17 @@ static void transitions_text(const struct site_view *x, char *out, size_t size)
     }
 }
 
-/* The audited calls' speed-up, fp32's time over lowered's: the median of
- * the last ones (those since auto last weighed the site), else of all of
- * them together (0: not timed). */
+/* The audited calls' speed-up, fp32's time over lowered's, all of them
+ * together (0: not timed). */
 static double speedup(const struct site_view *x)
 {
-    if (x->speed > 0)
-        return x->speed;
     return x->ns_lowered && x->ns_fp32 ? (double)x->ns_fp32 / (double)x->ns_lowered : 0;
+}
+
+/* The size classes auto runs fp32 at a site it lowered (0: none). */
+static uint32_t slow_sizes(const struct site_view *x)
+{
+    return x->auto_mode && (x->auto_state & 0xff) == AMP_AUTO_LOWERED ? x->slow_classes : 0;
 }
 
 static const char *dtype_name(unsigned d)
@@ -800,9 +935,24 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
             transitions_text(x, moves, sizeof moves);
             fprintf(out,
                     ", \"auto_state\": \"%s\", \"demotions\": %u, \"lowered_flops\": %" PRIu64
-                    ", \"transitions\": \"%s\"}",
+                    ", \"transitions\": \"%s\", \"size_classes\": [",
                     auto_state_name(x), (unsigned)(x->auto_state >> 8 & 0xff), x->lowered_flops,
                     moves);
+            /* auto's speed per size class, and whether a lowered site runs
+             * the class fp32 */
+            int first = 1;
+            for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++) {
+                if (!(x->class_speed[c] > 0))
+                    continue;
+                double from, to;
+                class_bounds(c, &from, &to);
+                fprintf(out, "%s{\"flops_from\": %.17g, \"flops_to\": ", first ? "" : ", ", from);
+                json_number(out, to);
+                fprintf(out, ", \"speedup\": %.4g, \"fp32\": %s}", x->class_speed[c],
+                        slow_sizes(x) >> c & 1 ? "true" : "false");
+                first = 0;
+            }
+            fputs("]}", out);
         } else {
             char err_max[16], err_mean[16], elem[16], spread[16], speed[16];
             snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
@@ -829,8 +979,11 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                     x->auto_why < 5 && (st == AMP_AUTO_FP32 || st == AMP_AUTO_FP32_KEPT)
                         ? amp_auto_why_names[x->auto_why]
                         : "";
-                fprintf(out, "     | %s%s%s%s, %.0f%% of its flops lowered%s%s\n",
+                char sizes[256];
+                classes_text(slow_sizes(x), x->class_speed, sizes, sizeof sizes);
+                fprintf(out, "     | %s%s%s%s%s%s, %.0f%% of its flops lowered%s%s\n",
                         auto_state_name(x), why[0] ? " (" : "", why, why[0] ? ")" : "",
+                        sizes[0] ? " but for calls not faster lowered, fp32: " : "", sizes,
                         x->flops ? 100.0 * (double)x->lowered_flops / (double)x->flops : 0.0,
                         moves[0] ? ", " : "", moves);
             }
@@ -890,6 +1043,10 @@ int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tole
         if (x->spread_calls)
             fprintf(out, "%s %" PRIu64 " calls kept as made for their operands' spread (loss %.3g)",
                     x->audited ? ";" : "", x->spread_calls, x->spread_max);
+        char sizes[256];
+        classes_text(slow_sizes(x), x->class_speed, sizes, sizeof sizes);
+        if (sizes[0])
+            fprintf(out, "; auto ran its calls of %s fp32: not faster lowered", sizes);
         if (!x->function[0])
             fprintf(out, "; the function at +0x%" PRIx64 " has no name (link with -rdynamic)",
                     x->offset);

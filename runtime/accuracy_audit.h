@@ -24,6 +24,7 @@ struct amp_audit_result {
     /* Wall time of the two runs (0: not timed: a device call, a oneDNN call
      * that made its twin) */
     uint64_t ns_lowered, ns_fp32;
+    double flops; /* the call's: its size class, for the speed */
 };
 
 /* Sums over an output, fed element by element or by whole lines. */
@@ -74,11 +75,12 @@ static inline void amp_audit_ran_lowered(struct amp_audit_site *s, double flops)
         atomic_fetch_add_explicit(&s->lowered_flops, (uint64_t)flops, memory_order_relaxed);
 }
 
-/* AMPSHIM_TEST_SLOW_LOWERED=N (tests only): the first N audited calls'
- * lowered runs (of any family) take 20 ms longer, so AMPSHIM_AUDIT=auto's
- * "not faster" is seen to come and go in one process. Called by the
- * audits at the end of a lowered run. */
-void amp_audit_test_slow_lowered(void);
+/* AMPSHIM_TEST_SLOW_LOWERED=N[:FLOPS] (tests only): the first N audited
+ * calls' lowered runs (of any family; with FLOPS, of calls of fewer flops
+ * only) take 20 ms longer, so AMPSHIM_AUDIT=auto's "not faster" is seen to
+ * come and go in one process, for a site or a size class of it. Called by
+ * the audits at the end of a lowered run, with the call's flops. */
+void amp_audit_test_slow_lowered(double flops);
 
 /* Adds one audited call's result to its site. */
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);
@@ -105,13 +107,20 @@ static inline int amp_audit_follows(void)
  * audit over tolerance sends it to fp32 at once; an fp32 site is audited
  * at the same interval and comes back after AMP_AUTO_HYSTERESIS times the
  * probation streak; after AMP_AUTO_FLIPS_MAX demotions it stays fp32 (no
- * more audits). The state is packed in amp_audit_site.auto_state: the
+ * more audits). A site goes lowered only if its lowered runs were faster
+ * too, weighed per size class (flops within a factor of 4) whenever it
+ * would go lowered and every probation's worth of rechecks: it stays fp32
+ * ("not faster") when no class paid, and a lowered site runs the calls of
+ * the classes that did not pay fp32 (amp_audit_site.slow_classes), so a
+ * caller of many sizes (a framework's one convolution call) lowers the
+ * large ones only. The state is packed in amp_audit_site.auto_state: the
  * state in bits 0-7, the demotions in 8-15, the clean streak in 16-31. */
 enum amp_auto_state { AMP_AUTO_PROBATION, AMP_AUTO_LOWERED, AMP_AUTO_FP32, AMP_AUTO_FP32_KEPT };
 /* Why a site last moved (amp_audit_site.auto_why): clean audits (and, to
  * lowered, faster); an audit over tolerance or with Inf/NaN; the spread
- * check's evidence; lowered runs not faster than fp32 by
- * AMPSHIM_AUDIT_MIN_SPEEDUP over the audits since the site last moved. */
+ * check's evidence; lowered runs of no size class faster than fp32 by
+ * AMPSHIM_AUDIT_MIN_SPEEDUP over the audits since the site was last
+ * weighed. */
 enum amp_auto_why {
     AMP_AUTO_WHY_NONE,
     AMP_AUTO_WHY_CLEAN,
@@ -121,6 +130,9 @@ enum amp_auto_why {
 };
 extern const char *const amp_auto_why_names[5];
 #define AMP_AUTO_HYSTERESIS 4u
+/* A size class first seen after probation: this many of its calls timed
+ * both ways, then weighed. */
+#define AMP_AUTO_CLASS_TIMED 3u
 #define AMP_AUTO_FLIPS_MAX 3u
 _Static_assert((AMP_AUTO_HYSTERESIS * AMP_AUDIT_PROBATION_MAX) < 0xffffu,
                "the clean streak (16 bits) reaches an fp32 site's way back at every probation");
@@ -136,26 +148,37 @@ static inline enum amp_auto_state amp_auto_state_of(uint32_t packed)
     return (enum amp_auto_state)(packed & 0xff);
 }
 
+/* Whether auto, at a lowered site, runs calls of this size fp32: their size
+ * class's lowered runs were not faster (amp_audit_site.slow_classes). */
+static inline int amp_audit_slow_size(const struct amp_audit_site *s, double flops)
+{
+    uint32_t slow = atomic_load_explicit(&s->slow_classes, memory_order_relaxed);
+    return slow && (slow >> amp_cpu_time_class(flops > 0 ? (uint64_t)flops : 0) & 1);
+}
+
 /* Whether a call the audit does not run both ways keeps its lowered result:
- * with follow, and with auto at a site it has lowered. */
-static inline int amp_audit_keeps_lowered(const struct amp_audit_site *s)
+ * with follow, and with auto at a site it has lowered, unless calls of its
+ * size were not faster lowered. */
+static inline int amp_audit_keeps_lowered(const struct amp_audit_site *s, double flops)
 {
     uint32_t mode = amp_live_load(&amp_rt.cfg.audit);
     return mode == AMP_AUDIT_FOLLOW ||
            (mode == AMP_AUDIT_AUTO && s &&
             amp_auto_state_of(atomic_load_explicit(&s->auto_state, memory_order_acquire)) ==
-                AMP_AUTO_LOWERED);
+                AMP_AUTO_LOWERED &&
+            !amp_audit_slow_size(s, flops));
 }
 
 /* Whether auto keeps a call of site s in fp32 by its own decision (counted
- * fp32, not passthrough). */
-static inline int amp_audit_keeps_fp32(const struct amp_audit_site *s)
+ * fp32, not passthrough): the site is fp32, or calls of this size are. */
+static inline int amp_audit_keeps_fp32(const struct amp_audit_site *s, double flops)
 {
     if (!amp_audit_auto() || !s)
         return 0;
     enum amp_auto_state st =
         amp_auto_state_of(atomic_load_explicit(&s->auto_state, memory_order_acquire));
-    return st == AMP_AUTO_FP32 || st == AMP_AUTO_FP32_KEPT;
+    return st == AMP_AUTO_FP32 || st == AMP_AUTO_FP32_KEPT ||
+           (st == AMP_AUTO_LOWERED && amp_audit_slow_size(s, flops));
 }
 
 /* The audit's report of a block, sorted by error (largest first): a table,

@@ -22,7 +22,7 @@
 /* 9: the spread counter (the tenth slot), the audit sites' spread
  * evidence and time, CPU time per hook; 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the
  * audit's settings and call sites; 3: eight counter slots */
-#define AMP_CTL_VERSION 9u
+#define AMP_CTL_VERSION 10u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -68,13 +68,22 @@ static inline int amp_ctl_row_used(const uint64_t row[AMP_CTL_COUNTERS])
     return 0;
 }
 
+#define AMP_CPU_TIME_CLASSES 24 /* up to 2^48 flops; bigger calls count in the last */
+
+/* The size class of a call of `flops` flops. */
+static inline int amp_cpu_time_class(uint64_t flops)
+{
+    int bits = flops ? 64 - __builtin_clzll(flops) : 0;
+    return bits / 2 < AMP_CPU_TIME_CLASSES ? bits / 2 : AMP_CPU_TIME_CLASSES - 1;
+}
+
 /* One call site of the accuracy audit (runtime/accuracy_audit.c): the lowered calls of
  * one hooked symbol from one calling function of one object. Written by the
  * audited process under its audit lock; `ready` is set (release) once the
  * names are in, and ampctl reads the rest live, field by field. */
 #define AMP_CTL_AUDIT_SITES 256
-#define AMP_AUDIT_SPEED_RING 16
-#define AMP_AUDIT_BINS 8 /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
+#define AMP_AUDIT_SPEED_RING 4 /* per size class */
+#define AMP_AUDIT_BINS 8       /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
 struct amp_audit_site {
     _Atomic uint32_t ready;           /*   0 */
     uint16_t hook;                    /*   4 */
@@ -113,13 +122,21 @@ struct amp_audit_site {
     /* 464: wall time of the audited calls' two runs, lowered and as made
      * (shim/cpu/blas_audit.c), since the site began */
     _Atomic uint64_t ns_lowered, ns_fp32;
-    /* 480: fp32's time over lowered's of the last AMP_AUDIT_SPEED_RING
-     * audited calls since auto last weighed the site, and how many there
-     * were: auto weighs their median, which a one-off cost (a new shape's
-     * first native call makes its kernel) does not move */
-    _Atomic float speed_ring[AMP_AUDIT_SPEED_RING];
-    _Atomic uint32_t speed_count; /* 544 */
-    _Atomic uint32_t auto_why;    /* 548: why auto last moved it (enum amp_auto_why) */
+    /* 480: AMPSHIM_AUDIT=auto's speed, per size class of the site's calls
+     * (amp_cpu_time_class: flops within a factor of 4): fp32's time over
+     * lowered's of the last AMP_AUDIT_SPEED_RING audited calls of the class
+     * since auto last weighed the site, and how many there were (to 255).
+     * Auto weighs each class by their median, which a one-off cost (a new
+     * shape's first native call makes its kernel) does not move. */
+    _Atomic float speed_ring[AMP_CPU_TIME_CLASSES][AMP_AUDIT_SPEED_RING];
+    _Atomic uint8_t speed_count[AMP_CPU_TIME_CLASSES]; /* 864 */
+    /* 888: each class's median when it was last weighed (0: never timed) */
+    _Atomic float class_speed[AMP_CPU_TIME_CLASSES];
+    /* 984: the classes whose lowered runs were not faster by
+     * AMPSHIM_AUDIT_MIN_SPEEDUP when last weighed: a lowered site runs
+     * their calls fp32 (bit c: class c) */
+    _Atomic uint32_t slow_classes;
+    _Atomic uint32_t auto_why; /* 988: why auto last moved it (enum amp_auto_why) */
 };
 
 /* A CPU hook's wall time columns (AMPSHIM_CPU_TIMING_SAMPLE): nanoseconds,
@@ -133,15 +150,6 @@ enum amp_cpu_time {
     AMP_CPU_FLOPS_MADE,
     AMP_CPU_TIME_FIELDS
 };
-#define AMP_CPU_TIME_CLASSES 24 /* up to 2^48 flops; bigger calls count in the last */
-
-/* The size class of a call of `flops` flops. */
-static inline int amp_cpu_time_class(uint64_t flops)
-{
-    int bits = flops ? 64 - __builtin_clzll(flops) : 0;
-    return bits / 2 < AMP_CPU_TIME_CLASSES ? bits / 2 : AMP_CPU_TIME_CLASSES - 1;
-}
-
 /* A hook's GPU time columns: nanoseconds and timed calls, lowered and as made. */
 enum amp_gpu_time {
     AMP_GPU_NS_LOWERED,
@@ -245,8 +253,10 @@ _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
                    offsetof(struct amp_ctl_block, audit_sites) + 16,
                "layout");
-_Static_assert(sizeof(struct amp_audit_site) == 552, "layout");
-_Static_assert(offsetof(struct amp_audit_site, speed_count) == 544, "layout");
+_Static_assert(sizeof(struct amp_audit_site) == 992, "layout");
+_Static_assert(offsetof(struct amp_audit_site, speed_count) == 864, "layout");
+_Static_assert(offsetof(struct amp_audit_site, slow_classes) == 984, "layout");
+_Static_assert(AMP_CPU_TIME_CLASSES <= 32, "a class is a bit of slow_classes");
 _Static_assert(offsetof(struct amp_audit_site, ns_lowered) == 464, "layout");
 _Static_assert(offsetof(struct amp_audit_site, spread_calls) == 448, "layout");
 _Static_assert(offsetof(struct amp_audit_site, auto_state) == 308, "layout");

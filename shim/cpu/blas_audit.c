@@ -51,7 +51,7 @@ static void copy_referenced(const struct amp_operand *o, float *compact, int out
 static int not_audited(struct amp_blas_call *c)
 {
     /* Without native units the program always keeps the fp32 result. */
-    int lowered = !c->audit_only && amp_audit_keeps_lowered(c->audit_site);
+    int lowered = !c->audit_only && amp_audit_keeps_lowered(c->audit_site, c->flops);
     if (lowered)
         amp_audit_ran_lowered(c->audit_site, c->flops);
     return lowered;
@@ -109,7 +109,7 @@ void amp_blas_audit_cancel(struct amp_blas_call *c)
 
 void amp_blas_audit_swap(struct amp_blas_call *c)
 {
-    amp_audit_test_slow_lowered();
+    amp_audit_test_slow_lowered(c->flops);
     c->ns_lowered = amp_now_ns() - c->audit_mark;
     /* What the program would have had from the lowered call. */
     if (c->has_acc && amp_live_load(&amp_rt.cfg.output_round))
@@ -133,7 +133,7 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
         return;
     const float *lowered = c->shadow + c->shadow_elems;
     struct amp_audit_sums sums = {0};
-    struct amp_audit_result r = {0};
+    struct amp_audit_result r = {.flops = c->flops};
     r.ns_lowered = c->ns_lowered;
     r.ns_fp32 = ns_fp32;
     /* Both passes walk the output's lines; the lowered copy is compact. */
@@ -165,7 +165,7 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
 float amp_blas_audit_scalar(struct amp_blas_call *c, float lowered, float fp32)
 {
     struct amp_audit_sums sums = {0};
-    struct amp_audit_result r = {0};
+    struct amp_audit_result r = {.flops = c->flops};
     r.ns_lowered = c->ns_lowered;
     r.ns_fp32 = amp_now_ns() - c->audit_mark;
     amp_audit_sum(&sums, &lowered, &fp32, 1);

@@ -34,9 +34,9 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
     if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {
         /* Run as made: for want of units, by auto's fp32 decision for the
          * site (an fp32 region while it runs), or as AMPSHIM_AUDIT=1 keeps it. */
-        c->outcome = c->audit_only                         ? AMP_OUTCOME_NO_UNITS
-                     : amp_audit_keeps_fp32(c->audit_site) ? AMP_OUTCOME_FP32
-                                                           : AMP_OUTCOME_PASSTHROUGH;
+        c->outcome = c->audit_only                                   ? AMP_OUTCOME_NO_UNITS
+                     : amp_audit_keeps_fp32(c->audit_site, c->flops) ? AMP_OUTCOME_FP32
+                                                                     : AMP_OUTCOME_PASSTHROUGH;
         if (c->outcome == AMP_OUTCOME_FP32)
             c->t->fp32_depth++;
         return;

@@ -562,7 +562,12 @@ enum amp_cpu_gate amp_cpu_auto_gate(enum amp_lowp_dtype dtype, double madds)
 {
     if (amp_live_load(&amp_rt.cfg.cpu_kernel) != AMP_CPU_KERNEL_AUTO)
         return AMP_CPU_LOWER;
-    if (madds < (double)AMP_NATIVE_MIN_MACS)
+    /* Under AMPSHIM_AUDIT=auto the crossover gives way to measurement
+     * wherever there may be units: auto weighs each size class of a site
+     * (runtime/accuracy_audit.h) and keeps fp32 the ones that do not pay. */
+    if (madds < (double)AMP_NATIVE_MIN_MACS &&
+        (amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_AUTO ||
+         amp_cpu_native_units(dtype, NULL, 0) == 0))
         return AMP_CPU_SMALL;
     static _Atomic int said_never[AMP_DTYPE_COUNT];
     char why[192] = "";
@@ -589,9 +594,12 @@ int amp_blas_native(struct amp_blas_call *c)
     double macs = (double)a->m * (double)a->n * (double)a->k;
     if (c->native_kind == AMP_NATIVE_SYRK)
         macs /= 2;
+    /* Below the crossover only under AMPSHIM_AUDIT=auto, which measures
+     * whether it pays (amp_cpu_auto_gate). */
+    int measured = amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_AUTO;
     if (kernel == AMP_CPU_KERNEL_AUTO &&
-        (macs < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE || a->n < AMP_NATIVE_MIN_SIDE ||
-         a->k < AMP_NATIVE_MIN_SIDE))
+        ((macs < AMP_NATIVE_MIN_MACS && !measured) || a->m < AMP_NATIVE_MIN_SIDE ||
+         a->n < AMP_NATIVE_MIN_SIDE || a->k < AMP_NATIVE_MIN_SIDE))
         return 0;
     char why[192];
     if (amp_onednn_open(why, sizeof why) != AMP_ONEDNN_OK) {

@@ -21,7 +21,8 @@ enum amp_cpu_gate {
 
 /* AMPSHIM_CPU_LOWER_MIN=auto's answer for a call of `madds` multiply-adds:
  * with AMPSHIM_CPU_KERNEL=auto and native units for the dtype here, small
- * below the native crossover; without units small below it and no-units
+ * below the native crossover (but under AMPSHIM_AUDIT=auto, which measures
+ * what pays per site and size); without units small below it and no-units
  * (audit-only under the audit) above; with native or emulate every size is
  * lowered. Says once at info level when this CPU has no units. */
 enum amp_cpu_gate amp_cpu_auto_gate(enum amp_lowp_dtype dtype, double madds);

@@ -250,8 +250,9 @@ static int not_audited(struct amp_thread *t, enum amp_hook_id hook, void *gemmex
             amp_unlock_quietly(&lock, &quiet);
         }
     }
-    if (amp_audit_keeps_lowered(site)) {
-        amp_audit_ran_lowered(site, 2.0 * (double)a->m * (double)a->n * (double)a->k);
+    double flops = 2.0 * (double)a->m * (double)a->n * (double)a->k;
+    if (amp_audit_keeps_lowered(site, flops)) {
+        amp_audit_ran_lowered(site, flops);
         return amp_cublas_run_gemmex(gemmex, is64, a, a->compute);
     }
     amp_count_not_lowered_after_all(t, hook);

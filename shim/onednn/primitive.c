@@ -59,7 +59,9 @@ static int run(const struct amp_dnnl_call *c, struct amp_thread *t, amp_dnnl_exe
     if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)))
         ran = amp_dnnl_audit(c, t, dtype, real, prim, stream, nargs, args, &a);
     if (ran == AMP_DNNL_AUDIT_AS_MADE) {
-        amp_count(t, hook, amp_audit_keeps_fp32(a.site) ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH, 1);
+        amp_count(t, hook,
+                  amp_audit_keeps_fp32(a.site, 2 * c->madds) ? AMP_CTL_FP32 : AMP_CTL_PASSTHROUGH,
+                  1);
         return real(prim, stream, nargs, args);
     }
     if (ran == AMP_DNNL_AUDIT_LOWER) {

@@ -28,10 +28,10 @@ static void copy_outputs(const struct amp_dnnl_output *o, int n, float *compact,
 }
 
 static void compare(struct amp_audit_site *site, const struct amp_dnnl_output *o, int n,
-                    const float *lowered, uint64_t ns_lowered, uint64_t ns_fp32)
+                    const float *lowered, double flops, uint64_t ns_lowered, uint64_t ns_fp32)
 {
     struct amp_audit_sums sums = {0};
-    struct amp_audit_result r = {0};
+    struct amp_audit_result r = {.flops = flops};
     r.ns_lowered = ns_lowered;
     r.ns_fp32 = ns_fp32;
     const float *at = lowered;
@@ -75,7 +75,8 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
                 amp_log(AMP_LOG_INFO, "audit: no memory for a primitive's shadow output; calls "
                                       "without it are not audited");
         }
-        return amp_audit_keeps_lowered(r->site) ? AMP_DNNL_AUDIT_LOWER : AMP_DNNL_AUDIT_AS_MADE;
+        return amp_audit_keeps_lowered(r->site, flops) ? AMP_DNNL_AUDIT_LOWER
+                                                       : AMP_DNNL_AUDIT_AS_MADE;
     }
     float *before = shadow, *lowered = shadow + total;
     copy_outputs(out, n, before, 1);
@@ -86,7 +87,7 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
         free(shadow);
         return ran;
     }
-    amp_audit_test_slow_lowered();
+    amp_audit_test_slow_lowered(flops);
     uint64_t ns_lowered = amp_now_ns() - mark;
     copy_outputs(out, n, lowered, 1);
     copy_outputs(out, n, before, 0);
@@ -97,7 +98,7 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
         /* A call that made its twin (a new shape's first) is not weighed
          * for speed: oneDNN generating the kernel is no cost of the calls
          * after it, and a model's probation may be all new shapes. */
-        compare(r->site, out, n, lowered, built ? 0 : ns_lowered, built ? 0 : ns_fp32);
+        compare(r->site, out, n, lowered, flops, built ? 0 : ns_lowered, built ? 0 : ns_fp32);
         if (amp_audit_follows()) {
             copy_outputs(out, n, lowered, 0);
             amp_audit_ran_lowered(r->site, flops);

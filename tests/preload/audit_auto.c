@@ -26,6 +26,17 @@
  *               test-only AMPSHIM_TEST_SLOW_LOWERED=P): clean, but the site
  *               goes fp32, "not faster" (AMPSHIM_LOG_FILE says so); the
  *               delay gone, it comes back after 4 P clean, faster audits.
+ *   sizes       the site's calls of two sizes, 64^3 and 256^3 (size classes
+ *               apart), one in three small; the small calls' lowered runs
+ *               slowed in probation only (AMPSHIM_TEST_SLOW_LOWERED=3:FLOPS):
+ *               the site lowered, its small calls fp32 (not faster at
+ *               their size), then, weighed again after P rechecks with the
+ *               delay gone, lowered too.
+ *   late        probation all small calls, slowed for good
+ *               (AMPSHIM_TEST_SLOW_LOWERED=...:FLOPS): the site fp32, not
+ *               faster; then large calls, a size auto has not weighed: their
+ *               first three audited, then the site lowered for them, its
+ *               small calls still fp32.
  * Prints the calls' letters and one ok/FAIL line per check. */
 #include <cblas.h>
 #include <dlfcn.h>
@@ -57,10 +68,10 @@ static unsigned env_u(const char *name, unsigned dflt)
     return v && *v ? (unsigned)strtoul(v, NULL, 10) : dflt;
 }
 
-/* The site: one call of cblas_sgemm from here. */
-__attribute__((noinline)) void product(const float *a, const float *b, float *c)
+/* The site: one call of cblas_sgemm from here, n^3. */
+__attribute__((noinline)) void product(int n, const float *a, const float *b, float *c)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
 }
 
 /* Clean products (entries in [-1, 1)), or cancelling ones: each pair of
@@ -91,7 +102,7 @@ static char call(int kind, unsigned *seed)
 {
     static __thread float a[N * N], b[N * N], c[N * N], ref[N * N];
     operands(a, b, kind, seed);
-    product(a, b, c);
+    product(N, a, b, c);
     direct(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, ref, N);
     if (memcmp(c, ref, sizeof c) == 0)
         return 'F';
@@ -103,6 +114,27 @@ static char call(int kind, unsigned *seed)
     /* a lowered clean product is within a few dtype roundings; a lowered
      * cancelling or underflowing one may be all error, but is finite */
     return kind != CLEAN ? (isfinite(num) ? 'L' : '?') : sqrt(num / den) < 0.05 ? 'L' : '?';
+}
+
+/* A clean product of n^3 at the site: 'F', 'L' or '?' as call's. */
+static char call_sized(int n, unsigned *seed)
+{
+    enum { MAX = 256 };
+    static float a[MAX * MAX], b[MAX * MAX], c[MAX * MAX], ref[MAX * MAX];
+    for (int i = 0; i < n * n; i++) {
+        a[i] = 2 * (float)rand_r(seed) / (float)RAND_MAX - 1;
+        b[i] = 2 * (float)rand_r(seed) / (float)RAND_MAX - 1;
+    }
+    product(n, a, b, c);
+    direct(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, ref, n);
+    if (memcmp(c, ref, (size_t)n * n * sizeof *c) == 0)
+        return 'F';
+    double num = 0, den = 0;
+    for (int i = 0; i < n * n; i++) {
+        num += ((double)c[i] - ref[i]) * ((double)c[i] - ref[i]);
+        den += (double)ref[i] * ref[i];
+    }
+    return sqrt(num / den) < 0.05 ? 'L' : '?';
 }
 
 /* A live setting, by `ampctl set PID NAME=VALUE` when AMPCTL names ampctl
@@ -154,8 +186,9 @@ int main(int argc, char **argv)
     blas = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
     direct = blas ? (__typeof__(&cblas_sgemm))dlsym(blas, "cblas_sgemm") : NULL;
     if (argc != 2 || !direct) {
-        fprintf(stderr, "usage: audit_auto drift|underflow|hysteresis|threads|entry|off|slow "
-                        "(linked to libopenblas.so.0)\n");
+        fprintf(stderr,
+                "usage: audit_auto drift|underflow|hysteresis|threads|entry|off|slow|sizes|late "
+                "(linked to libopenblas.so.0)\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -276,6 +309,68 @@ int main(int argc, char **argv)
             fclose(f);
         expect(slow_said, "the log says why: not faster");
         expect(back_said, "... and why it came back");
+    } else if (strcmp(mode, "sizes") == 0) {
+        /* Call i is small when i % 3 == 0: probation (P calls) has small
+         * and large ones; the rechecks (the site's calls i with (i + 1) % R
+         * == 0) fall on both. */
+        if (getenv("AMPSHIM_LOG_FILE"))
+            unlink(getenv("AMPSHIM_LOG_FILE"));
+        int total = P + (P + 2) * R;
+        for (int i = 0; i < total; i++)
+            log[at++] = call_sized(i % 3 ? 256 : 64, &seed);
+        log[at] = 0;
+        expect(count(log, 0, P, 'F') == P, "probation: every call keeps its fp32 result");
+        /* Lowered from call P on, but its small calls fp32 until the site
+         * is weighed again at its Pth recheck, call P R - 1. */
+        int weighed = P * R - 1, large_ok = 1, small_fp32 = 1, small_back = 1, wrong = 0;
+        for (int i = P; i < total; i++) {
+            int recheck = (i + 1) % R == 0;
+            wrong += log[i] == '?';
+            if (i % 3)
+                large_ok &= log[i] == (recheck ? 'F' : 'L');
+            else if (i <= weighed)
+                small_fp32 &= log[i] == 'F';
+            else
+                small_back &= log[i] == (recheck ? 'F' : 'L');
+        }
+        expect(wrong == 0, "every result fp32 or lowered within its error");
+        expect(large_ok, "the large calls lowered after probation (fp32 at the rechecks)");
+        expect(small_fp32, "the small calls fp32: not faster lowered at their size");
+        expect(small_back, "weighed again, the delay gone: the small calls lowered too");
+        uint64_t fp32 = shim_stat("cblas_sgemm", "fp32");
+        expect(fp32 > 0 && fp32 != UINT64_MAX, "the small calls auto kept fp32 count fp32");
+        const char *path = getenv("AMPSHIM_LOG_FILE");
+        FILE *f = path ? fopen(path, "r") : NULL;
+        char line[512];
+        int said = 0, back_said = 0;
+        while (f && fgets(line, sizeof line, f)) {
+            said |=
+                strstr(line, "calls of these sizes run fp32, not faster lowered: 5.2e+05-2.1e+06 "
+                             "flops (") != NULL;
+            back_said |= strstr(line, "calls of every size lowered again") != NULL;
+        }
+        if (f)
+            fclose(f);
+        expect(said, "the log names the size class kept fp32");
+        expect(back_said, "... and says when it is lowered again");
+    } else if (strcmp(mode, "late") == 0) {
+        for (int i = 0; i < P + 10; i++)
+            log[at++] = call_sized(64, &seed);
+        int large = at;
+        for (int i = 0; i < 3 + 2 * R; i++)
+            log[at++] = call_sized(256, &seed);
+        int small = at;
+        for (int i = 0; i < R; i++)
+            log[at++] = call_sized(64, &seed);
+        log[at] = 0;
+        expect(count(log, 0, large, 'F') == large,
+               "small calls: probation, then fp32 (not faster)");
+        expect(count(log, large, large + 3, 'F') == 3, "a new size: its first three audited");
+        int ok = 1;
+        for (int i = large + 3; i < small; i++)
+            ok &= log[i] == ((i + 1) % R == 0 ? 'F' : 'L');
+        expect(ok, "... then lowered, the site's fp32 for being slow undone by a size that pays");
+        expect(count(log, small, at, 'F') == at - small, "the small calls still fp32");
     } else {
         fprintf(stderr, "audit_auto: unknown mode %s\n", mode);
         return 2;
