@@ -265,6 +265,19 @@ static struct amp_audit_site *enter(void *return_address, enum amp_hook_id hook,
     return s;
 }
 
+int amp_audit_slow_here(void *return_address, enum amp_hook_id hook, double flops)
+{
+    const struct amp_audit_site *s = last.site;
+    if (!s || last.address != return_address || last.hook != hook || last.block != amp_ctl ||
+        last.generation != atomic_load_explicit(&map_generation, memory_order_acquire))
+        return 0;
+    enum amp_auto_state st =
+        amp_auto_state_of(atomic_load_explicit(&s->auto_state, memory_order_acquire));
+    return (st == AMP_AUTO_FP32 &&
+            atomic_load_explicit(&s->auto_why, memory_order_relaxed) == AMP_AUTO_WHY_NOT_FASTER) ||
+           (st == AMP_AUTO_LOWERED && amp_audit_slow_size(s, flops));
+}
+
 struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
                                        enum amp_lowp_dtype dtype, double flops,
                                        const int64_t shape[3], int *audit_this)

@@ -59,6 +59,13 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
                                        enum amp_lowp_dtype dtype, double flops,
                                        const int64_t shape[3], int *audit_this);
 
+/* Whether AMPSHIM_AUDIT=auto runs a call of this size from return_address
+ * fp32 for speed (its site fp32 "not faster", or lowered but not for this
+ * size class), as far as the thread's last site tells without a lock (0
+ * when it is another site): the spread check need not weigh its operands.
+ * A call it does audit anyway is run both ways, the program keeping fp32. */
+int amp_audit_slow_here(void *return_address, enum amp_hook_id hook, double flops);
+
 /* A call the spread check (shim/cpu/blas_spread.h) kept as made: its site
  * (made at its first call) counts it and the largest loss, and the site is
  * reported as one to keep fp32. Under AMPSHIM_AUDIT=auto the evidence sends

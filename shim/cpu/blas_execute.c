@@ -29,7 +29,11 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         return;
     }
     c->audit_only = gate == AMP_CPU_AUDIT_ONLY;
-    if (amp_blas_spread_keeps(c))
+    /* A call auto keeps fp32 for speed needs no spread check (it costs
+     * microseconds on a small product). */
+    if (!(amp_unlikely(amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_AUTO) &&
+          amp_audit_slow_here(amp_tls_caller, c->hook, c->flops)) &&
+        amp_blas_spread_keeps(c))
         return;
     if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {
         /* Run as made: for want of units, by auto's fp32 decision for the
