@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ampshim.h"
 #include "runtime/ctl_names.h"
 #include "runtime/hook_state.h"
 #include "runtime/settings.h"
@@ -93,8 +94,11 @@ int amp_report_write(FILE *out)
         return 0;
     /* The live settings as they are now (runtime/settings.h), the CUDA
      * ones only when CUDA calls are reported. */
-    fprintf(out, "ampshim report, pid %ld (%s):", (long)getpid(), program_invocation_short_name);
-    const char *sep = " ";
+    /* The release first: a report says which ampshim wrote it. */
+    fprintf(out, "ampshim report, pid %ld (%s): version %d.%d.%d", (long)getpid(),
+            program_invocation_short_name, AMPSHIM_VERSION_MAJOR, AMPSHIM_VERSION_MINOR,
+            AMPSHIM_VERSION_PATCH);
+    const char *sep = ", ";
     for (size_t i = 0; i < amp_setting_count; i++) {
         const struct amp_setting *s = &amp_settings[i];
         if (!s->live || s->cfg_field == AMP_SETTING_NO_FIELD ||

@@ -154,7 +154,7 @@ if [ -d "$dir" ]; then
 else
     set --
 fi
-if ! timeout 240 meson setup "$@" "$dir" -Dwerror=false -Dcudatoolkit="$toolkit" \
+if ! timeout 240 meson setup "$@" "$dir" -Dtests=true -Dwerror=false -Dcudatoolkit="$toolkit" \
     -Dgpu_library_dirs="$extra" -Dtorch_python="${torch_py:-/usr/bin/python3}" > "$log" 2>&1; then
     echo "## configure failed" >> "$out"
     cat "$log" >> "$out"

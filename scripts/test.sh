@@ -22,7 +22,12 @@ status=0
 run() {
     dir=$1 options=$2 extra_env=$3
     shift 3
-    [ -d "$dir" ] || meson setup "$dir" $options
+    # The tests are built on request (-Dtests=true), an older folder's too.
+    if [ -d "$dir" ]; then
+        meson setup --reconfigure "$dir" -Dtests=true >/dev/null
+    else
+        meson setup "$dir" -Dtests=true $options
+    fi
     ninja -C "$dir"
     env $extra_env meson test -C "$dir" --print-errorlogs "$@" || status=1
     logs="$logs $dir/meson-logs/testlog.json"
@@ -49,7 +54,7 @@ if [ "$sanitizers" -eq 1 ]; then
         "OPENBLAS_NUM_THREADS=1 DNNL_PRIMITIVE_CACHE_CAPACITY=0 TSAN_OPTIONS=halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
         --timeout-multiplier 3 --suite unit --suite preload \
         --suite control --suite fakes --suite real-cuda --suite stress
-    [ -d build-fuzz ] || CC=clang meson setup build-fuzz $quick -Dfuzzing=true \
+    [ -d build-fuzz ] || CC=clang meson setup build-fuzz $quick -Dtests=true -Dfuzzing=true \
         -Db_sanitize=address,undefined -Db_lundef=false
     ninja -C build-fuzz tests/fuzz/fuzz_parsers tests/fuzz/fuzz_block tests/fuzz/fuzz_scaler_state
     meson test -C build-fuzz --no-rebuild --print-errorlogs --suite fuzz || status=1

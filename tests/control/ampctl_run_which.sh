@@ -4,7 +4,8 @@
 # naming the preload library and the audit module, `ampctl --version`; and,
 # from a staged install (meson install --destdir), ampctl finds the
 # library of its own install, not the configured prefix's; ampctl(1)
-# renders within 80 columns without a warning from groff.
+# renders within 80 columns without a warning from groff; the staged tree
+# holds only what a user runs, and its ampshim.pc names the library.
 # usage: ampctl_run_which.sh AMPCTL BUILD_DIR AMPCTL_1
 set -u
 ampctl=$1
@@ -50,6 +51,22 @@ if env -u LD_PRELOAD meson install -C "$build" --no-rebuild --quiet --destdir "$
         sh -c "case '$lib' in '$stage'/*/libampshim.so) true;; *) false;; esac"
     out=$("$staged" run sh -c 'echo "${LD_PRELOAD##* }"')
     check "... and runs a command under it" test -n "$lib" -a "$out" = "$lib"
+    out=$("$staged" run -- sh -c 'echo "${LD_PRELOAD##* }"')
+    check "... with -- too" test -n "$lib" -a "$out" = "$lib"
+    # Only what a user runs: the libraries, ampctl, headers, pkg-config
+    # files and man pages; no test, benchmark or example.
+    extra=$(find "$stage" -type f -o -type l | sed "s|^$stage||" | grep -v \
+        -e '/bin/ampctl$' -e '/include/amp[a-z_]*\.h$' -e '/lib/.*/libamp[a-z-]*\.so[0-9.]*$' \
+        -e '/pkgconfig/amp[a-z]*\.pc$' -e '/man/man[137]/amp[a-z_]*\.[137]$')
+    check "the installed tree holds nothing else${extra:+: $extra}" test -z "$extra"
+    pc=$(find "$stage" -name ampshim.pc | head -1)
+    if command -v pkg-config >/dev/null 2>&1 && [ -n "$pc" ]; then
+        preload=$(PKG_CONFIG_PATH=${pc%/*} pkg-config --variable=preload ampshim)
+        check "ampshim.pc names the preload library ($preload), the one ampctl which finds" \
+            test -n "$preload" -a "$stage$preload" = "$lib" -a -r "$stage$preload"
+    else
+        check "ampshim.pc is installed" test -n "$pc"
+    fi
 else
     cat "$stage.log"
     check "meson install --destdir" false

@@ -231,6 +231,14 @@ try:
           sgemm and sgemm[0]["lowered"] > 0 and sgemm[0]["passthrough"] > 0, str(stats))
     ps = json.loads(ctl("--json", "ps").stdout)
     check("ps lists the process", any(str(p["pid"]) == pid and p["alive"] for p in ps), str(ps))
+    check("... with its command line",
+          any(str(p["pid"]) == pid and p["command"] == " ".join([program, status_file, stop_file])
+              for p in ps), str(ps))
+    table = ctl("ps").stdout.splitlines()
+    check("ps's table: a command column, the process's line ends with its command line",
+          table and table[0].split()[-1] == "command" and
+          any(l.split()[0] == pid and l.endswith(" ".join([program, status_file, stop_file]))
+              for l in table[1:]), "\n".join(table))
 finally:
     open(stop_file, "w").close()
     proc.wait(timeout=30)

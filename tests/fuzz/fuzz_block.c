@@ -27,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memset(b, 0, offsetof(struct amp_ctl_block, threads) + 4 * sizeof(struct amp_thread));
     size_t audit_at = offsetof(struct amp_ctl_block, audit_sites);
-    size_t audit_cap = offsetof(struct amp_ctl_block, audit_site) + 4 * sizeof(struct amp_audit_site) - audit_at;
+    size_t audit_cap =
+        offsetof(struct amp_ctl_block, audit_site) + 4 * sizeof(struct amp_audit_site) - audit_at;
     memset((char *)b + audit_at, 0, audit_cap);
     size_t body = size - 1;
     if (!(data[0] & 1)) {
@@ -52,20 +53,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(b->threads, data + 1 + room, slots < cap ? slots : cap);
         if (slots > cap) {
             size_t rest = slots - cap;
-            memcpy((char *)b + audit_at, data + 1 + room + cap, rest < audit_cap ? rest : audit_cap);
+            memcpy((char *)b + audit_at, data + 1 + room + cap,
+                   rest < audit_cap ? rest : audit_cap);
         }
     }
     if (amp_ctl_block_problem(b, sizeof *b) != NULL)
         abort(); /* a valid header must be accepted */
     ampctl_render_status(sink, b, data[0] & 2);
     ampctl_render_stats(sink, b, data[0] & 4);
-    ampctl_render_ps_row(sink, b, 1, data[0] & 8, 1);
+    ampctl_render_ps_row(sink, b, 1, data[0] & 8, 1, "a \"command\"\n");
     amp_audit_write_report(sink, b, 0.01, data[0] & 16);
     amp_audit_write_policy(sink, b, 0.01);
     char value[256], name[64];
-    static const char *const names[] = {"opt.enabled", "opt.dtype", "opt.cuda_dtype", "opt.output",
-                                        "policy.cpu.mm", "policy.cuda.softmax", "process.exe",
-                                        "stats.cblas_sgemm.calls", "stats.sgemm_.converted"};
+    static const char *const names[] = {
+        "opt.enabled",           "opt.dtype",           "opt.cuda_dtype", "opt.output",
+        "policy.cpu.mm",         "policy.cuda.softmax", "process.exe",    "stats.cblas_sgemm.calls",
+        "stats.sgemm_.converted"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         amp_ctl_get(b, names[i], value, sizeof value, NULL);
     for (int t = 0; t < 4; t++) {

@@ -358,6 +358,30 @@ static int verb_switch(int argc, char **argv, int on)
 }
 
 /* Every process of this user with a block: for ps. */
+/* A process's command line, its arguments joined by spaces (control
+ * characters shown as '?'), cut at size - 1; "" when it cannot be read. */
+static void command_line(long pid, char *out, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    out[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, out, size - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    while (n > 0 && out[n - 1] == 0) /* the last argument's end */
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (out[i] == 0)
+            out[i] = ' ';
+        else if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+            out[i] = '?';
+    out[n] = 0;
+}
+
 static int scan_blocks(void)
 {
     DIR *d = opendir("/proc");
@@ -366,8 +390,8 @@ static int scan_blocks(void)
     if (json)
         printf("[");
     else
-        printf("%-8s %-20s %-6s %8s %-8s %-6s\n", "pid", "exe", "alive", "threads", "enabled",
-               "dtype");
+        printf("%-8s %-20s %-6s %8s %-8s %-6s %s\n", "pid", "exe", "alive", "threads", "enabled",
+               "dtype", "command");
     int first = 1;
     for (struct dirent *e; (e = readdir(d));) {
         long pid = parse_pid(e->d_name);
@@ -384,7 +408,9 @@ static int scan_blocks(void)
                 printf("%-8ld (%s)\n", pid, why);
             continue;
         }
-        ampctl_render_ps_row(stdout, b, 1, json, first);
+        char command[4096];
+        command_line(pid, command, sizeof command);
+        ampctl_render_ps_row(stdout, b, 1, json, first, command);
         first = 0;
         close_block(b);
     }

@@ -29,23 +29,27 @@ static const char *dtype_name(uint32_t d)
     return d < AMP_DTYPE_COUNT ? amp_dtype_names[d] : "?";
 }
 
-void ampctl_render_ps_row(FILE *out, const struct amp_ctl_block *b, int alive, int json, int first)
+void ampctl_render_ps_row(FILE *out, const struct amp_ctl_block *b, int alive, int json, int first,
+                          const char *command)
 {
     char exe[sizeof b->exe + 1];
     clean(exe, b->exe, sizeof b->exe);
     int threads = 0;
     for (int i = 0; i < AMP_CTL_MAX_THREADS; i++)
         threads += atomic_load(&b->threads[i].tid) != 0;
-    if (json)
+    if (json) {
         fprintf(out,
                 "%s{\"pid\": %lld, \"exe\": \"%s\", \"alive\": %s, \"threads\": %d, "
-                "\"enabled\": \"%s\", \"dtype\": \"%s\"}",
+                "\"enabled\": \"%s\", \"dtype\": \"%s\", \"command\": ",
                 first ? "" : ", ", (long long)b->pid, exe, alive ? "true" : "false", threads,
                 want_name(atomic_load(&b->enabled)), dtype_name(atomic_load(&b->dtype[0])));
-    else
-        fprintf(out, "%-8lld %-20s %-6s %8d %-8s %-6s\n", (long long)b->pid, exe,
+        amp_json_string(out, command);
+        fputc('}', out);
+    } else {
+        fprintf(out, "%-8lld %-20s %-6s %8d %-8s %-6s %s\n", (long long)b->pid, exe,
                 alive ? "yes" : "DEAD", threads, want_name(atomic_load(&b->enabled)),
-                dtype_name(atomic_load(&b->dtype[0])));
+                dtype_name(atomic_load(&b->dtype[0])), command);
+    }
 }
 
 void ampctl_render_status(FILE *out, const struct amp_ctl_block *b, int json)

@@ -13,6 +13,9 @@
 void ampctl_render_status(FILE *out, const struct amp_ctl_block *b, int json);
 void ampctl_render_stats(FILE *out, const struct amp_ctl_block *b, int json);
 /* One line (or JSON object) for `ampctl ps`. */
-void ampctl_render_ps_row(FILE *out, const struct amp_ctl_block *b, int alive, int json, int first);
+/* One process of ampctl ps; command: its command line (arguments joined by
+ * spaces), "" when it cannot be read. */
+void ampctl_render_ps_row(FILE *out, const struct amp_ctl_block *b, int alive, int json, int first,
+                          const char *command);
 
 #endif
