@@ -93,6 +93,17 @@ int amp_listed_library(const char *object)
     return glob_index(amp_library_glob, AMP_LIBRARY_COUNT, object);
 }
 
+const char *const amp_embedded_blas_glob[AMP_EMBEDDED_BLAS_COUNT] = {
+#define AMP_X_EMBEDDED(glob, what) glob,
+    AMPSHIM_EMBEDDED_BLAS_LIST(AMP_X_EMBEDDED)
+#undef AMP_X_EMBEDDED
+};
+
+int amp_embedded_blas_listed(const char *object)
+{
+    return glob_index(amp_embedded_blas_glob, AMP_EMBEDDED_BLAS_COUNT, object);
+}
+
 const char *const amp_onednn_caller_glob[AMP_ONEDNN_CALLER_COUNT] = {
 #define AMP_X_CALLER(glob, what) glob,
     AMPSHIM_ONEDNN_CALLER_LIST(AMP_X_CALLER)

@@ -74,6 +74,12 @@ int amp_listed_library(const char *object);
  * blas_wrappers.txt): an extension module that imports one is a numerical
  * library in libraries.txt's sense (runtime/callers.c reads it for the
  * names). */
+/* Frameworks with a BLAS linked in (embedded_blas.txt): the index of the
+ * glob an object's basename matches, -1 when none. */
+#define AMP_EMBEDDED_BLAS_COUNT (0 AMPSHIM_EMBEDDED_BLAS_LIST(AMP_X_COUNT_ONE))
+extern const char *const amp_embedded_blas_glob[AMP_EMBEDDED_BLAS_COUNT];
+int amp_embedded_blas_listed(const char *object);
+
 #define AMP_BLAS_WRAPPER_COUNT (0 AMPSHIM_BLAS_WRAPPER_LIST(AMP_X_COUNT_ONE))
 extern const char *const amp_blas_wrapper_module[AMP_BLAS_WRAPPER_COUNT];
 extern const char *const amp_blas_wrapper_what[AMP_BLAS_WRAPPER_COUNT];

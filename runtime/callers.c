@@ -177,7 +177,8 @@ static int imports_blas_wrapper(const char *path, const char *file)
  * or LAPACK entry point ampshim hooks (libopenblas, libblas and its CBLAS,
  * liblapack, ...), one libraries.txt lists, or an extension module that
  * imports a BLAS wrapper of blas_wrappers.txt. The program itself never
- * is. */
+ * is, nor a framework embedded_blas.txt lists (its BLAS linked in, its own
+ * calls to it the program's). */
 static int object_is_library(const char *path, void *base)
 {
     uintptr_t main_base = 0;
@@ -190,6 +191,8 @@ static int object_is_library(const char *path, void *base)
         if (amp_family_prefix[f][0] &&
             strncmp(file, amp_family_prefix[f], strlen(amp_family_prefix[f])) == 0)
             return AMP_LIBRARY_ITSELF;
+    if (amp_embedded_blas_listed(file) >= 0)
+        return AMP_NOT_LIBRARY;
     void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
     int library = AMP_NOT_LIBRARY;
     /* By its symbols: the families known by file name (CUDA, oneDNN) are

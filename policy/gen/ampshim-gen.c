@@ -68,8 +68,10 @@ static int n_kinds;
 #define N_KINDS n_kinds
 
 /* Tables of objects by glob, each line a glob and what it is: libraries.txt
- * (numerical libraries outside the BLAS) and onednn_callers.txt (oneDNN's
- * callers known to query every descriptor and reorder to it). */
+ * (numerical libraries outside the BLAS), embedded_blas.txt (frameworks
+ * with a BLAS linked in, whose calls to it are the program's) and
+ * onednn_callers.txt (oneDNN's callers known to query every descriptor and
+ * reorder to it). */
 enum { MAX_GLOBS = 64 };
 struct glob_table {
     const char *file;
@@ -79,6 +81,7 @@ struct glob_table {
     } rows[MAX_GLOBS];
 };
 static struct glob_table library_table = {"libraries.txt", 0, {{"", ""}}},
+                         embedded_blas_table = {"embedded_blas.txt", 0, {{"", ""}}},
                          onednn_caller_table = {"onednn_callers.txt", 0, {{"", ""}}},
                          /* its first column a module's name, not a glob */
     blas_wrapper_table = {"blas_wrappers.txt", 0, {{"", ""}}};
@@ -579,6 +582,11 @@ static void write_header(const char *path)
     for (int i = 0; i < library_table.n; i++)
         fprintf(f, " \\\n    X(\"%s\", \"%s\")", library_table.rows[i].glob,
                 library_table.rows[i].what);
+    fprintf(f, "\n\n/* X(\"object glob\", \"what it is\"): embedded_blas.txt. */\n"
+               "#define AMPSHIM_EMBEDDED_BLAS_LIST(X)");
+    for (int i = 0; i < embedded_blas_table.n; i++)
+        fprintf(f, " \\\n    X(\"%s\", \"%s\")", embedded_blas_table.rows[i].glob,
+                embedded_blas_table.rows[i].what);
     fprintf(f, "\n\n/* X(\"module\", \"what it is\"): blas_wrappers.txt. */\n"
                "#define AMPSHIM_BLAS_WRAPPER_LIST(X)");
     for (int i = 0; i < blas_wrapper_table.n; i++)
@@ -811,13 +819,16 @@ static void write_man(const char *template_path, const char *out_path)
         } else if (strcmp(line, "@BLAS_WRAPPERS_TABLE@\n") == 0) {
             write_glob_table(out, &blas_wrapper_table, "module");
             replaced |= 8;
+        } else if (strcmp(line, "@EMBEDDED_BLAS_TABLE@\n") == 0) {
+            write_glob_table(out, &embedded_blas_table, "object");
+            replaced |= 16;
         } else {
             fputs(line, out);
         }
     }
-    if (replaced != 15)
-        die("%s: no @POLICY_TABLE@, @LIBRARIES_TABLE@, @ONEDNN_CALLERS_TABLE@ or "
-            "@BLAS_WRAPPERS_TABLE@ line",
+    if (replaced != 31)
+        die("%s: no @POLICY_TABLE@, @LIBRARIES_TABLE@, @ONEDNN_CALLERS_TABLE@, "
+            "@BLAS_WRAPPERS_TABLE@ or @EMBEDDED_BLAS_TABLE@ line",
             template_path);
     fclose(in);
     fclose(out);
@@ -853,6 +864,7 @@ int main(int argc, char **argv)
     read_globs(argv[1], &library_table);
     read_globs(argv[1], &onednn_caller_table);
     read_globs(argv[1], &blas_wrapper_table);
+    read_globs(argv[1], &embedded_blas_table);
     read_manglings(argv[1]);
     for (int i = 0; i < n_list_files; i++)
         read_op_list(argv[1], &list_files[i]);
