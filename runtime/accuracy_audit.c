@@ -1004,10 +1004,19 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
     }
     /* What lowering bought on the audited calls: both runs of each, timed. */
     uint64_t low = 0, fp32 = 0;
+    int unaudited = 0;
     for (int i = 0; i < n; i++) {
         low += v[i].ns_lowered;
         fp32 += v[i].ns_fp32;
+        unaudited += v[i].calls && !has_evidence(&v[i]);
     }
+    /* A site without evidence (fp32? "?") says why, once for all. */
+    if (!json && unaudited)
+        fprintf(out,
+                "%d site%s with calls and no audit (fp32? ?): no call was sampled yet, or none "
+                "could run both ways (no native kernel for the dtype on this CPU: the counters' "
+                "nounits; no memory for the shadow output; AMPSHIM_LOG=info says which)\n",
+                unaudited, unaudited == 1 ? "" : "s");
     if (json)
         fprintf(out, "], \"ns_lowered\": %" PRIu64 ", \"ns_fp32\": %" PRIu64 "}\n", low, fp32);
     else if (low && fp32)
