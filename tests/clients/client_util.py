@@ -50,6 +50,25 @@ def measure_child(script, arg, base, shim=True, **settings):
     return ast.literal_eval(r.stdout.strip().splitlines()[-1]), r.stderr
 
 
+def four_ways(ck, script, base, passthrough):
+    """Runs `script --measure 0` (whose dict has the hash of every result
+    under "all") without the shim, with AMPSHIM_ENABLE=0, with the policy
+    `passthrough` and with the defaults (the report kept); checks the
+    second and third are bit for bit the first. Returns (plain, default,
+    report), or None when a mode did not run."""
+    plain, _ = measure_child(script, 0, base, shim=False)
+    disabled, _ = measure_child(script, 0, base, AMPSHIM_ENABLE="0")
+    through, _ = measure_child(script, 0, base, AMPSHIM_POLICY=passthrough)
+    default, report = measure_child(script, 0, base, AMPSHIM_REPORT="1")
+    if not ck.check("every mode ran", plain and disabled and through and default):
+        return None
+    ck.check("AMPSHIM_ENABLE=0: bit for bit the run without the shim",
+             disabled["all"] == plain["all"])
+    ck.check("every op the work is, passthrough: bit for bit the run without the shim",
+             through["all"] == plain["all"])
+    return plain, default, report
+
+
 def round_bf16(x):
     """fp32 array rounded to bf16 (round to nearest even), kept as fp32."""
     u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)

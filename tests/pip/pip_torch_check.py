@@ -18,7 +18,7 @@ import hashlib
 import os
 import sys
 
-from client_util import Checker, measure_child, shim_loaded, shim_stat
+from client_util import Checker, four_ways, shim_loaded, shim_stat
 
 PASSTHROUGH = ",".join(f"cpu:{op}=passthrough" for op in ("mm", "addmm", "linear", "matmul"))
 
@@ -70,18 +70,11 @@ ck.check("libtorch_cpu.so exports MKL's sgemm_", hasattr(lib, "sgemm_"))
 ck.check("... and no oneDNN entry point (dnnl_primitive_execute)",
          not hasattr(lib, "dnnl_primitive_execute"))
 base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
-plain, _ = measure_child(__file__, 0, base, shim=False)
-disabled, _ = measure_child(__file__, 0, base, AMPSHIM_ENABLE="0")
-through, _ = measure_child(__file__, 0, base, AMPSHIM_POLICY=PASSTHROUGH)
-default, report = measure_child(__file__, 0, base, AMPSHIM_REPORT="1")
-ck.check("every mode ran", plain and disabled and through and default)
-if plain and disabled and through and default:
+ran = four_ways(ck, __file__, base, PASSTHROUGH)
+if ran:
+    plain, default, report = ran
     print(f"torch {default['torch']}: errors fp32 {plain['err']}, defaults {default['err']}; "
           f"sgemm_ lowered {default['lowered']}, nounits {default['nounits']}")
-    ck.check("AMPSHIM_ENABLE=0: bit for bit the run without the shim",
-             disabled["all"] == plain["all"])
-    ck.check("mm, addmm, linear passthrough: bit for bit the run without the shim",
-             through["all"] == plain["all"])
     ck.check("the defaults: Conv2d (oneDNN inside the wheel, unseen) and torch.linalg (MKL's "
              "LAPACK) bit for bit", default["as_made"] == plain["as_made"])
     if check.cpu_has_bf16_units():

@@ -21,7 +21,7 @@ import hashlib
 import os
 import sys
 
-from client_util import Checker, measure_child, shim_loaded
+from client_util import Checker, four_ways, shim_loaded
 
 N = 384
 PASSTHROUGH = ",".join(f"cpu:{op}=passthrough" for op in
@@ -109,16 +109,9 @@ import check  # noqa: E402  (tests/check.py)
 print(f"numpy {numpy.__version__}, scipy {scipy.__version__} from {os.path.dirname(numpy.__file__)}")
 base = {k: v for k, v in os.environ.items() if not k.startswith("AMPSHIM_")}
 base["OPENBLAS_NUM_THREADS"] = "1"
-plain, _ = measure_child(__file__, 0, base, shim=False)
-disabled, _ = measure_child(__file__, 0, base, AMPSHIM_ENABLE="0")
-through, _ = measure_child(__file__, 0, base, AMPSHIM_POLICY=PASSTHROUGH)
-default, report = measure_child(__file__, 0, base, AMPSHIM_REPORT="1")
-ck.check("every mode ran", plain and disabled and through and default)
-if plain and disabled and through and default:
-    ck.check("AMPSHIM_ENABLE=0: bit for bit the run without the shim",
-             disabled["all"] == plain["all"])
-    ck.check("every op passthrough: bit for bit the run without the shim",
-             through["all"] == plain["all"])
+ran = four_ways(ck, __file__, base, PASSTHROUGH)
+if ran:
+    plain, default, report = ran
     ck.check("the defaults: scipy.linalg's LAPACK drivers and scipy.sparse.linalg's solvers bit "
              "for bit fp32", default["fp32_work"] == plain["fp32_work"])
     s = default["stats"]
