@@ -367,22 +367,13 @@ const char *const amp_auto_why_names[5] = {"", "clean audits", "an audit over to
                                            "operands too far from the origin for their spread",
                                            "not faster"};
 
-static int by_value(const void *a, const void *b)
+/* Size class c's speed-up since the site was last weighed: the least time
+ * per flop as made over the least lowered. */
+static double class_speedup(const struct amp_audit_site *s, int c)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The median speed-up of size class c's last n (at most
- * AMP_AUDIT_SPEED_RING) audited calls. */
-static double class_median(const struct amp_audit_site *s, int c, uint32_t n)
-{
-    n = n < AMP_AUDIT_SPEED_RING ? n : AMP_AUDIT_SPEED_RING;
-    float v[AMP_AUDIT_SPEED_RING];
-    for (uint32_t i = 0; i < n; i++)
-        v[i] = atomic_load_explicit(&s->speed_ring[c][i], memory_order_relaxed);
-    qsort(v, n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
+    double low = atomic_load_explicit(&s->speed_best[c][0], memory_order_relaxed),
+           fp32 = atomic_load_explicit(&s->speed_best[c][1], memory_order_relaxed);
+    return low > 0 && fp32 > 0 ? fp32 / low : 0;
 }
 
 /* The flops a size class covers: [*from, *to) (amp_cpu_time_class). */
@@ -424,7 +415,7 @@ static void classes_text(uint32_t mask, const float speed[AMP_CPU_TIME_CLASSES],
 }
 
 /* Weighs a site's speed (under audit_lock): each size class audited since
- * the site was last weighed gets its median speed-up and its bit in
+ * the site was last weighed gets its speed-up (class_speedup) and its bit in
  * slow_classes (the others keep theirs). Returns whether no class with a
  * known speed was faster lowered by AMPSHIM_AUDIT_MIN_SPEEDUP, with the
  * best class's speed-up in *ratio; 0 and no verdict when no call was timed
@@ -437,7 +428,7 @@ static int not_faster(struct amp_audit_site *s, double *ratio)
     for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++) {
         uint32_t n = atomic_load_explicit(&s->speed_count[c], memory_order_relaxed);
         if (n) {
-            double m = class_median(s, c, n);
+            double m = class_speedup(s, c);
             atomic_store_explicit(&s->class_speed[c], (float)m, memory_order_relaxed);
             slow = m < min ? slow | 1u << c : slow & ~(1u << c);
         }
@@ -594,14 +585,16 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
                           atomic_load_explicit(&s->ns_fp32, memory_order_relaxed) + r->ns_fp32,
                           memory_order_relaxed);
     if (r->ns_lowered && r->ns_fp32) {
-        int c = amp_cpu_time_class(r->flops > 0 ? (uint64_t)r->flops : 0);
+        uint64_t f = r->flops >= 1 && r->flops < 0x1p63 ? (uint64_t)r->flops : 1;
+        int c = amp_cpu_time_class(f);
         uint32_t n = atomic_load_explicit(&s->speed_count[c], memory_order_relaxed);
-        /* Past 255 the ring goes on from its middle: the last four are kept. */
-        atomic_store_explicit(&s->speed_ring[c][n % AMP_AUDIT_SPEED_RING],
-                              (float)((double)r->ns_fp32 / (double)r->ns_lowered),
-                              memory_order_relaxed);
-        atomic_store_explicit(&s->speed_count[c], (uint8_t)(n < 255 ? n + 1 : 252),
-                              memory_order_relaxed);
+        float per[2] = {(float)((double)r->ns_lowered / (double)f),
+                        (float)((double)r->ns_fp32 / (double)f)};
+        for (int k = 0; k < 2; k++)
+            if (!n || per[k] < atomic_load_explicit(&s->speed_best[c][k], memory_order_relaxed))
+                atomic_store_explicit(&s->speed_best[c][k], per[k], memory_order_relaxed);
+        if (n < 255)
+            atomic_store_explicit(&s->speed_count[c], (uint8_t)(n + 1), memory_order_relaxed);
     }
     if (amp_audit_auto()) {
         int clean = !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance;

@@ -82,8 +82,8 @@ static inline int amp_cpu_time_class(uint64_t flops)
  * audited process under its audit lock; `ready` is set (release) once the
  * names are in, and ampctl reads the rest live, field by field. */
 #define AMP_CTL_AUDIT_SITES 256
-#define AMP_AUDIT_SPEED_RING 4 /* per size class */
-#define AMP_AUDIT_BINS 8       /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
+#define AMP_CTL_CPU_SITES 128 /* runtime/site_time.h */
+#define AMP_AUDIT_BINS 8      /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
 struct amp_audit_site {
     _Atomic uint32_t ready;           /*   0 */
     uint16_t hook;                    /*   4 */
@@ -123,20 +123,21 @@ struct amp_audit_site {
      * (shim/cpu/blas_audit.c), since the site began */
     _Atomic uint64_t ns_lowered, ns_fp32;
     /* 480: AMPSHIM_AUDIT=auto's speed, per size class of the site's calls
-     * (amp_cpu_time_class: flops within a factor of 4): fp32's time over
-     * lowered's of the last AMP_AUDIT_SPEED_RING audited calls of the class
-     * since auto last weighed the site, and how many there were (to 255).
-     * Auto weighs each class by their median, which a one-off cost (a new
-     * shape's first native call makes its kernel) does not move. */
-    _Atomic float speed_ring[AMP_CPU_TIME_CLASSES][AMP_AUDIT_SPEED_RING];
-    _Atomic uint8_t speed_count[AMP_CPU_TIME_CLASSES]; /* 864 */
-    /* 888: each class's median when it was last weighed (0: never timed) */
+     * (amp_cpu_time_class: flops within a factor of 4): the least time per
+     * flop of the class's audited calls since auto last weighed the site,
+     * lowered and as made (ns per flop), and how many there were (to 255).
+     * Auto weighs each class by the ratio of the two least, which neither a
+     * one-off cost (a new shape's first native call makes its kernel) nor a
+     * run the machine preempted moves. */
+    _Atomic float speed_best[AMP_CPU_TIME_CLASSES][2];
+    _Atomic uint8_t speed_count[AMP_CPU_TIME_CLASSES]; /* 672 */
+    /* 696: each class's median when it was last weighed (0: never timed) */
     _Atomic float class_speed[AMP_CPU_TIME_CLASSES];
-    /* 984: the classes whose lowered runs were not faster by
+    /* 792: the classes whose lowered runs were not faster by
      * AMPSHIM_AUDIT_MIN_SPEEDUP when last weighed: a lowered site runs
      * their calls fp32 (bit c: class c) */
     _Atomic uint32_t slow_classes;
-    _Atomic uint32_t auto_why; /* 988: why auto last moved it (enum amp_auto_why) */
+    _Atomic uint32_t auto_why; /* 796: why auto last moved it (enum amp_auto_why) */
 };
 
 /* A CPU hook's wall time columns (AMPSHIM_CPU_TIMING_SAMPLE): nanoseconds,
@@ -222,6 +223,19 @@ struct amp_ctl_block {
      * class log2(f) / 2, so lowered and as-made calls of like sizes are
      * compared): enum amp_cpu_time. */
     _Atomic uint64_t cpu_time[AMP_CTL_MAX_HOOKS][AMP_CPU_TIME_CLASSES][AMP_CPU_TIME_FIELDS];
+    /* The same timed calls by call site (runtime/site_time.h): how many
+     * sites are in use, how many timed calls found the table full, and the
+     * sites, each written by the process under its lock and `ready` set
+     * (release) once its names are in. */
+    _Atomic uint32_t cpu_sites, cpu_sites_dropped;
+    struct amp_cpu_site {
+        _Atomic uint32_t ready;
+        uint16_t hook;
+        char object[64];   /* the calling object's basename */
+        char function[96]; /* the calling function, "" when dladdr names none */
+        uint64_t offset;   /* the first call's return address in the object */
+        _Atomic uint64_t t[AMP_CPU_TIME_FIELDS]; /* enum amp_cpu_time */
+    } cpu_site[AMP_CTL_CPU_SITES];
 };
 
 _Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "layout");
@@ -253,9 +267,9 @@ _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
                    offsetof(struct amp_ctl_block, audit_sites) + 16,
                "layout");
-_Static_assert(sizeof(struct amp_audit_site) == 992, "layout");
-_Static_assert(offsetof(struct amp_audit_site, speed_count) == 864, "layout");
-_Static_assert(offsetof(struct amp_audit_site, slow_classes) == 984, "layout");
+_Static_assert(sizeof(struct amp_audit_site) == 800, "layout");
+_Static_assert(offsetof(struct amp_audit_site, speed_count) == 672, "layout");
+_Static_assert(offsetof(struct amp_audit_site, slow_classes) == 792, "layout");
 _Static_assert(AMP_CPU_TIME_CLASSES <= 32, "a class is a bit of slow_classes");
 _Static_assert(offsetof(struct amp_audit_site, ns_lowered) == 464, "layout");
 _Static_assert(offsetof(struct amp_audit_site, spread_calls) == 448, "layout");

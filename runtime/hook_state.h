@@ -221,8 +221,11 @@ static inline int amp_cpu_timing_due(void)
 }
 
 /* ... and a timed call's wall time and flops (0: not known) added to its
- * hook's row of the block, lowered or as made (out of line: one call in N). */
-void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int lowered);
+ * hook's row of the block, lowered or as made, and to its call site's (caller:
+ * the call's return address; runtime/site_time.h) (out of line: one call in
+ * N). */
+void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int lowered,
+                         void *caller);
 
 
 /* Recomputes amp_rt.category from the configuration. */

@@ -12,6 +12,7 @@
 #include "runtime/ctl_names.h"
 #include "runtime/hook_state.h"
 #include "runtime/settings.h"
+#include "runtime/site_time.h"
 
 /* One row: symbol, op, policy, calls, then every counter. */
 static void write_row(FILE *out, int width, const char *symbol, const char *op, const char *policy,
@@ -204,11 +205,20 @@ int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json)
         rows++;
     }
     if (json) {
+        fputs("], \"sites\": ", out);
+        if (b)
+            amp_site_time_write(out, b, 1);
+        else
+            fputs("[]", out);
         fprintf(out,
-                "], \"lowered_calls_weighed\": %" PRIu64 ", \"lowered_ns_estimate\": %.0f"
+                ", \"lowered_calls_weighed\": %" PRIu64 ", \"lowered_ns_estimate\": %.0f"
                 ", \"fp32_ns_estimate\": %.0f}",
                 weighed, spent, at_fp32);
-    } else if (weighed && spent > 0) {
+        return rows;
+    }
+    if (rows && b)
+        amp_site_time_write(out, b, 0);
+    if (weighed && spent > 0) {
         fprintf(out,
                 "lowering bought: about %" PRIu64 " of %" PRIu64 " lowered calls had calls of "
                 "their size run as made to compare with: they took about %.3g ms, at the as-made "

@@ -1,6 +1,7 @@
 /* Runtime set-up (the environment, read once at load), the control block
  * and the per-thread states that live in it, their scratch buffers and
  * counters, and fork handling. */
+#include "runtime/site_time.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/hook_state.h"
 #include "runtime/decide.h"
@@ -426,7 +427,8 @@ void amp_runtime_init(void)
 
 __thread uint32_t amp_cpu_timing_tick __attribute__((tls_model("initial-exec")));
 
-void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int lowered)
+void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int lowered,
+                         void *caller)
 {
     struct amp_ctl_block *b = amp_ctl;
     if (!b)
@@ -440,4 +442,5 @@ void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int l
                               memory_order_relaxed);
     atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_FLOPS_LOWERED : AMP_CPU_FLOPS_MADE], f,
                               memory_order_relaxed);
+    amp_site_time_record(caller, hook, f, ns, lowered);
 }

@@ -29,6 +29,7 @@
 
 #include "shim/resolve.h"
 
+#include "runtime/site_time.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/control.h"
 #include "runtime/export.h"
@@ -71,6 +72,7 @@ AMP_LOADER_EARLY AMP_EXPORT int dlclose(void *handle)
         if (amp_resolve_notice_unloads()) {
             amp_callers_forget_unloaded();
             amp_audit_forget_unloaded();
+            amp_site_time_forget();
         }
     }
     return status;

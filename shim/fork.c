@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/onednn.h"
 #include "loader/loader.h"
+#include "runtime/site_time.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/callers.h"
 #include "runtime/hook_state.h"
@@ -29,6 +30,7 @@ static void (*const handlers[])(enum amp_fork_phase) = {
     amp_cudnn_graph_atfork,  /* the cuDNN graph book (shim/cuda/cudnn_graph_book.c) */
     amp_graph_cache_atfork,  /* the graph engines found (shim/cuda/cudnn_graph_lower.c) */
     amp_audit_atfork,        /* the audit's site table (runtime/accuracy_audit.c) */
+    amp_site_time_atfork,    /* the CPU time's site map (runtime/site_time.c) */
     amp_callers_atfork,      /* the object verdicts (runtime/callers.c) */
     amp_resolve_atfork,      /* resolution (shim/resolve.c) */
     amp_walk_atfork,         /* walks of the loaded objects (loader/loader.c) */

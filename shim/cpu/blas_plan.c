@@ -270,7 +270,7 @@ int amp_plan_trmm(struct amp_blas_call *c, char layout, char side, char uplo, ch
 void amp_cpu_time_add(const struct amp_blas_call *c)
 {
     amp_cpu_time_record(c->hook, c->flops, amp_now_ns() - c->t0,
-                        c->outcome == AMP_OUTCOME_LOWERED && !c->audit_only);
+                        c->outcome == AMP_OUTCOME_LOWERED && !c->audit_only, c->timed_caller);
 }
 
 void amp_blas_round_output(struct amp_blas_call *c)

@@ -103,11 +103,12 @@ static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs
     /* Every AMPSHIM_CPU_TIMING_SAMPLE-th classified call is timed, as the
      * BLAS hooks' are: its wall time and flops go to its row's CPU time. */
     uint64_t t0 = amp_unlikely(amp_cpu_timing_due()) ? amp_now_ns() : 0;
+    void *caller = amp_tls_caller;
     enum timed timed;
     int rc = run(&c, t, real, prim, stream, nargs, args, &timed);
     if (amp_unlikely(t0) && timed != TIMED_NOT)
         amp_cpu_time_record((enum amp_hook_id)c.hook, 2 * c.madds, amp_now_ns() - t0,
-                            timed == TIMED_LOWERED);
+                            timed == TIMED_LOWERED, caller);
     return rc;
 }
 

@@ -10,8 +10,10 @@ fp32 region (ampshim_fp32_push: run as made, counted fp32).
   small and fp32, a time and a rate for each; its "lowering bought" line
   gives the lowered calls' time against the as-made rate of calls of their
   size (the fp32 region's);
+- the same timed calls by call site: numpy's one cblas_sgemm site;
 - `ampctl stats PID --json` of the running process carries the same in
-  cpu_time (its values consistent with the call counts);
+  cpu_time (its values consistent with the call counts), by symbol and by
+  call site;
 - AMPSHIM_AUDIT=1: the audit table has each site's speed (fp32's time over
   lowered's on the same audited calls) and the line on the audited calls;
 - on a CPU without bf16 units (ONEDNN_MAX_CPU_ISA=AVX2), AMPSHIM_AUDIT=auto
@@ -76,6 +78,15 @@ if timed and counts:
              int(t[4]) == counts.get("small") + counts.get("fp32") == 10, f"{t} {counts}")
     ck.check("a time and a rate for each", all(float(x) > 0 for x in (t[2], t[3], t[5], t[6])),
              f"{t}")
+# The same timed calls by call site: numpy's one matmul site has them all.
+after = report.split("by call site:", 1)[1].splitlines() if "by call site:" in report else []
+site = [line.split() for line in after
+        if line.startswith("cblas_sgemm ") and "_multiarray_umath" in line]
+ck.check("the report's table by call site: numpy's cblas_sgemm site, 5 timed lowered and 10 "
+         "timed as made, a time and a rate for each",
+         len(site) == 1 and int(site[0][2]) == 5 and int(site[0][5]) == 10 and
+         all(float(x) > 0 for x in (site[0][3], site[0][4], site[0][6], site[0][7])),
+         report[-1500:])
 ck.check("the line on what lowering bought, against the fp32 region's calls of the same size",
          "lowering bought: about 5 of 5 lowered calls" in report,
          report[-600:])
@@ -103,6 +114,12 @@ if rows and sym:
              x["ns_lowered"] > 0 and x["flops_lowered"] == 5 * 2 * 256 ** 3 and
              x["flops_made"] == 7 * 2 * 32 ** 3 + 3 * 2 * 256 ** 3 and
              stats["cpu_time"]["lowered_calls_weighed"] == 5, f"{x} {c}")
+    sites = [y for y in stats["cpu_time"].get("sites", []) if y.get("symbol") == "cblas_sgemm"]
+    ck.check("... and by call site: one numpy site with the same timed calls and flops",
+             len(sites) == 1 and "_multiarray_umath" in sites[0]["object"] and
+             all(sites[0][k] == x[k] for k in ("timed_lowered", "timed_made", "flops_lowered",
+                                                "flops_made", "ns_lowered", "ns_made")),
+             f"{sites} {x}")
 
 a = subprocess.run([sys.executable, "-c", PROGRAM], env=dict(base, AMPSHIM_AUDIT="1"),
                    capture_output=True, text=True).stderr

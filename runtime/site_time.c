@@ -1,0 +1,252 @@
+/* CPU time per call site (see site_time.h). A site is found from the
+ * call's return address through a map kept under a lock, with the thread's
+ * last site kept so a loop's timed calls take no lock; a new return address
+ * is named by dladdr outside the lock (the loader's lock may be held by a
+ * constructor that is calling us). */
+#include "runtime/site_time.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/callers.h"
+#include "runtime/report.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Return address and hook to site index + 1 (0: empty; -1: no room). */
+enum { MAP = 1024, NO_ROOM = -1 };
+static struct {
+    void *address;
+    uint16_t hook;
+    int16_t site;
+} map[MAP];
+static _Atomic uint32_t generation; /* moves when the map is cleared */
+static __thread struct {
+    void *address;
+    struct amp_ctl_block *block;
+    uint32_t generation;
+    uint16_t hook;
+    int16_t site;
+} last;
+
+static size_t slot_of(void *address, enum amp_hook_id hook)
+{
+    uint64_t a = (uint64_t)(uintptr_t)address ^ ((uint64_t)hook << 48);
+    return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 54) % MAP;
+}
+
+/* The map's answer for (address, hook): index + 1, NO_ROOM, or 0 with the
+ * free slot (MAP when the map is full). Under lock. */
+static int find(void *address, enum amp_hook_id hook, size_t *free_slot)
+{
+    size_t i = slot_of(address, hook);
+    for (size_t probes = 0; probes < MAP; probes++, i = (i + 1) % MAP) {
+        if (!map[i].site) {
+            *free_slot = i;
+            return 0;
+        }
+        if (map[i].address == address && map[i].hook == hook)
+            return map[i].site;
+    }
+    *free_slot = MAP;
+    return 0;
+}
+
+/* The site of (object, function, hook) in the block, made when new:
+ * index + 1, or NO_ROOM. Under lock. */
+static int site_of(struct amp_ctl_block *b, const char *object, const char *function,
+                   uintptr_t offset, enum amp_hook_id hook)
+{
+    uint32_t used = atomic_load_explicit(&b->cpu_sites, memory_order_relaxed);
+    for (uint32_t i = 0; i < used; i++) {
+        const struct amp_cpu_site *s = &b->cpu_site[i];
+        if (s->hook == hook && strcmp(s->object, object) == 0 && strcmp(s->function, function) == 0)
+            return (int)i + 1;
+    }
+    if (used >= AMP_CTL_CPU_SITES)
+        return NO_ROOM;
+    struct amp_cpu_site *s = &b->cpu_site[used];
+    s->hook = (uint16_t)hook;
+    snprintf(s->object, sizeof s->object, "%s", object);
+    snprintf(s->function, sizeof s->function, "%s", function);
+    s->offset = offset;
+    atomic_store_explicit(&s->ready, 1, memory_order_release);
+    atomic_store_explicit(&b->cpu_sites, used + 1, memory_order_release);
+    return (int)used + 1;
+}
+
+static int site_for(struct amp_ctl_block *b, void *return_address, enum amp_hook_id hook)
+{
+    uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
+    if (last.site && last.address == return_address && last.hook == hook && last.block == b &&
+        last.generation == gen)
+        return last.site;
+    struct amp_quiet quiet;
+    size_t free_slot = MAP;
+    amp_lock_quietly(&lock, &quiet);
+    int site = find(return_address, hook, &free_slot);
+    if (!site) {
+        amp_unlock_quietly(&lock, &quiet);
+        struct amp_caller caller;
+        amp_caller_name(return_address, &caller);
+        const char *slash = strrchr(caller.object, '/');
+        uintptr_t offset = (uintptr_t)return_address - caller.base;
+        amp_lock_quietly(&lock, &quiet);
+        site = find(return_address, hook, &free_slot);
+        if (!site) {
+            site = site_of(b, slash ? slash + 1 : caller.object,
+                           caller.function ? caller.function : "", offset, hook);
+            if (free_slot < MAP) {
+                map[free_slot].address = return_address;
+                map[free_slot].hook = (uint16_t)hook;
+                map[free_slot].site = (int16_t)site;
+            }
+        }
+    }
+    gen = atomic_load_explicit(&generation, memory_order_acquire);
+    amp_unlock_quietly(&lock, &quiet);
+    last.address = return_address;
+    last.hook = (uint16_t)hook;
+    last.block = b;
+    last.generation = gen;
+    last.site = (int16_t)site;
+    return site;
+}
+
+void amp_site_time_record(void *return_address, enum amp_hook_id hook, uint64_t flops, uint64_t ns,
+                          int lowered)
+{
+    struct amp_ctl_block *b = amp_ctl;
+    if (!b || !return_address)
+        return;
+    int site = site_for(b, return_address, hook);
+    if (site == NO_ROOM) {
+        atomic_fetch_add_explicit(&b->cpu_sites_dropped, 1, memory_order_relaxed);
+        return;
+    }
+    if (site <= 0)
+        return;
+    _Atomic uint64_t *t = b->cpu_site[site - 1].t;
+    atomic_fetch_add_explicit(&t[lowered ? AMP_CPU_NS_LOWERED : AMP_CPU_NS_MADE], ns,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&t[lowered ? AMP_CPU_TIMED_LOWERED : AMP_CPU_TIMED_MADE], 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&t[lowered ? AMP_CPU_FLOPS_LOWERED : AMP_CPU_FLOPS_MADE], flops,
+                              memory_order_relaxed);
+}
+
+void amp_site_time_forget(void)
+{
+    struct amp_quiet quiet;
+    amp_lock_quietly(&lock, &quiet);
+    memset(map, 0, sizeof map);
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+    amp_unlock_quietly(&lock, &quiet);
+}
+
+void amp_site_time_atfork(enum amp_fork_phase phase)
+{
+    amp_lock_atfork(&lock, phase);
+    /* The child makes its own block: the map (indices into the parent's)
+     * starts empty. */
+    if (phase == AMP_FORK_CHILD) {
+        memset(map, 0, sizeof map);
+        atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
+    }
+}
+
+/* ---- the table ---- */
+
+struct row {
+    int i;
+    uint64_t t[AMP_CPU_TIME_FIELDS];
+    char object[sizeof((struct amp_cpu_site *)0)->object + 1];
+    char function[sizeof((struct amp_cpu_site *)0)->function + 1];
+    char caller[200]; /* "object:function", or "object+0xOFFSET" */
+};
+
+static int by_time(const void *pa, const void *pb)
+{
+    const struct row *a = pa, *b = pb;
+    uint64_t x = a->t[AMP_CPU_NS_LOWERED] + a->t[AMP_CPU_NS_MADE],
+             y = b->t[AMP_CPU_NS_LOWERED] + b->t[AMP_CPU_NS_MADE];
+    return x != y ? (x < y ? 1 : -1) : a->i - b->i;
+}
+
+int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json)
+{
+    static struct row rows[AMP_CTL_CPU_SITES];
+    uint32_t used = atomic_load_explicit(&b->cpu_sites, memory_order_acquire);
+    int n = 0;
+    for (uint32_t i = 0; i < used && i < AMP_CTL_CPU_SITES; i++) {
+        const struct amp_cpu_site *s = &b->cpu_site[i];
+        if (!atomic_load_explicit(&s->ready, memory_order_acquire) || s->hook >= AMP_HOOK_COUNT)
+            continue;
+        struct row *x = &rows[n++];
+        x->i = (int)i;
+        for (int f = 0; f < AMP_CPU_TIME_FIELDS; f++)
+            x->t[f] = atomic_load_explicit(&s->t[f], memory_order_relaxed);
+        /* names copied with an end: another process wrote them */
+        snprintf(x->object, sizeof x->object, "%.*s", (int)sizeof s->object, s->object);
+        snprintf(x->function, sizeof x->function, "%.*s", (int)sizeof s->function, s->function);
+        if (x->function[0])
+            snprintf(x->caller, sizeof x->caller, "%.*s:%.*s", (int)sizeof s->object, s->object,
+                     (int)sizeof s->function, s->function);
+        else
+            snprintf(x->caller, sizeof x->caller, "%.*s+0x%" PRIx64, (int)sizeof s->object,
+                     s->object, s->offset);
+    }
+    qsort(rows, (size_t)n, sizeof *rows, by_time);
+    int width = 24, cwidth = 6; /* the symbol and caller columns: as wide as their longest */
+    for (int r = 0; r < n; r++) {
+        int w = (int)strlen(amp_hook_names[b->cpu_site[rows[r].i].hook]),
+            c = (int)strlen(rows[r].caller);
+        width = w > width ? w : width;
+        cwidth = c > cwidth ? c : cwidth;
+    }
+    if (json)
+        fputc('[', out);
+    else if (n)
+        fprintf(out, "by call site:\n%-*s %-*s %12s %12s %9s %12s %12s %9s\n", width, "symbol",
+                cwidth, "caller", "timed lowered", "us/call low", "GFLOP/s", "timed made",
+                "us/call made", "GFLOP/s");
+    for (int r = 0; r < n; r++) {
+        const struct amp_cpu_site *s = &b->cpu_site[rows[r].i];
+        const uint64_t *t = rows[r].t;
+        const char *object = rows[r].object, *function = rows[r].function;
+        if (json) {
+            fprintf(out, "%s{\"symbol\": \"%s\", \"object\": ", r ? ", " : "",
+                    amp_hook_names[s->hook]);
+            amp_json_string(out, object);
+            fputs(", \"function\": ", out);
+            amp_json_string(out, function);
+            fprintf(out,
+                    ", \"offset\": %" PRIu64 ", \"timed_lowered\": %" PRIu64
+                    ", \"ns_lowered\": %" PRIu64 ", \"flops_lowered\": %" PRIu64
+                    ", \"timed_made\": %" PRIu64 ", \"ns_made\": %" PRIu64
+                    ", \"flops_made\": %" PRIu64 "}",
+                    s->offset, t[AMP_CPU_TIMED_LOWERED], t[AMP_CPU_NS_LOWERED],
+                    t[AMP_CPU_FLOPS_LOWERED], t[AMP_CPU_TIMED_MADE], t[AMP_CPU_NS_MADE],
+                    t[AMP_CPU_FLOPS_MADE]);
+            continue;
+        }
+        uint64_t tl = t[AMP_CPU_TIMED_LOWERED], tm = t[AMP_CPU_TIMED_MADE];
+        fprintf(
+            out, "%-*s %-*s %12" PRIu64 " %12.2f %9.2f %12" PRIu64 " %12.2f %9.2f\n", width,
+            amp_hook_names[s->hook], cwidth, rows[r].caller, tl,
+            tl ? (double)t[AMP_CPU_NS_LOWERED] / 1e3 / (double)tl : 0.0,
+            t[AMP_CPU_NS_LOWERED] ? (double)t[AMP_CPU_FLOPS_LOWERED] / (double)t[AMP_CPU_NS_LOWERED]
+                                  : 0.0,
+            tm, tm ? (double)t[AMP_CPU_NS_MADE] / 1e3 / (double)tm : 0.0,
+            t[AMP_CPU_NS_MADE] ? (double)t[AMP_CPU_FLOPS_MADE] / (double)t[AMP_CPU_NS_MADE] : 0.0);
+    }
+    uint32_t dropped = atomic_load_explicit(&b->cpu_sites_dropped, memory_order_relaxed);
+    if (json)
+        fputc(']', out);
+    else if (dropped)
+        fprintf(out, "(the table was full: %u timed calls of other sites not shown)\n", dropped);
+    return n;
+}
