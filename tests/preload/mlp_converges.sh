@@ -42,8 +42,8 @@ auto=$(AMPSHIM_DTYPE=fp16 AMPSHIM_OUTPUT=round AMPSHIM_AUDIT=auto AMPSHIM_AUDIT_
     AMPSHIM_REPORT=1 \
     LD_PRELOAD=$preload "$mlp" --no-scaler 2>&1)
 loss=$(printf '%s\n' "$auto" | awk '/^final loss/ {print $3}')
-layer=$(printf '%s\n' "$auto" | awk '/mlp_train:layer/ {getline; print $2}' | tr -d ,)
-backward=$(printf '%s\n' "$auto" | awk '/mlp_train:backward/ {getline; print $2}' | tr -d ,)
+layer=$(printf '%s\n' "$auto" | awk '/^[0-9].*mlp_train:layer/ {getline; print $2}' | tr -d ,)
+backward=$(printf '%s\n' "$auto" | awk '/^[0-9].*mlp_train:backward/ {getline; print $2}' | tr -d ,)
 echo "final loss under auto, no scaler: $loss (plain fp32: $plain); forward site $layer, backward site $backward"
 if awk -v v="$loss" -v p="$plain" 'BEGIN { exit !(v != "" && p != "" && v <= 1.1 * p) }'; then
     passed=$((passed + 1)); else
