@@ -151,6 +151,19 @@ enum amp_cpu_time {
     AMP_CPU_FLOPS_MADE,
     AMP_CPU_TIME_FIELDS
 };
+
+/* Adds one timed call to a row of those columns (a hook's size class, a
+ * call site's). */
+static inline void amp_cpu_time_add_row(_Atomic uint64_t row[AMP_CPU_TIME_FIELDS], uint64_t ns,
+                                        uint64_t flops, int lowered)
+{
+    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_NS_LOWERED : AMP_CPU_NS_MADE], ns,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_TIMED_LOWERED : AMP_CPU_TIMED_MADE], 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_FLOPS_LOWERED : AMP_CPU_FLOPS_MADE], flops,
+                              memory_order_relaxed);
+}
 /* A hook's GPU time columns: nanoseconds and timed calls, lowered and as made. */
 enum amp_gpu_time {
     AMP_GPU_NS_LOWERED,

@@ -129,13 +129,7 @@ void amp_site_time_record(void *return_address, enum amp_hook_id hook, uint64_t 
     }
     if (site <= 0)
         return;
-    _Atomic uint64_t *t = b->cpu_site[site - 1].t;
-    atomic_fetch_add_explicit(&t[lowered ? AMP_CPU_NS_LOWERED : AMP_CPU_NS_MADE], ns,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&t[lowered ? AMP_CPU_TIMED_LOWERED : AMP_CPU_TIMED_MADE], 1,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&t[lowered ? AMP_CPU_FLOPS_LOWERED : AMP_CPU_FLOPS_MADE], flops,
-                              memory_order_relaxed);
+    amp_cpu_time_add_row(b->cpu_site[site - 1].t, ns, flops, lowered);
 }
 
 void amp_site_time_forget(void)

@@ -435,12 +435,6 @@ void amp_cpu_time_record(enum amp_hook_id hook, double flops, uint64_t ns, int l
         return;
     /* clamped: a flop count past 2^63 is no count (and no uint64_t) */
     uint64_t f = flops > 0 && flops < 0x1p63 ? (uint64_t)flops : 0;
-    _Atomic uint64_t *row = b->cpu_time[hook][amp_cpu_time_class(f)];
-    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_NS_LOWERED : AMP_CPU_NS_MADE], ns,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_TIMED_LOWERED : AMP_CPU_TIMED_MADE], 1,
-                              memory_order_relaxed);
-    atomic_fetch_add_explicit(&row[lowered ? AMP_CPU_FLOPS_LOWERED : AMP_CPU_FLOPS_MADE], f,
-                              memory_order_relaxed);
+    amp_cpu_time_add_row(b->cpu_time[hook][amp_cpu_time_class(f)], ns, f, lowered);
     amp_site_time_record(caller, hook, f, ns, lowered);
 }
