@@ -156,10 +156,7 @@ static void note_shape(struct amp_audit_site *s, const int64_t shape[3])
  * size that first comes after probation would wait for the rechecks. */
 static int class_unweighed(const struct amp_audit_site *s, enum amp_auto_state state, int c)
 {
-    return s->device == AMP_DEVICE_CPU &&
-           (state == AMP_AUTO_LOWERED ||
-            (state == AMP_AUTO_FP32 && atomic_load_explicit(&s->auto_why, memory_order_relaxed) ==
-                                           AMP_AUTO_WHY_NOT_FASTER)) &&
+    return s->device == AMP_DEVICE_CPU && amp_audit_weighs_sizes(s, state) &&
            !(atomic_load_explicit(&s->class_speed[c], memory_order_relaxed) > 0) &&
            atomic_load_explicit(&s->speed_count[c], memory_order_relaxed) < AMP_AUTO_CLASS_TIMED;
 }
@@ -183,7 +180,7 @@ static int count_call(struct amp_ctl_block *b, struct amp_audit_site *s, enum am
         uint32_t recheck = amp_live_load(&amp_rt.cfg.audit_recheck);
         return state == AMP_AUTO_PROBATION ||
                (state != AMP_AUTO_FP32_KEPT && (recheck <= 1 || (calls + 1) % recheck == 0)) ||
-               class_unweighed(s, state, amp_cpu_time_class(f));
+               class_unweighed(s, state, amp_flops_class(flops));
     }
     uint32_t sample = amp_live_load(&amp_rt.cfg.audit_sample);
     return sample <= 1 || calls % sample == 0;
@@ -273,8 +270,7 @@ int amp_audit_slow_here(void *return_address, enum amp_hook_id hook, double flop
         return 0;
     enum amp_auto_state st =
         amp_auto_state_of(atomic_load_explicit(&s->auto_state, memory_order_acquire));
-    return (st == AMP_AUTO_FP32 &&
-            atomic_load_explicit(&s->auto_why, memory_order_relaxed) == AMP_AUTO_WHY_NOT_FASTER) ||
+    return (st == AMP_AUTO_FP32 && amp_audit_weighs_sizes(s, st)) ||
            (st == AMP_AUTO_LOWERED && amp_audit_slow_size(s, flops));
 }
 
@@ -540,9 +536,7 @@ static void auto_weigh_new_class(struct amp_audit_site *s, int c)
     enum amp_auto_state state = amp_auto_state_of(packed), next = state;
     if (atomic_load_explicit(&s->class_speed[c], memory_order_relaxed) > 0 ||
         atomic_load_explicit(&s->speed_count[c], memory_order_relaxed) < AMP_AUTO_CLASS_TIMED ||
-        !(state == AMP_AUTO_LOWERED ||
-          (state == AMP_AUTO_FP32 &&
-           atomic_load_explicit(&s->auto_why, memory_order_relaxed) == AMP_AUTO_WHY_NOT_FASTER)))
+        !amp_audit_weighs_sizes(s, state))
         return;
     uint32_t flips = (packed >> 8) & 0xff, streak = packed >> 16;
     double ratio;
@@ -585,11 +579,10 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
                           atomic_load_explicit(&s->ns_fp32, memory_order_relaxed) + r->ns_fp32,
                           memory_order_relaxed);
     if (r->ns_lowered && r->ns_fp32) {
-        uint64_t f = r->flops >= 1 && r->flops < 0x1p63 ? (uint64_t)r->flops : 1;
-        int c = amp_cpu_time_class(f);
+        int c = amp_flops_class(r->flops);
+        double f = r->flops >= 1 ? r->flops : 1; /* per flop, or per call when not known */
         uint32_t n = atomic_load_explicit(&s->speed_count[c], memory_order_relaxed);
-        float per[2] = {(float)((double)r->ns_lowered / (double)f),
-                        (float)((double)r->ns_fp32 / (double)f)};
+        float per[2] = {(float)((double)r->ns_lowered / f), (float)((double)r->ns_fp32 / f)};
         for (int k = 0; k < 2; k++)
             if (!n || per[k] < atomic_load_explicit(&s->speed_best[c][k], memory_order_relaxed))
                 atomic_store_explicit(&s->speed_best[c][k], per[k], memory_order_relaxed);
@@ -600,7 +593,7 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
         int clean = !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance;
         auto_step(s, clean ? AMP_AUTO_WHY_CLEAN : AMP_AUTO_WHY_ERROR);
         if (clean && r->ns_lowered && r->ns_fp32)
-            auto_weigh_new_class(s, amp_cpu_time_class(r->flops > 0 ? (uint64_t)r->flops : 0));
+            auto_weigh_new_class(s, amp_flops_class(r->flops));
     }
     uint64_t audited = atomic_load_explicit(&s->audited, memory_order_relaxed);
     atomic_store_explicit(&s->audited, audited + 1, memory_order_relaxed);

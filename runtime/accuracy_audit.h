@@ -160,7 +160,16 @@ static inline enum amp_auto_state amp_auto_state_of(uint32_t packed)
 static inline int amp_audit_slow_size(const struct amp_audit_site *s, double flops)
 {
     uint32_t slow = atomic_load_explicit(&s->slow_classes, memory_order_relaxed);
-    return slow && (slow >> amp_cpu_time_class(flops > 0 ? (uint64_t)flops : 0) & 1);
+    return slow && (slow >> amp_flops_class(flops) & 1);
+}
+
+/* Whether auto weighs the sizes of site s in state st as they come: it is
+ * lowered, or fp32 only for being slow at the sizes seen so far. */
+static inline int amp_audit_weighs_sizes(const struct amp_audit_site *s, enum amp_auto_state st)
+{
+    return st == AMP_AUTO_LOWERED ||
+           (st == AMP_AUTO_FP32 &&
+            atomic_load_explicit(&s->auto_why, memory_order_relaxed) == AMP_AUTO_WHY_NOT_FASTER);
 }
 
 /* Whether a call the audit does not run both ways keeps its lowered result:

@@ -77,6 +77,13 @@ static inline int amp_cpu_time_class(uint64_t flops)
     return bits / 2 < AMP_CPU_TIME_CLASSES ? bits / 2 : AMP_CPU_TIME_CLASSES - 1;
 }
 
+/* The size class of a call whose flops are counted in a double (0 when
+ * not known, and past 2^63, in the first class). */
+static inline int amp_flops_class(double flops)
+{
+    return amp_cpu_time_class(flops >= 1 && flops < 0x1p63 ? (uint64_t)flops : 0);
+}
+
 /* One call site of the accuracy audit (runtime/accuracy_audit.c): the lowered calls of
  * one hooked symbol from one calling function of one object. Written by the
  * audited process under its audit lock; `ready` is set (release) once the
