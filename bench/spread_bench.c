@@ -1,4 +1,4 @@
-/* What the spread check (shim/cpu/blas_spread.h) costs a lowered product,
+/* What the spread check (shim/blas/blas_spread.h) costs a lowered product,
  * side by side in one run: per n x n x n sgemm, the check of both operands
  * (a sample of at most 1024 elements each), the rounding pass the emulated
  * path makes over both anyway, and the real fp32 sgemm, in microseconds
@@ -12,7 +12,7 @@
 
 #include "bench_util.h"
 
-#include "shim/cpu/blas_spread.h"
+#include "shim/blas/blas_spread.h"
 
 void cblas_sgemm(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
                  float *, int);

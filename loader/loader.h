@@ -11,19 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The phases of the fork protocol. Every part that owns a lock has a
- * handler taking one; shim/fork.c calls them in the order the locks nest. */
-enum amp_fork_phase { AMP_FORK_PREPARE, AMP_FORK_PARENT, AMP_FORK_CHILD };
-
-/* A lock's share of the protocol: taken before fork, released after it in
- * the parent and in the child (the forking thread holds it in both). */
-static inline void amp_lock_atfork(pthread_mutex_t *lock, enum amp_fork_phase phase)
-{
-    if (phase == AMP_FORK_PREPARE)
-        pthread_mutex_lock(lock);
-    else
-        pthread_mutex_unlock(lock);
-}
+#include "loader/atfork.h"
 
 /* dl_iterate_phdr, made so that fork waits for it: glibc's fork does not
  * take the object list's lock, so a child forked while one of the shim's

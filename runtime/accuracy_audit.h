@@ -2,7 +2,7 @@
  * lowered also runs as the program made it, and the two outputs are compared.
  * This file keeps the per-call-site results in the control block (so ampctl
  * reads them live) and writes the report and the generated policy; the
- * shadow runs themselves belong to each library's hooks (shim/cpu/blas_audit.c
+ * shadow runs themselves belong to each library's hooks (shim/blas/blas_audit.c
  * for BLAS). Not on the fast path: only lowered calls with the audit on come
  * here. */
 #ifndef AMPSHIM_ACCURACY_AUDIT_H
@@ -12,7 +12,7 @@
 #include <stdio.h>
 
 #include "runtime/control.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 /* The outcome of one audited call, measured by the caller. */
 struct amp_audit_result {
@@ -66,7 +66,7 @@ struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id ho
  * A call it does audit anyway is run both ways, the program keeping fp32. */
 int amp_audit_slow_here(void *return_address, enum amp_hook_id hook, double flops);
 
-/* A call the spread check (shim/cpu/blas_spread.h) kept as made: its site
+/* A call the spread check (shim/blas/blas_spread.h) kept as made: its site
  * (made at its first call) counts it and the largest loss, and the site is
  * reported as one to keep fp32. Under AMPSHIM_AUDIT=auto the evidence sends
  * the site to fp32 as an audit over tolerance would (it comes back after
@@ -93,7 +93,7 @@ void amp_audit_test_slow_lowered(double flops);
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);
 
 /* Device results are read back by functions the CUDA side registers (the
- * audit's, shim/cuda/cublas_audit.c, and the GPU timing's,
+ * audit's, shim/cublas/cublas_audit.c, and the GPU timing's,
  * shim/cuda/cuda_timing.c; up to four); amp_audit_fold calls each when
  * ampctl asks (the block's audit_request: ampctl audit and ampctl stats),
  * and answers the request. Each also reads back at exit itself. */

@@ -22,7 +22,7 @@
 #include "runtime/callers.h"
 
 #include "loader/loader.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
 __thread void *amp_tls_library_site __attribute__((tls_model("initial-exec")));

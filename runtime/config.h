@@ -13,7 +13,7 @@
 
 enum amp_threads_mode { AMP_THREADS_ALL, AMP_THREADS_NONE, AMP_THREADS_MAIN, AMP_THREADS_LIST };
 enum amp_report_mode { AMP_REPORT_OFF, AMP_REPORT_STDERR, AMP_REPORT_FILE };
-/* AMPSHIM_CPU_KERNEL: how lowered CPU products run (shim/cpu/blas_native.c). */
+/* AMPSHIM_CPU_KERNEL: how lowered CPU products run (shim/blas/blas_native.c). */
 enum amp_cpu_kernel {
     AMP_CPU_KERNEL_AUTO,
     AMP_CPU_KERNEL_NATIVE,
@@ -47,7 +47,7 @@ extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL
 /* AMPSHIM_AUDIT_MIN_SPEEDUP's default: how much faster than fp32 a site's
  * audited lowered runs must be for AMPSHIM_AUDIT=auto to lower it. */
 #define AMP_AUDIT_MIN_SPEEDUP_DEFAULT 1.05
-/* AMPSHIM_SPREAD_LOSS's default (shim/cpu/blas_spread.h): a lowered CPU
+/* AMPSHIM_SPREAD_LOSS's default (shim/blas/blas_spread.h): a lowered CPU
  * product runs as made when rounding an operand would erase more than 1/64
  * of its spread (rms), about ten times what it erases of centred data. */
 #define AMP_SPREAD_LOSS_DEFAULT 0x1p-6

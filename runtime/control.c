@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 #include "runtime/settings.h"
 
 const char *const amp_ctl_counter_names[AMP_CTL_COUNTERS] = {

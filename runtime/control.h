@@ -122,12 +122,12 @@ struct amp_audit_site {
      * when it happened << 8 | the state it went to; 0 unused */
     _Atomic uint64_t transition[4];
     /* 448: calls from here kept as made because an operand's values lie too
-     * far from the origin for their spread (shim/cpu/blas_spread.h), and the
+     * far from the origin for their spread (shim/blas/blas_spread.h), and the
      * largest share of an operand's spread rounding would have erased */
     _Atomic uint64_t spread_calls;
     _Atomic double spread_max; /* 456 */
     /* 464: wall time of the audited calls' two runs, lowered and as made
-     * (shim/cpu/blas_audit.c), since the site began */
+     * (shim/blas/blas_audit.c), since the site began */
     _Atomic uint64_t ns_lowered, ns_fp32;
     /* 480: AMPSHIM_AUDIT=auto's speed, per size class of the site's calls
      * (amp_cpu_time_class: flops within a factor of 4): the least time per
@@ -238,7 +238,7 @@ struct amp_ctl_block {
      * per hook: enum amp_gpu_time. Written when the timings are read back
      * (shim/cuda/cuda_timing.c). */
     _Atomic uint64_t gpu_time[AMP_CTL_MAX_HOOKS][4];
-    /* Wall time of the CPU hooks' timed calls (shim/cpu/blas_plan.h), per
+    /* Wall time of the CPU hooks' timed calls (shim/blas/blas_plan.h), per
      * hook and size class (AMP_CPU_TIME_CLASSES: a call of f flops is in
      * class log2(f) / 2, so lowered and as-made calls of like sizes are
      * compared): enum amp_cpu_time. */

@@ -2,7 +2,7 @@
  * line, written with one call, so lines from several threads never
  * interleave mid-line. */
 #include "runtime/log.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
 
 #include "ampshim.h"
 #include "runtime/ctl_names.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 #include "runtime/settings.h"
 #include "runtime/site_time.h"
 

@@ -40,7 +40,7 @@ void amp_report_expand_path(const char *in, char *out, size_t outlen);
 void amp_report_emit(const char *text, size_t len);
 
 /* The report's CPU line (what this CPU can do for the CPU dtype, in
- * words), written by the CPU executor (shim/cpu/blas_native.c), which
+ * words), written by the CPU executor (shim/blas/blas_native.c), which
  * registers it at load: the runtime calls nothing upward. */
 void amp_report_set_cpu_verdict(void (*verdict)(FILE *out));
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 _Static_assert(offsetof(struct amp_config, enable) == AMP_SETTING_NO_FIELD &&
                    offsetof(struct amp_ctl_block, magic) == AMP_SETTING_NO_FIELD,

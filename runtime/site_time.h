@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "runtime/control.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 /* A timed call of hook from return_address: its wall time and flops (0:
  * not known), lowered or as made. */

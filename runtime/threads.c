@@ -3,7 +3,7 @@
  * counters, and fork handling. */
 #include "runtime/site_time.h"
 #include "runtime/accuracy_audit.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 #include "runtime/decide.h"
 #include "runtime/settings.h"
 

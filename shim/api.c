@@ -14,7 +14,7 @@
 #include "ampshim.h"
 #include "runtime/ctl_names.h"
 #include "runtime/decide.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 
 static int push_region(uint8_t entry)

@@ -33,7 +33,7 @@
 #include "runtime/accuracy_audit.h"
 #include "runtime/control.h"
 #include "runtime/export.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 static int (*real_dlclose)(void *);
 static void *(*real_dlsym)(void *, const char *);

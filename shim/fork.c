@@ -9,26 +9,26 @@
 
 #include <pthread.h>
 
-#include "kernels/cpu/onednn.h"
+#include "shim/blas/native_onednn.h"
 #include "loader/loader.h"
 #include "runtime/site_time.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/callers.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 #include "runtime/log.h"
-#include "shim/cpu/native_pool.h"
-#include "shim/cuda/cublas_lowered.h"
+#include "shim/blas/native_pool.h"
+#include "shim/cublas/cublas_audit.h"
 #include "shim/cuda/cuda_timing.h"
-#include "shim/cuda/cudnn_graph.h"
+#include "shim/cudnn_graph/cudnn_graph_lower.h"
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
 
 static void (*const handlers[])(enum amp_fork_phase) = {
-    amp_cublas_audit_atfork, /* the CUDA audit's device arrays (shim/cuda/cublas_audit.c) */
+    amp_cublas_audit_atfork, /* the CUDA audit's device arrays (shim/cublas/cublas_audit.c) */
     amp_cuda_timing_atfork,  /* the GPU timing's event pairs (shim/cuda/cuda_timing.c) */
     amp_cupti_atfork,        /* its CUPTI records (shim/cuda/cuda_cupti.c) */
-    amp_cudnn_graph_atfork,  /* the cuDNN graph book (shim/cuda/cudnn_graph_book.c) */
-    amp_graph_cache_atfork,  /* the graph engines found (shim/cuda/cudnn_graph_lower.c) */
+    amp_cudnn_graph_atfork,  /* the cuDNN graph book (shim/cudnn_graph/cudnn_graph_book.c) */
+    amp_graph_cache_atfork,  /* the graph engines found (shim/cudnn_graph/cudnn_graph_lower.c) */
     amp_audit_atfork,        /* the audit's site table (runtime/accuracy_audit.c) */
     amp_site_time_atfork,    /* the CPU time's site map (runtime/site_time.c) */
     amp_callers_atfork,      /* the object verdicts (runtime/callers.c) */
@@ -37,8 +37,8 @@ static void (*const handlers[])(enum amp_fork_phase) = {
     amp_runtime_atfork,      /* the thread registry and block (runtime/threads.c) */
     amp_dnnl_atfork,         /* the oneDNN twins (shim/onednn/twin_v2.c); it logs */
     amp_log_atfork,          /* the log (runtime/log.c) */
-    amp_onednn_atfork,       /* the native executor's primitives (kernels/cpu/onednn.c) */
-    amp_native_pool_atfork,  /* its worker queue (shim/cpu/native_pool.c) */
+    amp_onednn_atfork,       /* the native executor's primitives (shim/blas/native_onednn.c) */
+    amp_native_pool_atfork,  /* its worker queue (shim/blas/native_pool.c) */
 };
 enum { N_HANDLERS = sizeof handlers / sizeof *handlers };
 

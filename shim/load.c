@@ -10,7 +10,7 @@
 #include "runtime/export.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/report.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 #include "runtime/log.h"
 #include "runtime/control.h"
 #include "shim/fork.h"

@@ -9,7 +9,7 @@
 
 #include "loader/loader.h"
 #include "policy/policy.h"
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 /* Slow path: finds the real function (never ampshim's own), probes its
  * library's integer width, fills the slot. If no loaded library defines the

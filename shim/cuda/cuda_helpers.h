@@ -70,7 +70,7 @@
 
 /* cuDNN's tensor transform, for AMPSHIM_CUDA_FP16=explicit, which opens
  * cuDNN itself when the program has not (the cuDNN hooks' own functions:
- * AMP_DNN_FUNCTIONS in shim/cuda/cudnn_scope.h, the same resolver). */
+ * AMP_DNN_FUNCTIONS in shim/cudnn/cudnn_scope.h, the same resolver). */
 #define AMP_CUDNN_SONAME "libcudnn.so.9"
 /* CUPTI, for AMPSHIM_CUDA_TIMING=cupti (its list: shim/cuda/cuda_cupti.c). */
 #define AMP_CUPTI_SONAME "libcupti.so.13"

@@ -18,7 +18,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 #include "runtime/log.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/cuda/cuda_helpers.h"

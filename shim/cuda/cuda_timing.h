@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 /* One call being timed: its pair (-1: not timed) and what the thread's
  * lowered counter for the hook was before it. */

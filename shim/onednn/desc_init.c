@@ -19,7 +19,6 @@
 #include "runtime/decide.h"
 #include "runtime/export.h"
 #include "runtime/log.h"
-#include "shim/cpu/blas_native.h"
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
 

@@ -13,7 +13,6 @@
  * of their own: AMPSHIM_HOOKS_ONEDNN_PRIMITIVE defines nothing. */
 #include "runtime/decide.h"
 #include "runtime/export.h"
-#include "shim/cpu/blas_native.h"
 #include "shim/onednn/primitive_audit.h"
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"

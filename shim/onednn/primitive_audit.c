@@ -2,7 +2,7 @@
  * ampshim(7) AUDIT): the call run twice on the program's own arguments,
  * its twin first (as it would have run lowered), then the program's
  * primitive as made, and the outputs compared as a BLAS call's are
- * (shim/cpu/blas_audit.c). Both runs write the program's output memory, the
+ * (shim/blas/blas_audit.c). Both runs write the program's output memory, the
  * only place either can write: what it held before the call is kept aside
  * and put back between the runs (a sum post-op reads it), and the twin's
  * output kept aside to be compared. That shadow memory, twice the outputs'

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/hook_state.h"
+#include "runtime/threads.h"
 
 /* A primitive being executed, as far as the policy needs it. */
 struct amp_dnnl_call {

@@ -14,7 +14,7 @@
 
 #include "runtime/export.h"
 #include "runtime/export.h"
-#include "shim/cuda/cublas_abi.h"
+#include "shim/cublas/cublas_abi.h"
 #include "tests/fakes/fake_common.h"
 #include "tests/fakes/fake_cublas.h"
 
@@ -205,7 +205,7 @@ static void gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, c
                                    INT lda, const float *B, INT ldb, const float *beta, float *C,  \
                                    INT ldc)                                                        \
     {                                                                                              \
-        if (foreign(h))                                                         \
+        if (foreign(h))                                                                            \
             return CUBLAS_STATUS_INVALID_VALUE;                                                    \
         record(#name, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F);                     \
         gemm(ta, tb, m, n, k, *alpha, A, CUDA_R_32F, lda, B, CUDA_R_32F, ldb, *beta, C, ldc,       \
@@ -223,7 +223,7 @@ FAKE_SGEMM(cublasSgemm_v2_64, int64_t)
                                    cublasComputeType_t compute, cublasGemmAlgo_t algo)             \
     {                                                                                              \
         (void)algo;                                                                                \
-        if (foreign(h))                                                         \
+        if (foreign(h))                                                                            \
             return CUBLAS_STATUS_INVALID_VALUE;                                                    \
         record(#name, at, bt, ct, compute);                                                        \
         if (!fake_types_supported(at, bt, ct))                                                     \

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "runtime/export.h"
-#include "shim/cuda/cublas_abi.h"
+#include "shim/cublaslt/cublaslt_abi.h"
 
 #define SAME(real, ours) _Static_assert((int)(real) == (int)(ours), #ours)
 SAME(CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, AMP_CUBLASLT_MATMUL_DESC_COMPUTE_TYPE);
@@ -38,9 +38,12 @@ SAME(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, AMP_CUBLASLT_MATMUL_PREF_MAX_WORK
 SAME(CUBLASLT_MATMUL_DESC_EPILOGUE, AMP_CUBLASLT_MATMUL_DESC_EPILOGUE);
 SAME(CUBLASLT_MATMUL_DESC_BIAS_POINTER, AMP_CUBLASLT_MATMUL_DESC_BIAS_POINTER);
 SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES);
-SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + 1);
-SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + 2);
-SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + 3);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+     AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + 1);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+     AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + 2);
+SAME(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+     AMP_CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + 3);
 /* Every descriptor attribute that holds a device pointer (the shim keys
  * its algorithm cache on their alignment, not their value). */
 SAME(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, 11);
@@ -52,16 +55,20 @@ SAME(CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, 21);
 SAME(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER, 23);
 SAME(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER, 24);
 SAME(CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER, 36);
-_Static_assert((int)CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR < (int)AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES,
+_Static_assert((int)CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR <
+                   (int)AMP_CUBLASLT_MATMUL_DESC_ATTRIBUTES,
                "the shim walks every descriptor attribute");
 _Static_assert((int)CUBLASLT_MATRIX_LAYOUT_BATCH_MODE < (int)AMP_CUBLASLT_MATRIX_LAYOUT_ATTRIBUTES,
                "the shim walks every layout attribute");
 _Static_assert(sizeof(cublasLtMatmulAlgo_t) == sizeof(struct amp_lt_algo), "algo");
-_Static_assert(sizeof(cublasLtMatmulHeuristicResult_t) == sizeof(struct amp_lt_heuristic), "result");
+_Static_assert(sizeof(cublasLtMatmulHeuristicResult_t) == sizeof(struct amp_lt_heuristic),
+               "result");
 _Static_assert(offsetof(cublasLtMatmulHeuristicResult_t, workspaceSize) ==
-                   offsetof(struct amp_lt_heuristic, workspace_size), "result");
+                   offsetof(struct amp_lt_heuristic, workspace_size),
+               "result");
 _Static_assert(offsetof(cublasLtMatmulHeuristicResult_t, state) ==
-                   offsetof(struct amp_lt_heuristic, state), "result");
+                   offsetof(struct amp_lt_heuristic, state),
+               "result");
 
 static int heuristic_calls;
 AMP_EXPORT int fake_cublaslt_heuristic_calls(void)
@@ -97,7 +104,8 @@ AMP_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t h)
 /* A get-attribute answer, as cuBLASLt gives it: with size 0 the size
  * needed; else the value, when size is exactly its size. The value is the
  * low `have` bytes of *v (little endian). */
-static cublasStatus_t answer(const uint64_t *v, size_t have, void *buf, size_t size, size_t *written)
+static cublasStatus_t answer(const uint64_t *v, size_t have, void *buf, size_t size,
+                             size_t *written)
 {
     if (size == 0) {
         if (!written)
@@ -142,8 +150,9 @@ static size_t attribute_size(int attr)
     }
 }
 
-AMP_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t compute,
-                                             cudaDataType_t scale)
+AMP_EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d,
+                                                   cublasComputeType_t compute,
+                                                   cudaDataType_t scale)
 {
     *d = calloc(1, sizeof **d);
     (*d)->data[CUBLASLT_MATMUL_DESC_COMPUTE_TYPE] = (uint64_t)compute;
@@ -160,8 +169,8 @@ AMP_EXPORT cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d)
 }
 
 AMP_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
-                                                   cublasLtMatmulDescAttributes_t attr,
-                                                   const void *buf, size_t size)
+                                                         cublasLtMatmulDescAttributes_t attr,
+                                                         const void *buf, size_t size)
 {
     size_t want = attribute_size((int)attr);
     if (!want || size != want || !buf)
@@ -173,8 +182,8 @@ AMP_EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
 }
 
 AMP_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
-                                                   cublasLtMatmulDescAttributes_t attr, void *buf,
-                                                   size_t size, size_t *written)
+                                                         cublasLtMatmulDescAttributes_t attr,
+                                                         void *buf, size_t size, size_t *written)
 {
     size_t have = attribute_size((int)attr);
     return have ? answer(&d->data[attr], have, buf, size, written) : CUBLAS_STATUS_INVALID_VALUE;
@@ -182,7 +191,7 @@ AMP_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
 
 /* layout->data: [0] type, [1] rows, [2] cols, [3] ld. */
 AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType type,
-                                               uint64_t rows, uint64_t cols, int64_t ld)
+                                                     uint64_t rows, uint64_t cols, int64_t ld)
 {
     *l = calloc(1, sizeof **l);
     (*l)->data[0] = (uint64_t)type;
@@ -199,8 +208,8 @@ AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l)
 }
 
 AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t l,
-                                                     cublasLtMatrixLayoutAttribute_t attr, void *buf,
-                                                     size_t size, size_t *written)
+                                                           cublasLtMatrixLayoutAttribute_t attr,
+                                                           void *buf, size_t size, size_t *written)
 {
     /* TYPE, ORDER and BATCH_COUNT are 4 bytes, ROWS, COLS, LD and the batch
      * offset 8; the others are not known here. */
@@ -214,10 +223,10 @@ AMP_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_
                       : 0;
     if (!have)
         return CUBLAS_STATUS_INVALID_VALUE;
-    uint64_t v = attr == CUBLASLT_MATRIX_LAYOUT_TYPE   ? l->data[0]
-                 : attr == CUBLASLT_MATRIX_LAYOUT_ROWS ? l->data[1]
-                 : attr == CUBLASLT_MATRIX_LAYOUT_COLS ? l->data[2]
-                 : attr == CUBLASLT_MATRIX_LAYOUT_LD   ? l->data[3]
+    uint64_t v = attr == CUBLASLT_MATRIX_LAYOUT_TYPE          ? l->data[0]
+                 : attr == CUBLASLT_MATRIX_LAYOUT_ROWS        ? l->data[1]
+                 : attr == CUBLASLT_MATRIX_LAYOUT_COLS        ? l->data[2]
+                 : attr == CUBLASLT_MATRIX_LAYOUT_LD          ? l->data[3]
                  : attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT ? 1
                                                               : 0;
     return answer(&v, have, buf, size, written);
@@ -241,9 +250,9 @@ AMP_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreferen
     return CUBLAS_STATUS_SUCCESS;
 }
 
-AMP_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p,
-                                                         cublasLtMatmulPreferenceAttributes_t attr,
-                                                         const void *buf, size_t size)
+AMP_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(
+    cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, const void *buf,
+    size_t size)
 {
     if (attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES && size == sizeof(uint64_t)) {
         memcpy(&p->data[0], buf, size);
@@ -299,7 +308,9 @@ static float input(const void *p, uint64_t i, int type, int compute)
 {
     float x = type == CUDA_R_16F ? (float)((const _Float16 *)p)[i] : ((const float *)p)[i];
     uint32_t u;
-    unsigned drop = compute == CUBLAS_COMPUTE_32F_FAST_16BF ? 16 : compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? 13 : 0;
+    unsigned drop = compute == CUBLAS_COMPUTE_32F_FAST_16BF   ? 16
+                    : compute == CUBLAS_COMPUTE_32F_FAST_TF32 ? 13
+                                                              : 0;
     if (compute == CUBLAS_COMPUTE_32F_FAST_16F)
         return (float)(_Float16)x;
     if (!drop)
@@ -311,12 +322,11 @@ static float input(const void *p, uint64_t i, int type, int compute)
 }
 
 /* D = alpha op(A) op(B) + beta C, column major (no transposes in the tests). */
-AMP_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t d, const void *alpha,
-                                   const void *A, cublasLtMatrixLayout_t al, const void *B,
-                                   cublasLtMatrixLayout_t bl, const void *beta, const void *C,
-                                   cublasLtMatrixLayout_t cl, void *D, cublasLtMatrixLayout_t dl,
-                                   const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsb,
-                                   cudaStream_t stream)
+AMP_EXPORT cublasStatus_t cublasLtMatmul(
+    cublasLtHandle_t h, cublasLtMatmulDesc_t d, const void *alpha, const void *A,
+    cublasLtMatrixLayout_t al, const void *B, cublasLtMatrixLayout_t bl, const void *beta,
+    const void *C, cublasLtMatrixLayout_t cl, void *D, cublasLtMatrixLayout_t dl,
+    const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsb, cudaStream_t stream)
 {
     (void)h, (void)ws, (void)wsb, (void)stream, (void)cl;
     int compute = (int)d->data[CUBLASLT_MATMUL_DESC_COMPUTE_TYPE];

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "runtime/export.h"
-#include "shim/cuda/cudnn_abi.h"
+#include "shim/cudnn/cudnn_abi.h"
 #include "tests/fakes/fake_cudnn_internal.h"
 
 #define SAME(real, ours) _Static_assert((int)(real) == (int)(ours), #ours)
@@ -60,7 +60,7 @@ AMP_EXPORT const struct fake_cudnn_record *fake_cudnn_last_call(void)
 }
 
 void fake_cudnn_record(const char *function, int math, int t0, int t1, int t2, int compute,
-                   size_t workspace)
+                       size_t workspace)
 {
     fake_record_name(last.function, sizeof last.function, function);
     last.math = math;
@@ -193,7 +193,7 @@ AMP_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d)
 }
 
 AMP_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d, cudnnDataType_t type,
-                                              int nb, const int dims[], const int strides[])
+                                                    int nb, const int dims[], const int strides[])
 {
     if (!d || nb < 3 || nb > CUDNN_DIM_MAX || !fake_type_ok(type))
         return BAD;
@@ -207,8 +207,10 @@ AMP_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d, c
     return CUDNN_STATUS_SUCCESS;
 }
 
-AMP_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format,
-                                              cudnnDataType_t type, int n, int c, int h, int w)
+AMP_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d,
+                                                    cudnnTensorFormat_t format,
+                                                    cudnnDataType_t type, int n, int c, int h,
+                                                    int w)
 {
     int dims[4] = {n, c, h, w};
     int nchw[4] = {c * h * w, h * w, w, 1}, nhwc[4] = {h * w * c, 1, w * c, c};
@@ -218,8 +220,8 @@ AMP_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, c
 }
 
 AMP_EXPORT cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_t d, int requested,
-                                              cudnnDataType_t *type, int *nb, int dims[],
-                                              int strides[])
+                                                    cudnnDataType_t *type, int *nb, int dims[],
+                                                    int strides[])
 {
     if (!d || !d->nb)
         return BAD;
@@ -245,7 +247,8 @@ AMP_EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d)
 }
 
 AMP_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type,
-                                              cudnnTensorFormat_t format, int nb, const int dims[])
+                                                    cudnnTensorFormat_t format, int nb,
+                                                    const int dims[])
 {
     if (!d || nb < 3 || nb > CUDNN_DIM_MAX || !fake_type_ok(type) ||
         (format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC))
@@ -258,16 +261,17 @@ AMP_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, c
 }
 
 AMP_EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type,
-                                              cudnnTensorFormat_t format, int k, int c, int h,
-                                              int w)
+                                                    cudnnTensorFormat_t format, int k, int c, int h,
+                                                    int w)
 {
     int dims[4] = {k, c, h, w};
     return cudnnSetFilterNdDescriptor(d, type, format, 4, dims);
 }
 
 AMP_EXPORT cudnnStatus_t cudnnGetFilterNdDescriptor(const cudnnFilterDescriptor_t d, int requested,
-                                              cudnnDataType_t *type, cudnnTensorFormat_t *format,
-                                              int *nb, int dims[])
+                                                    cudnnDataType_t *type,
+                                                    cudnnTensorFormat_t *format, int *nb,
+                                                    int dims[])
 {
     if (!d || !d->nb)
         return BAD;
@@ -311,15 +315,15 @@ AMP_EXPORT cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescr
 }
 
 AMP_EXPORT cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int pad_h,
-                                                   int pad_w, int u, int v, int dil_h, int dil_w,
-                                                   cudnnConvolutionMode_t mode,
-                                                   cudnnDataType_t compute)
+                                                         int pad_w, int u, int v, int dil_h,
+                                                         int dil_w, cudnnConvolutionMode_t mode,
+                                                         cudnnDataType_t compute)
 {
     if (pad_h < 0 || pad_w < 0 || u <= 0 || v <= 0 || dil_h <= 0 || dil_w <= 0)
         return BAD;
-    *d = (struct cudnnConvolutionStruct){{pad_h, pad_w}, {u, v},      {dil_h, dil_w}, mode,
-                                         compute,        d->math,     d->groups,      d->reorder,
-                                         d->writes + 1};
+    *d = (struct cudnnConvolutionStruct){{pad_h, pad_w}, {u, v},     {dil_h, dil_w},
+                                         mode,           compute,    d->math,
+                                         d->groups,      d->reorder, d->writes + 1};
     return CUDNN_STATUS_SUCCESS;
 }
 
@@ -366,10 +370,10 @@ AMP_EXPORT cudnnStatus_t cudnnGetConvolutionReorderType(cudnnConvolutionDescript
 }
 
 AMP_EXPORT cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvolutionDescriptor_t d,
-                                                   int requested, int *length, int pad[],
-                                                   int stride[], int dilation[],
-                                                   cudnnConvolutionMode_t *mode,
-                                                   cudnnDataType_t *compute)
+                                                         int requested, int *length, int pad[],
+                                                         int stride[], int dilation[],
+                                                         cudnnConvolutionMode_t *mode,
+                                                         cudnnDataType_t *compute)
 {
     if (requested < 2 || requested > CUDNN_DIM_MAX - 2)
         return BAD;
@@ -381,7 +385,8 @@ AMP_EXPORT cudnnStatus_t cudnnGetConvolutionNdDescriptor(const cudnnConvolutionD
     return CUDNN_STATUS_SUCCESS;
 }
 
-AMP_EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t m)
+AMP_EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d,
+                                                     cudnnMathType_t m)
 {
     if (m < CUDNN_DEFAULT_MATH || m > CUDNN_FMA_MATH)
         return BAD;
@@ -390,7 +395,8 @@ AMP_EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_
     return CUDNN_STATUS_SUCCESS;
 }
 
-AMP_EXPORT cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t *m)
+AMP_EXPORT cudnnStatus_t cudnnGetConvolutionMathType(cudnnConvolutionDescriptor_t d,
+                                                     cudnnMathType_t *m)
 {
     *m = d->math;
     return CUDNN_STATUS_SUCCESS;

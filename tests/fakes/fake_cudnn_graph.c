@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "runtime/export.h"
-#include "shim/cuda/cudnn_graph_abi.h"
+#include "shim/cudnn_graph/cudnn_graph_abi.h"
 #include "tests/fakes/fake_cudnn_internal.h"
 
 #define SAME(real, ours) _Static_assert((int)(real) == (int)(ours), #ours)

@@ -12,7 +12,7 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
-#include "kernels/cpu/onednn_functions.h"
+#include "shim/blas/native_onednn_functions.h"
 
 /* Every function the shim's adapter calls but execution. */
 #define FORWARDED(X) AMP_ONEDNN_SETUP_FUNCTIONS(X)

@@ -1,4 +1,4 @@
-/* The spread check's statistic (shim/cpu/blas_spread.h) on operands laid
+/* The spread check's statistic (shim/blas/blas_spread.h) on operands laid
  * out as the planners lay them: the share of an operand's spread rounding
  * erases, near its model value for centred data, data far from the origin,
  * features at different offsets in either layout, constant lines, a strided
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "shim/cpu/blas_spread.h"
+#include "shim/blas/blas_spread.h"
 #include "tests/check.h"
 
 static uint64_t state = 0x9e3779b97f4a7c15ull;

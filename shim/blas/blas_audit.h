@@ -1,0 +1,23 @@
+#ifndef AMPSHIM_BLAS_AUDIT_H
+#define AMPSHIM_BLAS_AUDIT_H
+
+#include "shim/blas/blas_plan.h"
+
+/* The accuracy audit of a lowered CPU BLAS call (shim/blas/blas_audit.c).
+ * amp_blas_audit_begin, inside amp_blas_lower (shim/blas/blas_execute.c)
+ * before anything is rounded: counts the call at its site and, when it is one to audit, keeps the
+ * caller's multiplicands and a copy of the accumulator; a call the sampling
+ * skips runs as made with AMPSHIM_AUDIT=1 (the audit never changes the
+ * program's results) and lowered with follow. After the lowered
+ * call ran, amp_blas_audit_swap keeps its output and puts back the
+ * accumulator and the arguments, so the hook runs the real routine again as
+ * the program made it; amp_blas_audit_finish compares the two and leaves the
+ * fp32 output (or the lowered one, AMPSHIM_AUDIT=follow). Scalar results
+ * (dot, nrm2, asum) go through amp_blas_audit_scalar. */
+int amp_blas_audit_begin(struct amp_blas_call *c); /* 0: run the call as made */
+void amp_blas_audit_cancel(struct amp_blas_call *c);
+void amp_blas_audit_swap(struct amp_blas_call *c);
+void amp_blas_audit_finish(struct amp_blas_call *c);
+float amp_blas_audit_scalar(struct amp_blas_call *c, float lowered, float fp32);
+
+#endif

@@ -1,0 +1,74 @@
+/* The CPU executor: runs a planned, lowered BLAS call one of three ways,
+ * chosen here, unless the gate keeps it as made (shim/blas/blas_native.h:
+ * too small for lowering to pay, counted small; no native units here,
+ * counted nounits) or its operands do (shim/blas/blas_spread.h: their values
+ * lie too far from the origin for their spread, counted spread). Under the audit
+ * (shim/blas/blas_audit.c) it is first counted at its site, which may keep
+ * it as made; a gemm or syrk the native
+ * executor (shim/blas/blas_native.c) takes runs as oneDNN low-precision
+ * matmuls and is done; anything else is emulated: its multiplicands are
+ * rounded (round-to-nearest-even) into per-thread scratch with the caller's
+ * own leading dimensions, and the hook then runs the real fp32 routine on
+ * them, bit for bit the real routine on rounded operands. */
+#include "shim/blas/blas_execute.h"
+
+#include "shim/blas/blas_audit.h"
+#include "shim/blas/blas_native.h"
+#include "shim/blas/blas_spread.h"
+
+void amp_blas_lower(struct amp_blas_call *c, int valid)
+{
+    if (!valid) {
+        c->outcome = AMP_OUTCOME_PASSTHROUGH;
+        return;
+    }
+    /* The planners count a multiply-add as 2 flops. */
+    enum amp_cpu_gate gate = amp_cpu_gate(c->dtype, c->flops / 2, c->explicit_request);
+    if (gate == AMP_CPU_SMALL || gate == AMP_CPU_NO_UNITS) {
+        c->outcome = amp_cpu_gate_outcome(gate);
+        return;
+    }
+    c->audit_only = gate == AMP_CPU_AUDIT_ONLY;
+    /* A call auto keeps fp32 for speed needs no spread check (it costs
+     * microseconds on a small product). */
+    if (!(amp_unlikely(amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_AUTO) &&
+          amp_audit_slow_here(amp_tls_caller, c->hook, c->flops)) &&
+        amp_blas_spread_keeps(c))
+        return;
+    if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {
+        /* Run as made: for want of units, by auto's fp32 decision for the
+         * site (an fp32 region while it runs), or as AMPSHIM_AUDIT=1 keeps it. */
+        c->outcome = c->audit_only                                   ? AMP_OUTCOME_NO_UNITS
+                     : amp_audit_keeps_fp32(c->audit_site, c->flops) ? AMP_OUTCOME_FP32
+                                                                     : AMP_OUTCOME_PASSTHROUGH;
+        if (c->outcome == AMP_OUTCOME_FP32)
+            c->t->fp32_depth++;
+        return;
+    }
+    if (c->native_kind && !c->audit_only && amp_blas_native(c))
+        return;
+    enum amp_lowp_dtype dtype = c->dtype;
+    size_t offsets[2], total = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        if (c->in_place[i])
+            continue;
+        offsets[i] = total;
+        total += (amp_operand_span(&c->in[i]) * sizeof(float) + 63) & ~(size_t)63;
+    }
+    char *scratch = total ? amp_scratch(c->t, total) : NULL;
+    c->holds_scratch = scratch != NULL;
+    if (total && !scratch) {
+        /* No memory for the rounded copies: run the call in fp32. */
+        amp_blas_audit_cancel(c);
+        c->outcome = AMP_OUTCOME_FP32;
+        c->t->fp32_depth++;
+        return;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        float *dst = c->in_place[i] ? c->in[i].p : (float *)(scratch + offsets[i]);
+        c->converted += amp_operand_round(&c->in[i], dst, dtype);
+        if (!c->in_place[i])
+            *c->arg[i] = dst;
+    }
+    amp_blas_round_accumulator(c);
+}
