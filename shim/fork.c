@@ -35,7 +35,7 @@ static void (*const handlers[])(enum amp_fork_phase) = {
     amp_resolve_atfork,      /* resolution (shim/resolve.c) */
     amp_walk_atfork,         /* walks of the loaded objects (loader/loader.c) */
     amp_runtime_atfork,      /* the thread registry and block (runtime/threads.c) */
-    amp_dnnl_atfork,         /* the oneDNN twins (shim/onednn/twin_v2.c); it logs */
+    amp_dnnl_atfork,         /* the oneDNN twins (shim/onednn/v2_twin_cache.c); it logs */
     amp_log_atfork,          /* the log (runtime/log.c) */
     amp_onednn_atfork,       /* the native executor's primitives (shim/blas/native_onednn.c) */
     amp_native_pool_atfork,  /* its worker queue (shim/blas/native_pool.c) */

@@ -2,8 +2,28 @@
  * its low-precision twin (a primitive of the same kind, direction, shapes and
  * attributes whose inputs are bf16 or fp16 and whose outputs are the
  * program's own fp32 memory). One implementation per major version of
- * oneDNN's C API: shim/onednn/twin_v2.c for 2.x (libdnnl.so.2); the door,
- * shim/onednn/primitive.c, knows none of them. */
+ * oneDNN's C API: shim/onednn/v2_*.c for 2.x (libdnnl.so.2; v2.h names its
+ * rooms); the door, shim/onednn/primitive.c, knows none of them.
+ *
+ * A twin is made from the program's own primitive descriptor: its op
+ * descriptor copied with the inputs of its direction (forward: src and
+ * weights; backward data: diff_dst and weights; backward weights: src and
+ * diff_dst) turned into bf16 or fp16 in whatever layout oneDNN prefers, and
+ * its outputs, bias included, left exactly as the program's primitive has
+ * them (fp32, the program's layout), so the twin writes the program's memory
+ * itself. Its attributes are a clone of the program's (post-ops and their
+ * arguments, output scales, fpmath mode), with a scratchpad the shim owns
+ * (the thread's scratch). The inputs are converted by oneDNN reorders into
+ * that scratch; every other argument of the call (post-op operands, runtime
+ * scales) is passed to the twin as the program passed it.
+ *
+ * A twin is only made where oneDNN has a native kernel for it (its
+ * implementation is not a reference one): elsewhere the primitive runs as
+ * made, and one info line says so. Twins are cached by what they depend on
+ * (the engine, the kind, direction and geometry, the memory descriptors of
+ * the program's primitive and a digest of its attributes), not by any
+ * address of the program's: torch makes a primitive for every call. The
+ * program's primitive descriptor, primitives and memory are only read. */
 #ifndef AMPSHIM_ONEDNN_TWIN_H
 #define AMPSHIM_ONEDNN_TWIN_H
 

@@ -1,0 +1,277 @@
+/* oneDNN 2.x: a twin made from the program's primitive descriptor (the
+ * design is twin.h's): its key, its op descriptor with low inputs, the
+ * reorders that convert them, its scratch. */
+#ifdef AMPSHIM_HAVE_ONEDNN
+
+#include "shim/onednn/v2_twin.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/loader.h"
+#include "policy/policy.h"
+#include "runtime/log.h"
+
+static int digest_attr(const_dnnl_primitive_attr_t attr, struct digest *g)
+{
+    const_dnnl_post_ops_t po;
+    dnnl_fpmath_mode_t fpmath;
+    const float *scales;
+    dnnl_dim_t count;
+    int mask;
+    if (amp_dn.dnnl_primitive_attr_get_fpmath_mode(attr, &fpmath) != dnnl_success ||
+        amp_dn.dnnl_primitive_attr_get_output_scales(attr, &count, &mask, &scales) !=
+            dnnl_success ||
+        amp_dn.dnnl_primitive_attr_get_post_ops(attr, &po) != dnnl_success)
+        return -1;
+    g->fpmath = (int32_t)fpmath;
+    g->scale_count = (int32_t)count;
+    g->scale_mask = mask;
+    g->scale_hash = scales && count > 0 ? amp_dn_hash(scales, (size_t)count * sizeof *scales) : 0;
+    g->n_post = amp_dn.dnnl_post_ops_len(po);
+    if (g->n_post > MAX_POST_OPS)
+        return -1;
+    for (int i = 0; i < g->n_post; i++) {
+        dnnl_primitive_kind_t k = amp_dn.dnnl_post_ops_get_kind(po, i);
+        dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
+        dnnl_data_type_t dt;
+        const dnnl_memory_desc_t *md;
+        g->kinds[i] = (int32_t)k;
+        if (k == dnnl_sum) {
+            if (amp_dn.dnnl_post_ops_get_params_sum_v2(po, i, &g->params[i][0], &dt) !=
+                dnnl_success)
+                return -1;
+            g->params[i][1] = (float)dt;
+        } else if (k == dnnl_eltwise) {
+            if (amp_dn.dnnl_post_ops_get_params_eltwise(po, i, &g->params[i][0], &alg,
+                                                        &g->params[i][1],
+                                                        &g->params[i][2]) != dnnl_success)
+                return -1;
+        } else if (k == dnnl_binary) {
+            if (amp_dn.dnnl_post_ops_get_params_binary(po, i, &alg, &md) != dnnl_success)
+                return -1;
+            g->md_hash[i] = amp_dn_hash(md, sizeof *md);
+        } else {
+            return -1;
+        }
+        g->algs[i] = (int32_t)alg;
+    }
+    return 0;
+}
+
+/* Where each argument's memory descriptor lives in an op descriptor. */
+static dnnl_memory_desc_t *desc_md(union op_desc *o, enum pkind k, int arg)
+{
+    if (k == P_MATMUL)
+        switch (arg) {
+        case DNNL_ARG_SRC:
+            return &o->mm.src_desc;
+        case DNNL_ARG_WEIGHTS:
+            return &o->mm.weights_desc;
+        case DNNL_ARG_BIAS:
+            return &o->mm.bias_desc;
+        case DNNL_ARG_DST:
+            return &o->mm.dst_desc;
+        default:
+            return NULL;
+        }
+#define AMP_MD_OF(d)                                                                               \
+    switch (arg) {                                                                                 \
+    case DNNL_ARG_SRC:                                                                             \
+        return &(d).src_desc;                                                                      \
+    case DNNL_ARG_DIFF_SRC:                                                                        \
+        return &(d).diff_src_desc;                                                                 \
+    case DNNL_ARG_WEIGHTS:                                                                         \
+        return &(d).weights_desc;                                                                  \
+    case DNNL_ARG_DIFF_WEIGHTS:                                                                    \
+        return &(d).diff_weights_desc;                                                             \
+    case DNNL_ARG_BIAS:                                                                            \
+        return &(d).bias_desc;                                                                     \
+    case DNNL_ARG_DIFF_BIAS:                                                                       \
+        return &(d).diff_bias_desc;                                                                \
+    case DNNL_ARG_DST:                                                                             \
+        return &(d).dst_desc;                                                                      \
+    case DNNL_ARG_DIFF_DST:                                                                        \
+        return &(d).diff_dst_desc;                                                                 \
+    default:                                                                                       \
+        return NULL;                                                                               \
+    }
+    if (k == P_IP)
+        AMP_MD_OF(o->ip)
+    AMP_MD_OF(o->conv)
+#undef AMP_MD_OF
+}
+
+static size_t desc_size(enum pkind k)
+{
+    return k == P_MATMUL ? sizeof(dnnl_matmul_desc_t)
+           : k == P_IP   ? sizeof(dnnl_inner_product_desc_t)
+                         : sizeof(dnnl_convolution_desc_t);
+}
+
+int amp_dn_twin_key(const struct amp_dnnl_call *c, int dtype, struct key *key, enum pkind *k,
+                    enum dir *d, const union op_desc **op)
+{
+    memset(key, 0, sizeof *key);
+    const_dnnl_primitive_attr_t attr;
+    if (amp_dn_kind_of(c->pd, k, d) < 0 || *k == P_RNN ||
+        amp_dn.dnnl_primitive_desc_query(c->pd, dnnl_query_engine, 0, &key->engine) !=
+            dnnl_success ||
+        amp_dn.dnnl_primitive_desc_query(c->pd, dnnl_query_op_d, 0, (void *)op) != dnnl_success ||
+        !*op || amp_dn.dnnl_primitive_desc_get_attr(c->pd, &attr) != dnnl_success ||
+        digest_attr(attr, &key->attr) < 0)
+        return -1;
+    key->dtype = dtype;
+    key->kind = *k;
+    key->dir = *d;
+    dnnl_prop_kind_t prop = dnnl_prop_kind_undef;
+    if (*k != P_MATMUL)
+        amp_dn.dnnl_primitive_desc_query(c->pd, dnnl_query_prop_kind, 0, &prop);
+    key->prop = (int32_t)prop;
+    if (*k == P_CONV || *k == P_DECONV) {
+        const dnnl_convolution_desc_t *cd = &(*op)->conv;
+        memcpy(key->geometry[0], cd->strides, sizeof cd->strides);
+        memcpy(key->geometry[1], cd->dilates, sizeof cd->dilates);
+        memcpy(key->geometry[2], cd->padding[0], sizeof cd->padding[0]);
+        memcpy(key->geometry[3], cd->padding[1], sizeof cd->padding[1]);
+        key->alg = (int32_t)cd->alg_kind;
+    }
+    const struct amp_dn_roles *r = &amp_dn_roles[*d];
+    int args[4] = {r->in[0], r->in[1], r->bias ? r->bias : r->out[1], r->out[0]};
+    for (int i = 0; i < 4; i++) {
+        const dnnl_memory_desc_t *md = args[i] ? amp_dn_arg_md(c->pd, args[i]) : NULL;
+        if (md)
+            key->md[i] = *md;
+    }
+    return 0;
+}
+
+int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkind k, enum dir d,
+                      const union op_desc *op, char *why, size_t whylen)
+{
+    const struct amp_dn_roles *r = &amp_dn_roles[d];
+    dnnl_engine_t engine = tw->key.engine;
+    union op_desc desc, hint_desc;
+    dnnl_primitive_desc_t hint = NULL, tpd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    const_dnnl_primitive_attr_t pattr;
+    int ok = -1;
+    memset(&desc, 0, sizeof desc);
+    memcpy(&desc, op, desc_size(k));
+    /* Inputs in the low dtype, any layout; outputs and bias as the program's. */
+    for (int i = 0; i < 2; i++)
+        if (amp_dn_low_md(desc_md(&desc, k, r->in[i]), amp_dn_arg_md(pd, r->in[i]), tw->key.dtype) <
+            0)
+            goto out;
+    int keep[3] = {r->out[0], r->out[1], r->bias};
+    for (int i = 0; i < 3; i++) {
+        const dnnl_memory_desc_t *md = keep[i] ? amp_dn_arg_md(pd, keep[i]) : NULL;
+        if (md)
+            *desc_md(&desc, k, keep[i]) = *md;
+    }
+    if (amp_dn.dnnl_primitive_desc_get_attr(pd, &pattr) != dnnl_success ||
+        amp_dn.dnnl_primitive_attr_clone(&attr, pattr) != dnnl_success ||
+        amp_dn.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) !=
+            dnnl_success)
+        goto out;
+    if (d != FWD) {
+        /* A backward primitive is made with the forward one it follows as
+         * its hint: the same geometry, forward_training, low inputs. */
+        hint_desc = desc;
+        dnnl_memory_desc_t *hs = desc_md(&hint_desc, k, DNNL_ARG_SRC),
+                           *hw = desc_md(&hint_desc, k, DNNL_ARG_WEIGHTS),
+                           *hd = desc_md(&hint_desc, k, DNNL_ARG_DST);
+        const dnnl_memory_desc_t *src = amp_dn_arg_md(pd, d == BWD_DATA ? DNNL_ARG_DIFF_SRC
+                                                                        : DNNL_ARG_SRC),
+                                 *w = amp_dn_arg_md(pd, d == BWD_DATA ? DNNL_ARG_WEIGHTS
+                                                                      : DNNL_ARG_DIFF_WEIGHTS),
+                                 *dst = amp_dn_arg_md(pd, DNNL_ARG_DIFF_DST);
+        if (!src || !w || !dst || amp_dn_low_md(hs, src, tw->key.dtype) < 0 ||
+            amp_dn_low_md(hw, w, tw->key.dtype) < 0 || amp_dn_low_md(hd, dst, tw->key.dtype) < 0)
+            goto out;
+        memset(desc_md(&hint_desc, k, DNNL_ARG_BIAS), 0, sizeof(dnnl_memory_desc_t));
+        int diffs[4] = {DNNL_ARG_DIFF_SRC, DNNL_ARG_DIFF_WEIGHTS, DNNL_ARG_DIFF_BIAS,
+                        DNNL_ARG_DIFF_DST};
+        for (int i = 0; i < 4; i++)
+            memset(desc_md(&hint_desc, k, diffs[i]), 0, sizeof(dnnl_memory_desc_t));
+        if (k == P_IP)
+            hint_desc.ip.prop_kind = dnnl_forward_training;
+        else
+            hint_desc.conv.prop_kind = dnnl_forward_training;
+        if (amp_dn.dnnl_primitive_desc_create(&hint, &hint_desc, NULL, engine, NULL) !=
+            dnnl_success) {
+            snprintf(why, whylen, "oneDNN makes no such forward primitive on this CPU");
+            ok = AMP_DNNL_NO_KERNEL;
+            goto out;
+        }
+    }
+    if (amp_dn.dnnl_primitive_desc_create(&tpd, &desc, attr, engine, hint) != dnnl_success) {
+        snprintf(why, whylen, "oneDNN makes no such primitive on this CPU");
+        ok = AMP_DNNL_NO_KERNEL;
+        goto out;
+    }
+    if (!amp_dn_impl_is_native(tpd, why, whylen)) {
+        ok = AMP_DNNL_NO_KERNEL;
+        goto out;
+    }
+    size_t off = 0;
+    for (int i = 0; i < 2; i++) {
+        const dnnl_memory_desc_t *want = amp_dn_arg_md(tpd, r->in[i]);
+        dnnl_primitive_desc_t rpd;
+        if (!want)
+            goto out;
+        tw->in_arg[i] = r->in[i];
+        tw->in_md[i] = *want;
+        tw->in_off[i] = off;
+        tw->in_elems += (uint64_t)amp_dn_elems(want);
+        off += (amp_dn.dnnl_memory_desc_get_size(want) + 4095) & ~(size_t)4095;
+        if (amp_dn.dnnl_reorder_primitive_desc_create(&rpd, amp_dn_arg_md(pd, r->in[i]), engine,
+                                                      want, engine, NULL) != dnnl_success)
+            goto out;
+        dnnl_status_t st = amp_dn.dnnl_primitive_create(&tw->reorder[i], rpd);
+        amp_dn.dnnl_primitive_desc_destroy(rpd);
+        if (st != dnnl_success)
+            goto out;
+    }
+    const dnnl_memory_desc_t *sp =
+        amp_dn.dnnl_primitive_desc_query_md(tpd, dnnl_query_scratchpad_md, 0);
+    if (sp && sp->ndims > 0) {
+        tw->scratchpad_md = *sp;
+        tw->scratchpad_off = off;
+        off += amp_dn.dnnl_memory_desc_get_size(sp);
+    }
+    tw->bytes = off;
+    /* The twin writes the program's outputs in the program's layouts. */
+    for (int i = 0; i < 2; i++) {
+        const dnnl_memory_desc_t *mine = r->out[i] ? amp_dn_arg_md(pd, r->out[i]) : NULL,
+                                 *its = r->out[i] ? amp_dn_arg_md(tpd, r->out[i]) : NULL;
+        if ((mine != NULL) != (its != NULL) || (mine && !amp_dn.dnnl_memory_desc_equal(mine, its)))
+            goto out;
+    }
+    if (amp_dn.dnnl_primitive_create(&tw->prim, tpd) == dnnl_success)
+        ok = 0;
+out:
+    if (tpd)
+        amp_dn.dnnl_primitive_desc_destroy(tpd);
+    if (hint)
+        amp_dn.dnnl_primitive_desc_destroy(hint);
+    if (attr)
+        amp_dn.dnnl_primitive_attr_destroy(attr);
+    return ok;
+}
+
+void amp_dn_twin_release(struct twin *tw)
+{
+    for (int i = 0; i < 2; i++)
+        if (tw->reorder[i])
+            amp_dn.dnnl_primitive_destroy(tw->reorder[i]);
+    if (tw->prim)
+        amp_dn.dnnl_primitive_destroy(tw->prim);
+    free(tw);
+}
+
+#endif
