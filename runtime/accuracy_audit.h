@@ -216,6 +216,13 @@ void amp_audit_print(void);
  * ours (it asks the loader). */
 void amp_audit_forget_unloaded(void);
 
+/* The flops a size class covers: [*from, *to) (amp_cpu_time_class). */
+void amp_audit_class_bounds(int c, double *from, double *to);
+/* The classes of mask as flop ranges, adjacent ones joined, each with its
+ * speed-ups: "1.3e+08-5.4e+08 flops (0.45-0.62x)". */
+void amp_audit_classes_text(uint32_t mask, const float speed[AMP_CPU_TIME_CLASSES], char *out,
+                            size_t size);
+
 /* fork's share: the site table's locks. */
 void amp_audit_atfork(enum amp_fork_phase phase);
 

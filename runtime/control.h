@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "ampshim_generated.h"
+#include "runtime/control_find.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
 /* 9: the spread counter (the tenth slot), the audit sites' spread
@@ -300,9 +301,8 @@ _Static_assert(offsetof(struct amp_audit_site, calls) == 176, "layout");
 _Static_assert(offsetof(struct amp_audit_site, err_max) == 280, "layout");
 _Static_assert(offsetof(struct amp_audit_site, shape) == 312, "layout");
 
-/* The name of the memfd that holds a process's block ("/memfd:NAME" in
- * /proc/PID/fd), and the lowest descriptor number it is moved to. */
-#define AMP_CTL_MEMFD_NAME "ampshim-control"
+/* The lowest descriptor number the block's memfd (AMP_CTL_MEMFD_NAME,
+ * runtime/control_find.h) is moved to. */
 #define AMP_CTL_FD_FLOOR 100
 
 /* A hash of the generated op and hook names: a block is only understood by

@@ -1,6 +1,6 @@
 /* Test helper: whether a process holds its ampshim control block, found as
- * ampctl finds it: a memfd named "ampshim-control" among the descriptors in
- * /proc/PID/fd whose block names PID (runtime/control.c). */
+ * ampctl finds it (runtime/control_find.h) among the descriptors in
+ * /proc/PID/fd, the one whose block names PID. */
 #ifndef AMPSHIM_TEST_CONTROL_BLOCK_H
 #define AMPSHIM_TEST_CONTROL_BLOCK_H
 
@@ -13,35 +13,33 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "runtime/control_find.h"
+
 /* The mode bits of PID's block, or -1 when it has none. */
+struct control_block_probe {
+    pid_t pid;
+    int mode;
+};
+
+static inline int control_block_probe_fd(const char *path, void *arg)
+{
+    struct control_block_probe *p = arg;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int64_t owner = 0;
+    struct stat st;
+    if (fd >= 0 && pread(fd, &owner, sizeof owner, 16) == sizeof owner && owner == p->pid &&
+        fstat(fd, &st) == 0)
+        p->mode = (int)(st.st_mode & 07777);
+    if (fd >= 0)
+        close(fd);
+    return p->mode >= 0;
+}
+
 static inline int control_block_mode(pid_t pid)
 {
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int mode = -1;
-    for (struct dirent *e; mode < 0 && (e = readdir(d));) {
-        char path[320], target[256];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        ssize_t n = readlink(path, target, sizeof target - 1);
-        if (n <= 0)
-            continue;
-        target[n] = '\0';
-        if (strcmp(target, "/memfd:ampshim-control (deleted)") != 0)
-            continue;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        int64_t owner = 0;
-        struct stat st;
-        if (fd >= 0 && pread(fd, &owner, sizeof owner, 16) == sizeof owner && owner == pid &&
-            fstat(fd, &st) == 0)
-            mode = (int)(st.st_mode & 07777);
-        if (fd >= 0)
-            close(fd);
-    }
-    closedir(d);
-    return mode;
+    struct control_block_probe p = {pid, -1};
+    amp_ctl_each_block_fd(pid, control_block_probe_fd, &p);
+    return p.mode;
 }
 
 static inline int control_block_exists(pid_t pid)

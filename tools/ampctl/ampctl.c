@@ -15,9 +15,11 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "blocks.h"
 #include "render.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/config.h"
+#include "runtime/parse.h"
 #include "runtime/control.h"
 #include "runtime/ctl_names.h"
 
@@ -59,122 +61,13 @@ static int failure(const char *fmt, const char *a, const char *b)
     return 1;
 }
 
-/* A process or thread id: digits only, within pid_t (a larger number is no
- * id at all, not the largest one). */
-static long parse_pid(const char *s)
-{
-    if (*s < '0' || *s > '9')
-        return -1;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    return !*end && errno == 0 && v > 0 && v <= INT_MAX ? v : -1;
-}
-
-/* Maps the block behind one descriptor of PID (/proc/PID/fd/N), checked:
- * NULL with a reason in why. */
-static struct amp_ctl_block *map_block(long pid, const char *fd_path, int writable, char *why,
-                                       size_t whylen)
-{
-    /* A /proc magic link: opened through (O_NOFOLLOW would refuse it); what it
-     * leads to is checked below. */
-    int fd = open(fd_path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(why, whylen, "cannot open the control block of %ld: %s", pid, strerror(errno));
-        return NULL;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
-        (st.st_mode & 077)) {
-        close(fd);
-        snprintf(why, whylen,
-                 "the control block of %ld is not owned by you with mode 0600: refused", pid);
-        return NULL;
-    }
-    if ((size_t)st.st_size < sizeof(struct amp_ctl_block)) {
-        close(fd);
-        snprintf(why, whylen, "the control block of %ld is truncated (%lld bytes)", pid,
-                 (long long)st.st_size);
-        return NULL;
-    }
-    void *mem = mmap(NULL, sizeof(struct amp_ctl_block),
-                     writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
-    if (mem == MAP_FAILED) {
-        snprintf(why, whylen, "cannot map the control block of %ld: %s", pid, strerror(errno));
-        return NULL;
-    }
-    const char *problem = amp_ctl_block_problem(mem, (size_t)st.st_size);
-    if (!problem && ((const struct amp_ctl_block *)mem)->pid != pid)
-        problem = "it names another process";
-    if (problem) {
-        munmap(mem, sizeof(struct amp_ctl_block));
-        snprintf(why, whylen, "the control block of %ld is refused: %s", pid, problem);
-        return NULL;
-    }
-    return mem;
-}
-
-/* Maps PID's control block: the memfd named AMP_CTL_MEMFD_NAME among its
- * descriptors whose block names PID (a forked child may still hold its
- * parent's until it makes its own). NULL with a reason in why. */
-static struct amp_ctl_block *open_block(long pid, int writable, char *why, size_t whylen)
-{
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
-    DIR *d = opendir(dir);
-    if (!d) {
-        char proc[64];
-        struct stat st;
-        snprintf(proc, sizeof proc, "/proc/%ld", pid);
-        if (stat(proc, &st) != 0)
-            snprintf(why, whylen, "no such process: %ld", pid);
-        else if (st.st_uid != getuid())
-            snprintf(why, whylen, "process %ld belongs to another user", pid);
-        else
-            snprintf(why, whylen, "cannot list the descriptors of process %ld: %s", pid,
-                     strerror(errno));
-        return NULL;
-    }
-    static const char want[] = "/memfd:" AMP_CTL_MEMFD_NAME " (deleted)";
-    char last_why[256] = "";
-    struct amp_ctl_block *b = NULL;
-    for (struct dirent *e; !b && (e = readdir(d));) {
-        char fd_path[320], target[256];
-        snprintf(fd_path, sizeof fd_path, "%s/%s", dir, e->d_name);
-        ssize_t n = readlink(fd_path, target, sizeof target - 1);
-        if (n <= 0)
-            continue;
-        target[n] = '\0';
-        if (strcmp(target, want) != 0)
-            continue;
-        b = map_block(pid, fd_path, writable, last_why, sizeof last_why);
-    }
-    closedir(d);
-    if (!b) {
-        if (last_why[0])
-            snprintf(why, whylen, "%s", last_why);
-        else
-            snprintf(why, whylen,
-                     "process %ld has no ampshim control block (not under the shim, "
-                     "AMPSHIM_CONTROL=0, or no BLAS call yet)",
-                     pid);
-    }
-    return b;
-}
-
-static void close_block(struct amp_ctl_block *b)
-{
-    munmap(b, sizeof *b);
-}
-
 /* Opens the block named by argv (a PID), or fails the verb. */
 #define WITH_BLOCK(pidtext, writable)                                                              \
-    long pid = parse_pid(pidtext);                                                                 \
+    long pid = ampctl_parse_pid(pidtext);                                                          \
     if (pid < 0)                                                                                   \
         return usage("PID must be a process id");                                                  \
     char why[256];                                                                                 \
-    struct amp_ctl_block *b = open_block(pid, writable, why, sizeof why);                          \
+    struct amp_ctl_block *b = ampctl_open_block(pid, writable, why, sizeof why);                   \
     if (!b)                                                                                        \
         return failure("%s%s", why, "");
 
@@ -184,7 +77,7 @@ static int verb_status(int argc, char **argv)
         return usage("status takes PID");
     WITH_BLOCK(argv[0], 0);
     ampctl_render_status(stdout, b, json);
-    close_block(b);
+    ampctl_close_block(b);
     return 0;
 }
 
@@ -197,17 +90,17 @@ static int verb_stats(int argc, char **argv)
 {
     if (argc != 1)
         return usage("stats takes PID");
-    long pid = parse_pid(argv[0]);
+    long pid = ampctl_parse_pid(argv[0]);
     if (pid < 0)
         return usage("PID must be a process id");
     char why[256];
-    struct amp_ctl_block *b = open_block(pid, 1, why, sizeof why);
+    struct amp_ctl_block *b = ampctl_open_block(pid, 1, why, sizeof why);
     if (b)
         fetch_device_results(b, 1);
-    else if (!(b = open_block(pid, 0, why, sizeof why)))
+    else if (!(b = ampctl_open_block(pid, 0, why, sizeof why)))
         return failure("%s%s", why, "");
     ampctl_render_stats(stdout, b, json);
-    close_block(b);
+    ampctl_close_block(b);
     return 0;
 }
 
@@ -272,7 +165,7 @@ static int verb_audit(int argc, char **argv)
         amp_audit_write_policy(stdout, b, tolerance);
     else
         amp_audit_write_report(stdout, b, tolerance, json);
-    close_block(b);
+    ampctl_close_block(b);
     if (!sites && !json && !policy)
         fprintf(stderr, "ampctl: no call site audited yet%s\n",
                 mode == AMP_AUDIT_OFF ? " (the audit is off: ampctl set PID opt.audit=1)" : "");
@@ -287,7 +180,7 @@ static int verb_get(int argc, char **argv)
     char value[256];
     enum amp_ctl_type type;
     int rc = amp_ctl_get(b, argv[1], value, sizeof value, &type);
-    close_block(b);
+    ampctl_close_block(b);
     if (rc)
         return failure("unknown name '%s'%s", argv[1], "");
     if (json) {
@@ -314,7 +207,7 @@ static int verb_set(int argc, char **argv)
     *eq = '\0';
     char reason[256];
     int rc = amp_ctl_set(b, argv[1], eq + 1, reason, sizeof reason);
-    close_block(b);
+    ampctl_close_block(b);
     if (rc)
         return failure("%s%s", reason, "");
     return 0;
@@ -336,7 +229,7 @@ static int verb_switch(int argc, char **argv, int on)
         atomic_store(&b->enabled, want);
         matched = 1;
     } else {
-        long tid = parse_pid(thread);
+        long tid = ampctl_parse_pid(thread);
         for (int i = 0; i < AMP_CTL_MAX_THREADS; i++) {
             struct amp_thread *t = &b->threads[i];
             long long slot_tid = (long long)atomic_load(&t->tid);
@@ -351,37 +244,13 @@ static int verb_switch(int argc, char **argv, int on)
     }
     if (matched)
         atomic_fetch_add_explicit(&b->generation, 1, memory_order_release);
-    close_block(b);
+    ampctl_close_block(b);
     if (!matched)
         return failure("process %s has no thread '%s' that has made a BLAS call", argv[0], thread);
     return 0;
 }
 
 /* Every process of this user with a block: for ps. */
-/* A process's command line, its arguments joined by spaces (control
- * characters shown as '?'), cut at size - 1; "" when it cannot be read. */
-static void command_line(long pid, char *out, size_t size)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
-    out[0] = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, out, size - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    while (n > 0 && out[n - 1] == 0) /* the last argument's end */
-        n--;
-    for (ssize_t i = 0; i < n; i++)
-        if (out[i] == 0)
-            out[i] = ' ';
-        else if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
-            out[i] = '?';
-    out[n] = 0;
-}
-
 static int scan_blocks(void)
 {
     DIR *d = opendir("/proc");
@@ -394,14 +263,14 @@ static int scan_blocks(void)
                "dtype", "command");
     int first = 1;
     for (struct dirent *e; (e = readdir(d));) {
-        long pid = parse_pid(e->d_name);
+        long pid = ampctl_parse_pid(e->d_name);
         char proc[300];
         struct stat st;
         snprintf(proc, sizeof proc, "/proc/%s", e->d_name);
         if (pid < 0 || stat(proc, &st) != 0 || st.st_uid != getuid())
             continue;
         char why[256];
-        struct amp_ctl_block *b = open_block(pid, 0, why, sizeof why);
+        struct amp_ctl_block *b = ampctl_open_block(pid, 0, why, sizeof why);
         if (!b) {
             if (!json && !strstr(why, "no ampshim control block") &&
                 !strstr(why, "no such process"))
@@ -409,10 +278,10 @@ static int scan_blocks(void)
             continue;
         }
         char command[4096];
-        command_line(pid, command, sizeof command);
+        ampctl_command_line(pid, command, sizeof command);
         ampctl_render_ps_row(stdout, b, 1, json, first, command);
         first = 0;
-        close_block(b);
+        ampctl_close_block(b);
     }
     closedir(d);
     if (json)
