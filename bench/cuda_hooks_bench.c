@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "bench_util.h"
-#include "tests/cudnn_graph_build.h"
+#include "tests/cudnn_graph/cudnn_graph_build.h"
 
 typedef int (*ctl_fn)(const char *, void *, size_t *, const void *, size_t);
 static ctl_fn ctl;

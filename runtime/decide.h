@@ -216,18 +216,11 @@ static inline enum amp_ctl_counter amp_outcome_counter(enum amp_outcome outcome)
 
 /* How a call counts when its lowered form could not be had (no library path,
  * no scratch, the library refused) and it ran as made: the one rule for "not
- * lowered after all". */
+ * lowered after all". Every hook counts a call once, when it has run, with
+ * the outcome it had. */
 static inline enum amp_ctl_counter amp_not_lowered_after_all(enum amp_ctl_counter counter)
 {
     return counter == AMP_CTL_LOWERED ? AMP_CTL_PASSTHROUGH : counter;
-}
-
-/* A call counted lowered when it was decided (the CUDA hooks count then)
- * that ran as the program made it after all: counted passthrough instead. */
-static inline void amp_count_not_lowered_after_all(struct amp_thread *t, enum amp_hook_id hook)
-{
-    amp_count(t, hook, AMP_CTL_LOWERED, (uint64_t)-1); /* the thread's own counter: -1 */
-    amp_count(t, hook, AMP_CTL_PASSTHROUGH, 1);
 }
 
 /* Two views of amp_decide for hooks that either lower or run as made

@@ -5,9 +5,10 @@
  * process). The environment parser (runtime/config.c), the control names'
  * opt.* leaves (runtime/ctl_names.c), applying a changed block
  * (runtime/threads.c), publishing a new one (runtime/control.c), the exit
- * report, `ampctl settings` and ampshim(7)'s list all read this table
- * (runtime/settings.c). Adding a setting is one row there plus its
- * handler. */
+ * report, `ampctl settings`, ampshim(7)'s list and docs/settings.md all
+ * read this table, amp_settings[] in runtime/config.c beside the variables'
+ * parsers (runtime/settings.c holds the generic handlers over it). Adding a
+ * setting is one row there plus its parser. */
 #ifndef AMPSHIM_SETTINGS_H
 #define AMPSHIM_SETTINGS_H
 

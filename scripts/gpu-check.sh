@@ -11,19 +11,19 @@
 # steps, each under `timeout`, the most decisive first, each appended to
 # RESULTS_FILE as it ends (a run cut short still leaves what it had):
 #   1 verdict       what CUBLAS_COMPUTE_32F_FAST_16F, _16BF and _TF32 do on
-#                   this GPU (tests/gpu/compute_types_gpu): the "verdict"
+#                   this GPU (tests/cublas/compute_types_gpu): the "verdict"
 #                   line decides AMPSHIM_CUDA_FP16's default;
 #   2 sgemm         a hooked cublasSgemm lowered, against GemmEx and plain
-#                   fp32 (tests/gpu/cublas_gpu);
+#                   fp32 (tests/cublas/cublas_gpu);
 #   3 graph         cuDNN graph-API engine substitution executing: counted
 #                   lowered, an fp16-sized error, the same bits under
-#                   stream capture (tests/gpu/cudnn_graph_gpu);
+#                   stream capture (tests/cudnn_graph/cudnn_graph_gpu);
 #   4 sgemm-bench   the lowered sgemm's speed-up (bench/gpu/sgemm_gpu);
 #   5 torch         nn.Linear and nn.Conv2d forward and backward: fp32,
 #                   torch's TF32, torch.autocast and ampshim, error against
 #                   float64 on the CPU, times, the shim's exit report
 #                   (bench/gpu/torch_quick.py);
-#   6 cudnn-legacy  the legacy cuDNN hooks (tests/gpu/cudnn_gpu);
+#   6 cudnn-legacy  the legacy cuDNN hooks (tests/cudnn/cudnn_gpu);
 #   7 capture       lowered calls inside a CUDA graph capture;
 #   8 scaler        the loss scaler's CUDA plugin.
 # GPU_CHECK_STEP_LIMIT=S caps every step's limit at S seconds.
@@ -233,7 +233,7 @@ keep() {
     grep -v -E '^$|^(Ok|Expected Fail|Fail|Unexpected Pass|Skipped|Timeout): |^Full log written|^(―|=)+|✀' \
         "$1" >> "$out" || true
 }
-# verdict_line: the compute-type verdict (tests/gpu/compute_types_gpu),
+# verdict_line: the compute-type verdict (tests/cublas/compute_types_gpu),
 # which decides AMPSHIM_CUDA_FP16's default (ampshim(7), ON A GPU).
 verdict_line() {
     verdict=$(grep -m1 '^verdict ' "$out" || true)

@@ -1,6 +1,6 @@
 /* The data of the accuracy audit's three call sites, shared by its CPU test
  * (tests/preload/audit_sites.c) and its cuBLAS test against the fakes
- * (tests/fakes/cublas_audit_sites.c): a well-scaled product, one whose A is
+ * (tests/cublas/cublas_audit_sites.c): a well-scaled product, one whose A is
  * above fp16's range, and one that cancels (C = sum (1 + r 2^-12) b - sum b,
  * so A's first N columns round to 1 in fp16 and bf16 and the lowered result
  * is all error). A is N x N (N x 2N for the cancelling one), B N x N

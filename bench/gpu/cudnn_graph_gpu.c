@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tests/cudnn_graph_build.h"
+#include "tests/cudnn_graph/cudnn_graph_build.h"
 
 static int has_note(gdesc engine, cudnnBackendNumericalNote_t note)
 {

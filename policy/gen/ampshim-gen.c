@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 
-#include "gen.h"
+#include "policy/gen/gen.h"
 
 int main(int argc, char **argv)
 {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 
-#include "gen.h"
+#include "policy/gen/gen.h"
 
 /* The model. */
 const char *const category_names[] = {"passthrough", "lower", "fp32", "promote"};

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 
-#include "gen.h"
+#include "policy/gen/gen.h"
 
 /* A kind's name in macros: upper case, without its family's prefix. */
 static void kind_macro(char *dst, int kind)

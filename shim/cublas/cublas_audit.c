@@ -237,9 +237,8 @@ static void fold_when_ready(int site, int d)
  * program keeps it: as made with AMPSHIM_AUDIT=1, which never changes the
  * program's results, lowered with follow, and with auto as its site stands
  * (its pending verdicts taken in first, when the GPU has them). */
-static int not_audited(struct amp_thread *t, enum amp_hook_id hook, void *gemmex, int is64,
-                       const struct amp_gemmex_args *a, struct amp_audit_site *site,
-                       int *run_as_made)
+static int not_audited(void *gemmex, int is64, const struct amp_gemmex_args *a,
+                       struct amp_audit_site *site, int *run_as_made)
 {
     if (site && amp_audit_auto() && amp_ctl) {
         int d = amp_cuda_device();
@@ -255,12 +254,11 @@ static int not_audited(struct amp_thread *t, enum amp_hook_id hook, void *gemmex
         amp_audit_ran_lowered(site, flops);
         return amp_cublas_run_gemmex(gemmex, is64, a, a->compute);
     }
-    amp_count_not_lowered_after_all(t, hook);
-    *run_as_made = 1;
+    *run_as_made = 1; /* counted so by the caller */
     return OK;
 }
 
-int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, void *gemmex,
+int amp_cublas_audited(const struct amp_cublas_call *c, void *gemmex,
                        const struct amp_gemmex_args *a, int *run_as_made)
 {
     *run_as_made = 0;
@@ -272,7 +270,7 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
         amp_tls_caller, hook, (enum amp_lowp_dtype)amp_cublas_compute_dtype(a->compute),
         2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
     if (!site || !audit_this)
-        return not_audited(t, hook, gemmex, is64, a, site, run_as_made);
+        return not_audited(gemmex, is64, a, site, run_as_made);
     int mode, device = -1;
     void *stream = NULL;
     int64_t m = a->m, n = a->n;
@@ -280,7 +278,7 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
     if (!helpers(c->real) || m <= 0 || n <= 0 || a->k <= 0 || m * n > 0x7fffffff || a->ldc < m ||
         f.blas->get_pointer_mode(a->h, &mode) != OK || mode != AMP_CUBLAS_POINTER_MODE_HOST ||
         f.blas->get_stream(a->h, &stream) != OK || (device = amp_cuda_device()) < 0)
-        return not_audited(t, hook, gemmex, is64, a, site, run_as_made);
+        return not_audited(gemmex, is64, a, site, run_as_made);
     struct amp_cuda_scratch scratch = {.stream = stream};
     float *S = amp_cuda_take(&scratch, bytes), *D = amp_cuda_take(&scratch, bytes);
     size_t pitch = (size_t)a->ldc * sizeof(float), width = (size_t)m * sizeof(float);
@@ -288,7 +286,7 @@ int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, vo
     if (!S || !D || !amp_cuda_copy_2d(S, width, a->C, pitch, width, (size_t)n, stream) ||
         c->as_made(c, S, m) != OK) {
         amp_cuda_scratch_end(&scratch);
-        return not_audited(t, hook, gemmex, is64, a, site, run_as_made);
+        return not_audited(gemmex, is64, a, site, run_as_made);
     }
     int status = amp_cublas_run_gemmex(gemmex, is64, a, a->compute);
     if (status != OK) {

@@ -5,7 +5,6 @@
 #include "loader/atfork.h"
 #include "shim/cublas/cublas_gemmex.h"
 
-struct amp_thread;
 
 /* Runs the program's call c, lowered to `lowered`, under the audit (shim/
  * cuda/cublas_audit.c). `gemmex` is cublasGemmEx (c->is64: its _64 form),
@@ -13,7 +12,7 @@ struct amp_thread;
  * it. Returns the status the program gets, or sets *run_as_made when the
  * hook is to make the program's own call instead (the sampling skipped this
  * call and AMPSHIM_AUDIT=1). */
-int amp_cublas_audited(struct amp_thread *t, const struct amp_cublas_call *c, void *gemmex,
+int amp_cublas_audited(const struct amp_cublas_call *c, void *gemmex,
                        const struct amp_gemmex_args *lowered, int *run_as_made);
 
 /* fork's share (shim/fork.c): the audit's lock; a child has none of the

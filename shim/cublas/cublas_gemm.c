@@ -4,7 +4,7 @@
  * (CUBLAS_COMPUTE_32F_FAST_16F / _FAST_16BF / _FAST_TF32) on the program's
  * own fp32 buffers: no copies, no kernels of ours, no synchronisation; cuBLAS
  * down-converts the inputs (to fp16 or TF32 for FAST_16F, as it decides:
- * tests/gpu/compute_types_gpu says which). The caller's stated intent wins:
+ * tests/cublas/compute_types_gpu says which). The caller's stated intent wins:
  * explicit non-fp32 data or compute types, CUBLAS_COMPUTE_32F_PEDANTIC, a
  * handle in CUBLAS_PEDANTIC_MATH or with
  * CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, and NVIDIA_TF32_OVERRIDE=0
@@ -67,28 +67,29 @@ static enum amp_hook_id target_hook(const struct amp_cublas_call *c)
     return c->is64 ? AMP_HOOK_cublasGemmEx_64 : AMP_HOOK_cublasGemmEx;
 }
 
-/* Decides an eligible call and counts it: returns the fast compute type to
- * run it with, or 0 to run it as the program made it. Only a call lowered
- * through a GemmEx form can be audited (shim/cublas/cublas_audit.c); the
- * others run as made under AMPSHIM_AUDIT=1. */
-static int decide(struct amp_thread *t, const struct amp_cublas_call *c)
+/* Decides an eligible call: returns the fast compute type to run it with,
+ * or 0 to run it as the program made it, and in *outcome how it counts if
+ * it runs as decided (the caller counts it once, when it has run). Only a
+ * call lowered through a GemmEx form can be audited
+ * (shim/cublas/cublas_audit.c); the others run as made under
+ * AMPSHIM_AUDIT=1. */
+static int decide(struct amp_thread *t, const struct amp_cublas_call *c,
+                  enum amp_ctl_counter *outcome)
 {
-    enum amp_ctl_counter outcome;
     int acc = amp_cublas_accumulates(c->hook, c->real, c->g.h, (const float *)c->g.beta);
     int dtype = c->target == AMP_CUBLAS_TO_GEMMEX
-                    ? amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, c->hook, acc, &outcome)
-                    : amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, acc, &outcome);
+                    ? amp_decide_lower_dtype(t, AMP_DEVICE_CUDA, c->hook, acc, outcome)
+                    : amp_decide_lower_dtype_unaudited(t, AMP_DEVICE_CUDA, c->hook, acc, outcome);
     dtype = amp_cuda_size_rule(t, c->hook, acc, dtype,
                                (double)c->g.m * (double)c->g.n * (double)c->g.k * (double)c->batch,
-                               &outcome);
+                               outcome);
     int compute = amp_cublas_fast_compute(dtype);
     int mode;
     if (compute && amp_cublas_math_mode(c->real, c->g.h, &mode) &&
         amp_cublas_mode_keeps_calls(mode)) {
         compute = 0;
-        outcome = AMP_CTL_PASSTHROUGH;
+        *outcome = AMP_CTL_PASSTHROUGH;
     }
-    amp_count(t, c->hook, outcome, 1);
     return compute;
 }
 
@@ -142,8 +143,10 @@ static int run_batched(void *ex, const struct amp_cublas_call *c, int compute)
 /* c lowered to `compute` through cublasGemmEx: plainly; in fp16 with
  * AMPSHIM_CUDA_FP16=explicit (as made when that cannot be done), unless
  * AMPSHIM_AUDIT=1 promises the program its results as made; under the audit
- * run both ways, or as made when the audit says so. */
-static int run_gemmex(struct amp_thread *t, void *ex, const struct amp_cublas_call *c, int compute)
+ * run both ways, or as made when the audit says so. A call that ran as made
+ * after all counts so (*outcome). */
+static int run_gemmex(void *ex, const struct amp_cublas_call *c, int compute,
+                      enum amp_ctl_counter *outcome)
 {
     int fp16 = amp_unlikely(amp_rt.cfg.cuda_fp16_explicit) &&
                compute == AMP_CUBLAS_COMPUTE_32F_FAST_16F &&
@@ -155,16 +158,17 @@ static int run_gemmex(struct amp_thread *t, void *ex, const struct amp_cublas_ca
     struct amp_gemmex_args lowered = c->g;
     lowered.compute = compute;
     const struct amp_gemmex_args *a = &lowered;
+    int run_as_made = 0, status = -1;
     if (fp16) {
-        int status = amp_cublas_fp16_explicit(ex, c->is64, a);
-        if (status >= 0)
-            return status;
-        amp_count_not_lowered_after_all(t, c->hook);
-        return as_made(c);
+        status = amp_cublas_fp16_explicit(ex, c->is64, a);
+        run_as_made = status < 0;
+    } else {
+        status = amp_cublas_audited(c, ex, a, &run_as_made);
     }
-    int run_as_made;
-    int status = amp_cublas_audited(t, c, ex, a, &run_as_made);
-    return run_as_made ? as_made(c) : status;
+    if (!run_as_made)
+        return status;
+    *outcome = amp_not_lowered_after_all(*outcome);
+    return as_made(c);
 }
 
 static int gemm(const struct amp_cublas_call *c)
@@ -173,22 +177,19 @@ static int gemm(const struct amp_cublas_call *c)
     if (!t)
         return as_made(c);
     void *ex = c->eligible ? amp_real_beside(target_hook(c), c->real) : NULL;
-    if (!ex) {
-        amp_count(t, c->hook, AMP_CTL_PASSTHROUGH, 1);
-        return as_made(c);
-    }
-    int compute = decide(t, c);
+    enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
+    int compute = ex ? decide(t, c, &outcome) : 0;
+    int status;
     if (!compute)
-        return as_made(c);
-    switch (c->target) {
-    case AMP_CUBLAS_TO_STRIDED:
-        return run_strided(ex, c, compute);
-    case AMP_CUBLAS_TO_BATCHED:
-        return run_batched(ex, c, compute);
-    case AMP_CUBLAS_TO_GEMMEX:
-        break;
-    }
-    return run_gemmex(t, ex, c, compute);
+        status = as_made(c);
+    else if (c->target == AMP_CUBLAS_TO_STRIDED)
+        status = run_strided(ex, c, compute);
+    else if (c->target == AMP_CUBLAS_TO_BATCHED)
+        status = run_batched(ex, c, compute);
+    else
+        status = run_gemmex(ex, c, compute, &outcome);
+    amp_count(t, c->hook, outcome, 1);
+    return status;
 }
 
 /* A call whose GPU time is taken (shim/cuda/cuda_timing.h): the same,

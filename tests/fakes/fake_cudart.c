@@ -27,21 +27,6 @@
 #include "runtime/export.h"
 #include "shim/cuda/cuda_scratch.h"
 
-/* The shim's copy of cudaMemPoolProps and the enum values it uses must be
- * the header's. */
-_Static_assert(sizeof(struct cudaMemPoolProps) == sizeof(struct amp_cuda_pool_props), "props");
-_Static_assert(offsetof(struct cudaMemPoolProps, location) ==
-                   offsetof(struct amp_cuda_pool_props, location), "props");
-_Static_assert(offsetof(struct cudaMemPoolProps, maxSize) ==
-                   offsetof(struct amp_cuda_pool_props, max_size), "props");
-_Static_assert(offsetof(struct cudaMemPoolProps, usage) ==
-                   offsetof(struct amp_cuda_pool_props, usage), "props");
-_Static_assert((int)cudaMemAllocationTypePinned == (int)AMP_CUDA_MEM_ALLOCATION_PINNED, "enum");
-_Static_assert((int)cudaMemLocationTypeDevice == (int)AMP_CUDA_MEM_LOCATION_DEVICE, "enum");
-_Static_assert((int)cudaMemPoolAttrReleaseThreshold == (int)AMP_CUDA_POOL_ATTR_RELEASE_THRESHOLD,
-               "enum");
-_Static_assert((int)cudaStreamCaptureStatusNone == (int)AMP_CUDA_STREAM_CAPTURE_NONE, "enum");
-
 static _Atomic long outstanding, total, syncs, pool_allocations, pool_trims;
 static uint64_t pool_threshold;
 

@@ -1,13 +1,16 @@
 #!/bin/sh
-# README.md's sample reports are in the report's current format: every
+# The sample reports of README.md and docs/*.md are in the report's current
+# format: every
 # header line ("ampshim report, pid N (...): key value, ...") names the
 # settings the report names, in its order, and every column line ("symbol
 # op policy calls ...") is the report's (a sample cut with "..." a prefix
 # of it). The report compared is the one examples/matmul_demo gets now.
-# usage: readme_report.sh README LIBAMPSHIM MATMUL_DEMO
-readme=$1 shim=$2 demo=$3
+# usage: readme_report.sh SOURCE_ROOT LIBAMPSHIM MATMUL_DEMO
+root=$1 shim=$2 demo=$3
 work=$(mktemp -d) || exit 1
 trap 'rm -rf "$work"' EXIT
+readme=$work/documents
+cat "$root/README.md" "$root"/docs/*.md >"$readme" || exit 1
 passed=0 failed=0
 check() { if eval "$2"; then passed=$((passed + 1)); else echo "FAIL $1"; failed=$((failed + 1)); fi; }
 squeeze() { sed 's/^ *//; s/  */ /g; s/ *$//'; }

@@ -1,4 +1,4 @@
-/* The reading of tests/gpu/compute_types_gpu's probes (compute_verdict.h),
+/* The reading of tests/cublas/compute_types_gpu's probes (compute_verdict.h),
  * checked where there is no GPU: each probe rounded to fp16, bf16 and tf32
  * by ampshim's own reference conversions (what a kernel that converts its
  * inputs to that format and multiplies by 1 gives back) must read as that
@@ -10,7 +10,7 @@
 
 #include "kernels/cpu/convert.h"
 #include "tests/check.h"
-#include "tests/gpu/compute_verdict.h"
+#include "tests/cublas/compute_verdict.h"
 
 static const char *read_as(enum amp_lowp_dtype dtype)
 {

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "runtime/config.h"
+#include "runtime/parse.h"
 #include "tests/check.h"
 
 

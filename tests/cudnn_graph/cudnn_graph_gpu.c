@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "tests/check.h"
-#include "tests/cudnn_graph_build.h"
+#include "tests/cudnn_graph/cudnn_graph_build.h"
 #include "tests/shim_stats.h"
 
 

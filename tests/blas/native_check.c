@@ -49,7 +49,7 @@
 #include "tests/cpu_units.h"
 
 #include "tests/oracle.h"
-#include "tests/preload/blas_width.h"
+#include "tests/blas/blas_width.h"
 
 typedef void (*cblas_fn)(int, int, int, blasint, blasint, blasint, float, const float *, blasint,
                          const float *, blasint, float, float *, blasint);

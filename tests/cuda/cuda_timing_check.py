@@ -1,5 +1,5 @@
 """GPU time per hooked call against the test-only fakes
-(tests/fakes/cuda_timing_check.c: 256 cublasSgemm calls lowered, 256
+(tests/cuda/cuda_timing_check.c: 256 cublasSgemm calls lowered, 256
 pedantic cublasGemmEx calls as made, 256 cublasSgemm calls under stream
 capture):
 

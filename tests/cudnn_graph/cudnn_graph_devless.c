@@ -9,9 +9,9 @@
  *   lowered: each NHWC plan's workspace holds fp16 copies of its two
  *            inputs (the shim's private down-converting plan answered);
  *   asis:    none does (the program's own TF32 plan, about 131 bytes);
- *   reuse:   the address-reuse sequence (tests/cudnn_graph_build.h,
+ *   reuse:   the address-reuse sequence (tests/cudnn_graph/cudnn_graph_build.h,
  *            gb_reuse): prints whether graph B took graph A's address and
- *            the workspace A's plan answers, which tests/cudnn_graph_reuse.sh
+ *            the workspace A's plan answers, which tests/cudnn_graph/cudnn_graph_reuse.sh
  *            compares with the answer without the shim.
  * Which engine the shim chose, it says at AMPSHIM_LOG=info (the meson
  * test counts those lines).
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/cudnn_graph_build.h"
+#include "tests/cudnn_graph/cudnn_graph_build.h"
 
 #if CUDNN_VERSION < 90800
 int main(void)

@@ -4,8 +4,8 @@
  * data or backward filter), optionally a ReLU fused after a forward, an
  * operation graph, heuristics (mode A), then execution plans finalized
  * from the configurations they return, and the plan's workspace asked.
- * Shared by tests/fakes/cudnn_graph_check.c (the test-only fake cuDNN) and
- * tests/preload/cudnn_graph_devless.c (the real cuDNN without a GPU, from a
+ * Shared by tests/cudnn_graph/cudnn_graph_check.c (the test-only fake cuDNN) and
+ * tests/cudnn_graph/cudnn_graph_devless.c (the real cuDNN without a GPU, from a
  * device-properties JSON). Compiled against the real cudnn.h. */
 #ifndef AMPSHIM_TEST_CUDNN_GRAPH_BUILD_H
 #define AMPSHIM_TEST_CUDNN_GRAPH_BUILD_H

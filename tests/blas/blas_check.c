@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/preload/blas_width.h"
+#include "tests/blas/blas_width.h"
 
 /* The other prototypes as a C program would declare them (cblas.h / Fortran). */
 void cblas_ssymm(int, int, int, blasint, blasint, float, const float *, blasint, const float *,

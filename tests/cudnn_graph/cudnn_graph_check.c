@@ -1,7 +1,7 @@
 /* A program of cuDNN's backend API (compiled against the real cudnn.h,
  * linked to libcudnn.so.9: here the test-only fake) run under the shim. It
  * builds fp32 convolution plans the way PyTorch's cuDNN v8 convolutions do
- * (tests/cudnn_graph_build.h), asks each plan's workspace, allocates it and
+ * (tests/cudnn_graph/cudnn_graph_build.h), asks each plan's workspace, allocates it and
  * executes; then checks each result bit for bit against the convolution
  * computed here in the precision expected, which engine the fake ran, the
  * workspace it was told, the counters, and that every descriptor the shim
@@ -18,7 +18,7 @@
  *   threads         four threads at once, each as `lowered 3`;
  *   reuse           the address-reuse sequence (gb_reuse): prints whether
  *                   graph B took graph A's address and the workspace A's
- *                   plan answers (tests/cudnn_graph_reuse.sh compares it
+ *                   plan answers (tests/cudnn_graph/cudnn_graph_reuse.sh compares it
  *                   with the answer without the shim). */
 #include <cudnn.h>
 #include <dlfcn.h>
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/cudnn_graph_build.h"
+#include "tests/cudnn_graph/cudnn_graph_build.h"
 #include "tests/shim_stats.h"
 
 #define MUST(cond)                                                                                 \

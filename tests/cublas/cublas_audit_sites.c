@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 #include "tests/audit_sites.h"
-#include "tests/fakes/ampctl_self.h"
+#include "tests/ampctl_self.h"
 
 enum { N = AUDIT_N, CALLS = 3 };
 

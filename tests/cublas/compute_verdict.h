@@ -1,4 +1,4 @@
-/* The probes of tests/gpu/compute_types_gpu and what they say about the
+/* The probes of tests/cublas/compute_types_gpu and what they say about the
  * format a compute type gave fp32 inputs, shared with the unit test that
  * checks the verdict against ampshim's own rounding to each format
  * (tests/unit/test_compute_verdict.c), so the reading of a GPU's answer is

@@ -13,14 +13,14 @@
  * reports every call's kernel, captured or not), and with an argument runs
  * `ampctl --json stats PID` into that file while
  * making hooked calls, so the events are read back on ampctl's request.
- * tests/fakes/cuda_timing_check.py checks what the report and ampctl say. */
+ * tests/cuda/cuda_timing_check.py checks what the report and ampctl say. */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tests/fakes/ampctl_self.h"
+#include "tests/ampctl_self.h"
 
 enum { N = 32, CALLS = 256 };
 static cublasHandle_t handle;

@@ -2,7 +2,7 @@
 # The cuDNN graph book never reads a plan through a reference to a
 # descriptor the program destroyed (its address perhaps another's now): a
 # program of the backend API runs the address-reuse sequence
-# (tests/cudnn_graph_build.h, gb_reuse) without the shim and under it
+# (tests/cudnn_graph/cudnn_graph_build.h, gb_reuse) without the shim and under it
 # (lowered, at AMPSHIM_LOG=info); A's plan must answer the workspace cuDNN
 # answers without the shim (it runs as made, never on B's convolution),
 # with the shim's line saying why. Skips (77) when the allocator did not

@@ -1,5 +1,5 @@
 """The accuracy audit of cuBLAS calls against the test-only fakes
-(tests/fakes/cublas_audit_sites.c: cublasSgemm from three call sites of
+(tests/cublas/cublas_audit_sites.c: cublasSgemm from three call sites of
 different conditioning and cublasGemmEx from a fourth, lowered to fp16):
 
 - errors read live with `ampctl --json audit` (the process reads its device

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/gpu/compute_verdict.h"
+#include "tests/cublas/compute_verdict.h"
 
 typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                                     int, const void *, const void *, cudaDataType, int,
