@@ -18,6 +18,7 @@
 #include "runtime/log.h"
 #include "shim/blas/native_pool.h"
 #include "shim/cublas/cublas_audit.h"
+#include "shim/cuda/cuda_cupti.h"
 #include "shim/cuda/cuda_timing.h"
 #include "shim/cudnn_graph/cudnn_graph_lower.h"
 #include "shim/onednn/twin.h"

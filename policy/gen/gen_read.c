@@ -357,10 +357,12 @@ void read_bindings(const char *dir, const char *file, int exact, int device)
             die("%s:%d: a %s routine in %s", path, lineno, device_names[families[r->family].device],
                 file);
         r->ints = 0;
+        int twin64 = 0; /* 32+64: the entry point and its _64 twin */
         if (exact) {
-            r->ints = atoi(field[4]);
-            if (strcmp(field[4], "32") != 0 && strcmp(field[4], "64") != 0)
-                die("%s:%d: ints must be 32 or 64, not '%s'", path, lineno, field[4]);
+            twin64 = strcmp(field[4], "32+64") == 0;
+            r->ints = twin64 ? 32 : atoi(field[4]);
+            if (!twin64 && strcmp(field[4], "32") != 0 && strcmp(field[4], "64") != 0)
+                die("%s:%d: ints must be 32, 64 or 32+64, not '%s'", path, lineno, field[4]);
         }
         r->binding_cat = -1;
         if (n == want + 1) {
@@ -380,6 +382,18 @@ void read_bindings(const char *dir, const char *file, int exact, int device)
             die("%s:%d: op '%s' appears in no op list", path, lineno, field[3]);
         strcpy(r->name, field[0]);
         n_routines++;
+        if (twin64) {
+            if (n_routines == MAX_ROUTINES)
+                die("too many routines");
+            struct routine *t = &routines[n_routines];
+            *t = *r;
+            t->ints = 64;
+            strcat(t->name, "_64"); /* the name was checked shorter than NAME_MAX_LEN - 8 */
+            for (int i = 0; i < n_routines; i++)
+                if (strcmp(routines[i].name, t->name) == 0)
+                    die("%s:%d: routine '%s' bound twice", path, lineno, t->name);
+            n_routines++;
+        }
     }
     fclose(f);
 }

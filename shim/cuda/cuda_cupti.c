@@ -19,7 +19,7 @@
  * CUPTI 13's (CUpti_ActivityKernel10, Memcpy6, Memset4, ExternalCorrelation:
  * start and end at 16 and 24 in all three kinds of work record); the test
  * fake of libcupti checks them against the header. */
-#include "shim/cuda/cuda_timing.h"
+#include "shim/cuda/cuda_cupti.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -44,12 +44,9 @@
 struct cupti_helpers {
     AMP_CUPTI_HELPERS(AMP_HELPER_MEMBER)
 };
-static const char *const cupti_names[] = {AMP_CUPTI_HELPERS(AMP_HELPER_NAME)};
-#define AMP_CUPTI_OFFSET(member, ...) offsetof(struct cupti_helpers, member),
-static const size_t cupti_offsets[] = {AMP_CUPTI_HELPERS(AMP_CUPTI_OFFSET)};
 static const char *const cupti_sonames[] = {AMP_CUPTI_SONAME, "libcupti.so.12", NULL};
-static const struct amp_helper_list cupti_list = {
-    "CUPTI", cupti_sonames, sizeof cupti_names / sizeof *cupti_names, cupti_names, cupti_offsets};
+AMP_HELPER_LIST(static, cupti_list, "CUPTI", cupti_sonames, struct cupti_helpers,
+                AMP_CUPTI_HELPERS);
 
 enum {
     CUPTI_OK = 0,

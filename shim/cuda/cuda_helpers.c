@@ -12,31 +12,21 @@
 #include "runtime/log.h"
 #include "shim/resolve.h"
 
-/* Each list's names and offsets, from its X-macro (the offset macros name
- * the list's table type). */
-#define AMP_LIST(name, library_text, sonames, X_LIST)                                              \
-    static const char *const name##_names[] = {X_LIST(AMP_HELPER_NAME)};                           \
-    static const size_t name##_offsets[] = {X_LIST(AMP_HELPER_OFFSET_OF_##name)};                  \
-    const struct amp_helper_list amp_##name##_helper_list = {                                      \
-        library_text, sonames, sizeof name##_names / sizeof *name##_names, name##_names,           \
-        name##_offsets};
-#define AMP_HELPER_OFFSET_OF_cublas(member, ...) offsetof(struct amp_cublas_helpers, member),
-#define AMP_HELPER_OFFSET_OF_cublaslt(member, ...) offsetof(struct amp_cublaslt_helpers, member),
-#define AMP_HELPER_OFFSET_OF_cudart(member, ...) offsetof(struct amp_cudart_helpers, member),
-#define AMP_HELPER_OFFSET_OF_cudnn_transform(member, ...)                                          \
-    offsetof(struct amp_cudnn_transform_helpers, member),
-/* The runtime of either major a program may have been built for (pip's
- * CUDA 12 torch is still the most common), newest first. */
 static const char *const cudart_sonames[] = {AMP_CUDART_SONAME, "libcudart.so.12", NULL};
 static const char *const cudnn_sonames[] = {AMP_CUDNN_SONAME, NULL};
-AMP_LIST(cublas, "cuBLAS", NULL, AMP_CUBLAS_HELPERS)
-AMP_LIST(cublaslt, "cuBLASLt", NULL, AMP_CUBLASLT_HELPERS)
-AMP_LIST(cudart, "CUDA runtime", cudart_sonames, AMP_CUDART_HELPERS)
-AMP_LIST(cudnn_transform, "cuDNN", cudnn_sonames, AMP_CUDNN_TRANSFORM_HELPERS)
+AMP_HELPER_LIST(, amp_cublas_helper_list, "cuBLAS", NULL, struct amp_cublas_helpers,
+                AMP_CUBLAS_HELPERS);
+AMP_HELPER_LIST(, amp_cublaslt_helper_list, "cuBLASLt", NULL, struct amp_cublaslt_helpers,
+                AMP_CUBLASLT_HELPERS);
+AMP_HELPER_LIST(, amp_cudart_helper_list, "CUDA runtime", cudart_sonames, struct amp_cudart_helpers,
+                AMP_CUDART_HELPERS);
+AMP_HELPER_LIST(, amp_cudnn_transform_helper_list, "cuDNN", cudnn_sonames,
+                struct amp_cudnn_transform_helpers, AMP_CUDNN_TRANSFORM_HELPERS);
 
-static void **slot(void *table, size_t offset)
+/* The i-th helper's place in a table: its i-th function pointer. */
+static void **slot(void *table, size_t i)
 {
-    return (void **)((char *)table + offset);
+    return (void **)((char *)table + i * sizeof(void (*)(void)));
 }
 
 int amp_helpers_resolve(const struct amp_helper_list *list, void *table, const void *anchor)
@@ -53,7 +43,7 @@ int amp_helpers_resolve(const struct amp_helper_list *list, void *table, const v
         }
         if (!p && opened)
             p = dlsym(opened, name);
-        *slot(table, list->offsets[i]) = p;
+        *slot(table, i) = p;
         complete &= p != NULL;
     }
     return complete;
@@ -82,8 +72,8 @@ int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
     for (size_t j = 0; j < list->count; j++) {
         int wanted = !needed;
         for (size_t i = 0; needed && i < n_needed; i++)
-            wanted |= needed[i] == list->offsets[j];
-        if (wanted && !*slot((void *)table, list->offsets[j])) {
+            wanted |= needed[i] == j * sizeof(void (*)(void));
+        if (wanted && !*slot((void *)table, j)) {
             say_missing(list, list->names[j]);
             return 0;
         }

@@ -99,7 +99,8 @@ struct amp_cudnn_transform_helpers {
     AMP_CUDNN_TRANSFORM_HELPERS(AMP_HELPER_MEMBER)
 };
 
-/* A list's names and where each goes in its table. */
+/* A list's names, in the order of its table's function pointers
+ * (AMP_HELPER_LIST makes one). */
 struct amp_helper_list {
     const char *library; /* its name in messages ("cuBLAS") */
     /* opened in turn, the first found kept, when nothing loaded defines a
@@ -107,9 +108,23 @@ struct amp_helper_list {
     const char *const *sonames;
     size_t count;
     const char *const *names;
-    const size_t *offsets;
 };
 #define AMP_HELPER_NAME(member, symbol, ...) #symbol,
+
+/* Defines the list `var` of X_LIST's functions for a table of type
+ * `table` (whose members AMP_HELPER_MEMBER made from the same X_LIST, so
+ * the i-th helper is the table's i-th function pointer), for the library
+ * named library_text in messages, opening the first of `sonames` that
+ * opens when nothing loaded defines a helper (NULL: never): the one way a
+ * wing declares the functions of its library it calls. A `storage` of
+ * static keeps the list the file's own. */
+#define AMP_HELPER_LIST(storage, var, library_text, sonames, table, X_LIST)                        \
+    static const char *const var##_names[] = {X_LIST(AMP_HELPER_NAME)};                            \
+    _Static_assert(sizeof(table) ==                                                                \
+                       sizeof var##_names / sizeof *var##_names * sizeof(void (*)(void)),          \
+                   "a helper table is its list's function pointers, in order");                    \
+    storage const struct amp_helper_list var = {                                                   \
+        library_text, sonames, sizeof var##_names / sizeof *var##_names, var##_names}
 
 /* The one resolver: fills table with every helper of list, each from the
  * object that defines anchor (a hook's real function; NULL: whichever

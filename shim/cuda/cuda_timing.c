@@ -22,6 +22,7 @@
 #include "runtime/accuracy_audit.h"
 #include "loader/loader.h"
 #include "runtime/log.h"
+#include "shim/cuda/cuda_cupti.h"
 #include "shim/cuda/cuda_helpers.h"
 #include "shim/cuda/cuda_scratch.h"
 

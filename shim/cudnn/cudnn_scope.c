@@ -8,12 +8,7 @@
 
 /* The cuDNN hooks' functions: the loaded cuDNN's (shim/cuda/cuda_helpers.h's
  * resolver, AMP_DNN_FUNCTIONS's list). */
-static const char *const names[] = {AMP_DNN_FUNCTIONS(AMP_HELPER_NAME)};
-#define AMP_X_OFFSET(member, ...) offsetof(struct amp_dnn, member),
-static const size_t offsets[] = {AMP_DNN_FUNCTIONS(AMP_X_OFFSET)};
-#undef AMP_X_OFFSET
-static const struct amp_helper_list list = {"cuDNN", NULL, sizeof names / sizeof *names, names,
-                                            offsets};
+AMP_HELPER_LIST(static, list, "cuDNN", NULL, struct amp_dnn, AMP_DNN_FUNCTIONS);
 
 __thread const void *amp_dnn_last_real __attribute__((tls_model("initial-exec")));
 __thread const struct amp_dnn *amp_dnn_last __attribute__((tls_model("initial-exec")));

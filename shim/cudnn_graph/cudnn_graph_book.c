@@ -8,12 +8,7 @@
 
 /* ---- the functions of the cuDNN at hand ---- */
 
-static const char *const names[] = {AMP_DNNG_FUNCTIONS(AMP_HELPER_NAME)};
-#define AMP_X_OFFSET(member, ...) offsetof(struct amp_dnng, member),
-static const size_t offsets[] = {AMP_DNNG_FUNCTIONS(AMP_X_OFFSET)};
-#undef AMP_X_OFFSET
-static const struct amp_helper_list list = {"cuDNN", NULL, sizeof names / sizeof *names, names,
-                                            offsets};
+AMP_HELPER_LIST(static, list, "cuDNN", NULL, struct amp_dnng, AMP_DNNG_FUNCTIONS);
 
 const struct amp_dnng *amp_dnng_of(const void *real)
 {

@@ -13,10 +13,9 @@ int main(void)
 {
     CHECK(dlopen("libz.so.1", RTLD_NOW | RTLD_NOLOAD) == NULL, "zlib is not loaded yet");
     static const char *const names[] = {"zlibVersion"};
-    static const size_t offsets[] = {0};
     static const char *const second[] = {"libampshim-test-absent.so.13", "libz.so.1", NULL};
     static const char *const none[] = {"libampshim-test-absent.so.13", NULL};
-    struct amp_helper_list list = {"zlib", second, 1, names, offsets};
+    struct amp_helper_list list = {"zlib", second, 1, names};
     void *table[1] = {NULL};
     CHECK(amp_helpers_resolve(&list, table, NULL) == 1 && table[0] != NULL,
           "the second soname opens when the first is absent");
