@@ -50,21 +50,22 @@ static const struct fake_cublas_record *last(void)
     return fake_cublas_last_call();
 }
 
-int main(int argc, char **argv)
+/* What every case shares: the handle, the compute type a lowered call must
+ * arrive with (0: none), the same for gemv-shaped calls (EXPECT_GEMV), and
+ * whether the expected type is a low-precision one. */
+static cublasHandle_t h;
+static int expect, gemv, lowp;
+static float alpha = 1.25f, zero = 0.0f, half = 0.5f;
+
+static void to_half(_Float16 *ah)
 {
-    if (argc != 2)
-        return 2;
-    int expect = strcmp(argv[1], "none") == 0 ? 0 : atoi(argv[1]);
-    CHECK_SHIM_LOADED();
-    lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
-    CHECK(lib != NULL, "libcublas.so.13 is loaded");
-    for (int i = 0; i < K * M * 2; i++)
-        A[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;
-    for (int i = 0; i < K * N * 2; i++)
-        B[i] = (float)((i * 6271) % 991) / 211.0f - 2.3f;
-    cublasHandle_t h;
-    cublasCreate(&h);
-    float alpha = 1.25f, zero = 0.0f, half = 0.5f;
+    for (int i = 0; i < K * M; i++)
+        ah[i] = (_Float16)A[i];
+}
+
+/* cublasSgemm, its _64 form and strided batches: lowered to the Ex forms. */
+static void case_sgemm(void)
+{
     float got[M * N], want[M * N], plain[M * N];
     reference(h, CUBLAS_COMPUTE_32F, 0.0f, plain);
 
@@ -99,7 +100,12 @@ int main(int argc, char **argv)
                  expect ? "cublasGemmStridedBatchedEx" : "cublasSgemmStridedBatched") == 0 &&
               (!expect || last()->compute == expect),
           "SgemmStridedBatched reached %s with compute %d", last()->function, last()->compute);
+}
 
+/* cublasGemmEx: plain fp32 compute follows the policy, the rest stays. */
+static void case_gemmex(void)
+{
+    float got[M * N];
     /* GemmEx with plain fp32 compute follows the policy... */
     cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, CUDA_R_32F, M, B, CUDA_R_32F, K,
                  &zero, got, CUDA_R_32F, M, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
@@ -112,18 +118,22 @@ int main(int argc, char **argv)
     CHECK(last()->compute == CUBLAS_COMPUTE_32F_PEDANTIC, "COMPUTE_32F_PEDANTIC kept (%d)",
           last()->compute);
     _Float16 ah[K * M];
-    for (int i = 0; i < K * M; i++)
-        ah[i] = (_Float16)A[i];
+    to_half(ah);
     cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, ah, CUDA_R_16F, M, B, CUDA_R_32F, K,
                  &zero, got, CUDA_R_32F, M, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     CHECK(last()->atype == CUDA_R_16F && last()->compute == CUBLAS_COMPUTE_32F,
           "explicit fp16 inputs kept (atype %d, compute %d)", last()->atype, last()->compute);
+}
+
+/* gemv and ger: passthrough unless a policy lowers them. */
+static void case_gemv_ger(void)
+{
+    float got[M * N];
+    fill(got);
     /* gemv, ger and batched gemv pass through by default (their bindings say
      * so: bandwidth-bound); under a policy that lowers them (EXPECT_GEMV=
      * lowered), gemv with unit strides is a one-column GEMM, other strides
      * stay. */
-    const char *gemv_env = getenv("EXPECT_GEMV");
-    int gemv = expect && gemv_env && strcmp(gemv_env, "lowered") == 0 ? expect : 0;
     float x[K], y[M], yref[M];
     for (int i = 0; i < K; i++)
         x[i] = B[i];
@@ -148,7 +158,14 @@ int main(int argc, char **argv)
     CHECK(strcmp(last()->function, gemv ? "cublasGemmEx" : "cublasSger_v2") == 0 &&
               (!gemv || last()->compute == gemv),
           "Sger reached %s with compute %d", last()->function, last()->compute);
+}
 
+/* cublasSgemmEx. */
+static void case_sgemmex(void)
+{
+    float got[M * N];
+    _Float16 ah[K * M];
+    to_half(ah);
     /* SgemmEx with fp32 types follows the policy; fp16 inputs stay. */
     cublasSgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, CUDA_R_32F, M, B, CUDA_R_32F, K,
                   &zero, got, CUDA_R_32F, M);
@@ -158,7 +175,15 @@ int main(int argc, char **argv)
                   &zero, got, CUDA_R_32F, M);
     CHECK(strcmp(last()->function, "cublasSgemmEx") == 0, "SgemmEx with fp16 inputs kept (%s)",
           last()->function);
+}
 
+/* Pointer-array batches, and batched gemv in both forms. */
+static void case_pointer_batches(void)
+{
+    float batched[M * N * 2], want[M * N];
+    float x[K];
+    for (int i = 0; i < K; i++)
+        x[i] = B[i];
     /* Pointer-array batches go through GemmBatchedEx; batch 0 is A, B. */
     const float *as[2] = {A, A + K * M}, *bs[2] = {B, B + K * N};
     float *cs[2] = {batched, batched + M * N};
@@ -198,7 +223,11 @@ int main(int argc, char **argv)
                  gemv ? "cublasGemmStridedBatchedEx" : "cublasSgemvStridedBatched") == 0 &&
               (!gemv || last()->compute == gemv),
           "SgemvStridedBatched reached %s with compute %d", last()->function, last()->compute);
+}
 
+/* Level-1 reductions. */
+static void case_level1(void)
+{
     /* Level-1 reductions are forwarded: the library's own answers. */
     float r = 0.0f, rr = 0.0f;
     typedef cublasStatus_t (*red_fn)(cublasHandle_t, int, const float *, int, float *);
@@ -216,13 +245,16 @@ int main(int argc, char **argv)
         rr += A[i] * B[2 * i];
     CHECK(strcmp(last()->function, "cublasSdot_v2_64") == 0 && r == rr,
           "Sdot_64 forwarded (%g, %g)", r, rr);
+}
 
+/* Symmetric and triangular level 3, strsm, device pointer mode. */
+static void case_level3(void)
+{
+    float got[M * N];
     /* Symmetric and triangular level 3, every dtype (tf32 included): rebuilt
      * on GemmEx with the fast compute type; the answer is GemmEx's on the
      * full matrices, built here on the host. The program's handle is never
      * reconfigured (its math mode is never written). */
-    int lowp = expect == CUBLAS_COMPUTE_32F_FAST_16F || expect == CUBLAS_COMPUTE_32F_FAST_16BF ||
-               expect == CUBLAS_COMPUTE_32F_FAST_TF32;
     int level3_compute = CUBLAS_COMPUTE_32F;
     long math_writes = fake_cublas_math_writes(h);
     const char *reached_syrk = lowp ? "cublasGemmEx" : "cublasSsyrk_v2";
@@ -320,6 +352,15 @@ int main(int argc, char **argv)
         CHECK(strcmp(last()->function, "cublasSsyrk_v2") == 0,
               "device pointer mode: Ssyrk kept (%s)", last()->function);
     }
+}
+
+/* Math modes that ask for fp32: every call kept. */
+static void case_math_modes(void)
+{
+    float got[M * N], s1[M * M];
+    for (int i = 0; i < M * M; i++)
+        s1[i] = 0.125f * (float)(i % 11);
+    cublasMath_t mode = 99;
     cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
     cublasSsyrk(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, M, K, &alpha, A, M, &half, s1, M);
     CHECK(last()->compute == CUBLAS_COMPUTE_32F, "CUBLAS_PEDANTIC_MATH: Ssyrk kept (%d)",
@@ -344,6 +385,33 @@ int main(int argc, char **argv)
     CHECK(strcmp(last()->function, "cublasSgemm_v2") == 0,
           "DISALLOW_REDUCED_PRECISION_REDUCTION: Sgemm kept (%s)", last()->function);
     cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    expect = strcmp(argv[1], "none") == 0 ? 0 : atoi(argv[1]);
+    const char *gemv_env = getenv("EXPECT_GEMV");
+    gemv = expect && gemv_env && strcmp(gemv_env, "lowered") == 0 ? expect : 0;
+    lowp = expect == CUBLAS_COMPUTE_32F_FAST_16F || expect == CUBLAS_COMPUTE_32F_FAST_16BF ||
+           expect == CUBLAS_COMPUTE_32F_FAST_TF32;
+    CHECK_SHIM_LOADED();
+    lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
+    CHECK(lib != NULL, "libcublas.so.13 is loaded");
+    for (int i = 0; i < K * M * 2; i++)
+        A[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;
+    for (int i = 0; i < K * N * 2; i++)
+        B[i] = (float)((i * 6271) % 991) / 211.0f - 2.3f;
+    cublasCreate(&h);
+    case_sgemm();
+    case_gemmex();
+    case_gemv_ger();
+    case_sgemmex();
+    case_pointer_batches();
+    case_level1();
+    case_level3();
+    case_math_modes();
     CHECK(fake_cudart_outstanding() == 0 &&
               (lowp ? fake_cudart_allocations() > 0 : fake_cudart_allocations() == 0),
           "device scratch: %ld allocations, %ld not given back", fake_cudart_allocations(),
