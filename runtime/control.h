@@ -115,7 +115,7 @@ struct amp_audit_site {
     _Atomic double elem_max;   /* 296: largest elementwise relative error (not tiny values) */
     _Atomic uint32_t n_shapes; /* 304: distinct shapes seen; the first four kept */
     /* 308: AMPSHIM_AUDIT=auto's decision (runtime/accuracy_audit.h:
-     * AMP_AUTO_STATE, flips, clean streak), shared by the threads */
+     * enum amp_auto_state, flips and clean streak packed), shared by the threads */
     _Atomic uint32_t auto_state;
     int64_t shape[4][3];            /* 312: m, n, k (0 where the routine has fewer) */
     _Atomic uint64_t lowered_flops; /* 408: of the calls that ran lowered (the program kept it) */
