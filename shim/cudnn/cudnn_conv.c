@@ -200,25 +200,47 @@ __attribute__((noinline)) static int conv_timed(enum conv_kind kind, enum amp_ho
 }
 
 /* The exported entry points: the signature, and the hook above. */
-#define AMP_DEFINE_CONV(sym, kind)                                                                 \
-    AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *h, const void *alpha, void *d1, const void *p1, void *d2,           \
-                         const void *p2, void *conv, int algo, void *ws, size_t ws_bytes,          \
-                         const void *beta, void *dout, void *pout)                                 \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        struct conv_args a = {                                                                     \
-            h, alpha, d1, p1, d2, p2, conv, algo, ws, ws_bytes, beta, dout, pout};                 \
-        conv_fn real = (conv_fn)amp_real(AMP_HOOK_##sym);                                          \
-        return amp_likely(!amp_cuda_timing_due()) ? conv_hook(kind, AMP_HOOK_##sym, real, a)       \
-                                                  : conv_timed(kind, AMP_HOOK_##sym, real, a);     \
-    }
-#define AMP_DEFINE_CONV_FWD(sym, ...) AMP_DEFINE_CONV(sym, CONV_FWD)
-#define AMP_DEFINE_CONV_BWD_DATA(sym, ...) AMP_DEFINE_CONV(sym, CONV_BWD_DATA)
-#define AMP_DEFINE_CONV_BWD_FILTER(sym, ...) AMP_DEFINE_CONV(sym, CONV_BWD_FILTER)
-AMPSHIM_HOOKS_CUDNN_CONV_FWD(AMP_DEFINE_CONV_FWD)
-AMPSHIM_HOOKS_CUDNN_CONV_BWD_DATA(AMP_DEFINE_CONV_BWD_DATA)
-AMPSHIM_HOOKS_CUDNN_CONV_BWD_FILTER(AMP_DEFINE_CONV_BWD_FILTER)
+AMP_STUB(cudnnConvolutionForward)
+int AMP_C_ENTRY(cudnnConvolutionForward)(void *h, const void *alpha, void *d1, const void *p1,
+                                         void *d2, const void *p2, void *conv, int algo, void *ws,
+                                         size_t ws_bytes, const void *beta, void *dout, void *pout)
+{
+    AMP_NOTE_CALLER();
+    struct conv_args a = {h, alpha, d1, p1, d2, p2, conv, algo, ws, ws_bytes, beta, dout, pout};
+    conv_fn real = (conv_fn)amp_real(AMP_HOOK_cudnnConvolutionForward);
+    return amp_likely(!amp_cuda_timing_due())
+               ? conv_hook(CONV_FWD, AMP_HOOK_cudnnConvolutionForward, real, a)
+               : conv_timed(CONV_FWD, AMP_HOOK_cudnnConvolutionForward, real, a);
+}
+
+AMP_STUB(cudnnConvolutionBackwardData)
+int AMP_C_ENTRY(cudnnConvolutionBackwardData)(void *h, const void *alpha, void *d1, const void *p1,
+                                              void *d2, const void *p2, void *conv, int algo,
+                                              void *ws, size_t ws_bytes, const void *beta,
+                                              void *dout, void *pout)
+{
+    AMP_NOTE_CALLER();
+    struct conv_args a = {h, alpha, d1, p1, d2, p2, conv, algo, ws, ws_bytes, beta, dout, pout};
+    conv_fn real = (conv_fn)amp_real(AMP_HOOK_cudnnConvolutionBackwardData);
+    return amp_likely(!amp_cuda_timing_due())
+               ? conv_hook(CONV_BWD_DATA, AMP_HOOK_cudnnConvolutionBackwardData, real, a)
+               : conv_timed(CONV_BWD_DATA, AMP_HOOK_cudnnConvolutionBackwardData, real, a);
+}
+
+AMP_STUB(cudnnConvolutionBackwardFilter)
+int AMP_C_ENTRY(cudnnConvolutionBackwardFilter)(void *h, const void *alpha, void *d1,
+                                                const void *p1, void *d2, const void *p2,
+                                                void *conv, int algo, void *ws, size_t ws_bytes,
+                                                const void *beta, void *dout, void *pout)
+{
+    AMP_NOTE_CALLER();
+    struct conv_args a = {h, alpha, d1, p1, d2, p2, conv, algo, ws, ws_bytes, beta, dout, pout};
+    conv_fn real = (conv_fn)amp_real(AMP_HOOK_cudnnConvolutionBackwardFilter);
+    return amp_likely(!amp_cuda_timing_due())
+               ? conv_hook(CONV_BWD_FILTER, AMP_HOOK_cudnnConvolutionBackwardFilter, real, a)
+               : conv_timed(CONV_BWD_FILTER, AMP_HOOK_cudnnConvolutionBackwardFilter, real, a);
+}
+
 
 /* The fused convolution + bias + activation: fp16 through the math type as
  * above, tf32 as made. bf16 has no library path here (the fused call would
@@ -266,16 +288,15 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
     return status;
 }
 
-#define AMP_DEFINE_CONV_BIAS_ACT(sym, ...)                                                         \
-    AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *h, const void *alpha1, void *xd, const void *x, void *wd,           \
-                         const void *w, void *conv, int algo, void *ws, size_t ws_bytes,           \
-                         const void *alpha2, void *zd, const void *z, void *bd, const void *bias,  \
-                         void *act, void *yd, void *y)                                             \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        return conv_bias_act(AMP_HOOK_##sym, (conv_bias_act_fn)amp_real(AMP_HOOK_##sym), h,        \
-                             alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd,    \
-                             bias, act, yd, y);                                                    \
-    }
-AMPSHIM_HOOKS_CUDNN_CONV_BIAS_ACT(AMP_DEFINE_CONV_BIAS_ACT)
+AMP_STUB(cudnnConvolutionBiasActivationForward)
+int AMP_C_ENTRY(cudnnConvolutionBiasActivationForward)(
+    void *h, const void *alpha1, void *xd, const void *x, void *wd, const void *w, void *conv,
+    int algo, void *ws, size_t ws_bytes, const void *alpha2, void *zd, const void *z, void *bd,
+    const void *bias, void *act, void *yd, void *y)
+{
+    AMP_NOTE_CALLER();
+    return conv_bias_act(AMP_HOOK_cudnnConvolutionBiasActivationForward,
+                         (conv_bias_act_fn)amp_real(AMP_HOOK_cudnnConvolutionBiasActivationForward),
+                         h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd, bias,
+                         act, yd, y);
+}

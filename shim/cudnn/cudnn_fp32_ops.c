@@ -78,16 +78,16 @@ static int softmax_fwd(enum amp_hook_id hook, softmax_fwd_fn real, void *h, int 
     return fp32_call_as_made(&c, real(h, algo, mode, alpha, xd, x, beta, yd, y));
 }
 
-#define AMP_DEFINE_SOFTMAX_FWD(sym, ...)                                                           \
-    AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *h, int algo, int mode, const void *alpha, void *xd, const void *x,  \
-                         const void *beta, void *yd, void *y)                                      \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        return softmax_fwd(AMP_HOOK_##sym, (softmax_fwd_fn)amp_real(AMP_HOOK_##sym), h, algo,      \
-                           mode, alpha, xd, x, beta, yd, y);                                       \
-    }
-AMPSHIM_HOOKS_CUDNN_SOFTMAX_FWD(AMP_DEFINE_SOFTMAX_FWD)
+AMP_STUB(cudnnSoftmaxForward)
+int AMP_C_ENTRY(cudnnSoftmaxForward)(void *h, int algo, int mode, const void *alpha, void *xd,
+                                     const void *x, const void *beta, void *yd, void *y)
+{
+    AMP_NOTE_CALLER();
+    return softmax_fwd(AMP_HOOK_cudnnSoftmaxForward,
+                       (softmax_fwd_fn)amp_real(AMP_HOOK_cudnnSoftmaxForward), h, algo, mode, alpha,
+                       xd, x, beta, yd, y);
+}
+
 
 typedef int (*softmax_bwd_fn)(void *, int, int, const void *, void *, const void *, void *,
                               const void *, const void *, void *, void *);
@@ -112,16 +112,17 @@ static int softmax_bwd(enum amp_hook_id hook, softmax_bwd_fn real, void *h, int 
     return fp32_call_as_made(&c, real(h, algo, mode, alpha, yd, y, dyd, dy, beta, dxd, dx));
 }
 
-#define AMP_DEFINE_SOFTMAX_BWD(sym, ...)                                                           \
-    AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *h, int algo, int mode, const void *alpha, void *yd, const void *y,  \
-                         void *dyd, const void *dy, const void *beta, void *dxd, void *dx)         \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        return softmax_bwd(AMP_HOOK_##sym, (softmax_bwd_fn)amp_real(AMP_HOOK_##sym), h, algo,      \
-                           mode, alpha, yd, y, dyd, dy, beta, dxd, dx);                            \
-    }
-AMPSHIM_HOOKS_CUDNN_SOFTMAX_BWD(AMP_DEFINE_SOFTMAX_BWD)
+AMP_STUB(cudnnSoftmaxBackward)
+int AMP_C_ENTRY(cudnnSoftmaxBackward)(void *h, int algo, int mode, const void *alpha, void *yd,
+                                      const void *y, void *dyd, const void *dy, const void *beta,
+                                      void *dxd, void *dx)
+{
+    AMP_NOTE_CALLER();
+    return softmax_bwd(AMP_HOOK_cudnnSoftmaxBackward,
+                       (softmax_bwd_fn)amp_real(AMP_HOOK_cudnnSoftmaxBackward), h, algo, mode,
+                       alpha, yd, y, dyd, dy, beta, dxd, dx);
+}
+
 
 /* ---- normalisation ---- */
 
@@ -156,19 +157,22 @@ static int norm_inference(enum amp_hook_id hook, norm_inference_fn real, void *h
                                       mean, var, zd, z, act, yd, y, epsilon, groups));
 }
 
-#define AMP_DEFINE_NORM_FWD_INFERENCE(sym, ...)                                                    \
-    AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *h, int mode, int ops, int algo, const void *alpha,                  \
-                         const void *beta, void *xd, const void *x, void *sbd, const void *scale,  \
-                         const void *bias, void *mvd, const void *mean, const void *var, void *zd, \
-                         const void *z, void *act, void *yd, void *y, double epsilon, int groups)  \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        return norm_inference(AMP_HOOK_##sym, (norm_inference_fn)amp_real(AMP_HOOK_##sym), h,      \
-                              mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, mvd, mean,    \
-                              var, zd, z, act, yd, y, epsilon, groups);                            \
-    }
-AMPSHIM_HOOKS_CUDNN_NORM_FWD_INFERENCE(AMP_DEFINE_NORM_FWD_INFERENCE)
+AMP_STUB(cudnnNormalizationForwardInference)
+int AMP_C_ENTRY(cudnnNormalizationForwardInference)(void *h, int mode, int ops, int algo,
+                                                    const void *alpha, const void *beta, void *xd,
+                                                    const void *x, void *sbd, const void *scale,
+                                                    const void *bias, void *mvd, const void *mean,
+                                                    const void *var, void *zd, const void *z,
+                                                    void *act, void *yd, void *y, double epsilon,
+                                                    int groups)
+{
+    AMP_NOTE_CALLER();
+    return norm_inference(AMP_HOOK_cudnnNormalizationForwardInference,
+                          (norm_inference_fn)amp_real(AMP_HOOK_cudnnNormalizationForwardInference),
+                          h, mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, mvd, mean, var,
+                          zd, z, act, yd, y, epsilon, groups);
+}
+
 
 /* Training normalisation, normalisation only (CUDNN_NORM_OPS_NORM: no
  * activation, so no reserve space whose layout the backward call would
@@ -224,22 +228,22 @@ static int norm_training(enum amp_hook_id hook, norm_training_fn real, void *h, 
                                   z, yd, y, ws, ws_bytes, reserve, reserve_bytes, groups));
 }
 
-#define AMP_DEFINE_NORM_FWD_TRAINING(sym, ...)                                                     \
-    AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *h, int mode, int ops, int algo, const void *alpha,                  \
-                         const void *beta, void *xd, const void *x, void *sbd, const void *scale,  \
-                         const void *bias, double factor, void *mvd, void *run_mean,               \
-                         void *run_var, double epsilon, void *save_mean, void *save_inv_var,       \
-                         void *act, void *zd, const void *z, void *yd, void *y, void *ws,          \
-                         size_t ws_bytes, void *reserve, size_t reserve_bytes, int groups)         \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        return norm_training(AMP_HOOK_##sym, (norm_training_fn)amp_real(AMP_HOOK_##sym), h, mode,  \
-                             ops, algo, alpha, beta, xd, x, sbd, scale, bias, factor, mvd,         \
-                             run_mean, run_var, epsilon, save_mean, save_inv_var, act, zd, z, yd,  \
-                             y, ws, ws_bytes, reserve, reserve_bytes, groups);                     \
-    }
-AMPSHIM_HOOKS_CUDNN_NORM_FWD_TRAINING(AMP_DEFINE_NORM_FWD_TRAINING)
+AMP_STUB(cudnnNormalizationForwardTraining)
+int AMP_C_ENTRY(cudnnNormalizationForwardTraining)(
+    void *h, int mode, int ops, int algo, const void *alpha, const void *beta, void *xd,
+    const void *x, void *sbd, const void *scale, const void *bias, double factor, void *mvd,
+    void *run_mean, void *run_var, double epsilon, void *save_mean, void *save_inv_var, void *act,
+    void *zd, const void *z, void *yd, void *y, void *ws, size_t ws_bytes, void *reserve,
+    size_t reserve_bytes, int groups)
+{
+    AMP_NOTE_CALLER();
+    return norm_training(AMP_HOOK_cudnnNormalizationForwardTraining,
+                         (norm_training_fn)amp_real(AMP_HOOK_cudnnNormalizationForwardTraining), h,
+                         mode, ops, algo, alpha, beta, xd, x, sbd, scale, bias, factor, mvd,
+                         run_mean, run_var, epsilon, save_mean, save_inv_var, act, zd, z, yd, y, ws,
+                         ws_bytes, reserve, reserve_bytes, groups);
+}
+
 
 /* ---- reduction ---- */
 
@@ -292,19 +296,19 @@ static int reduce(enum amp_hook_id hook, reduce_fn real, void *h, void *rd, void
         &c, real(h, rd, indices, indices_bytes, ws, ws_bytes, alpha, ad, A, beta, cd, C));
 }
 
-#define AMP_DEFINE_REDUCE(sym, ...)                                                                \
-    AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *h, void *rd, void *indices, size_t indices_bytes, void *ws,         \
-                         size_t ws_bytes, const void *alpha, void *ad, const void *A,              \
-                         const void *beta, void *cd, void *C)                                      \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        return reduce(AMP_HOOK_##sym, (reduce_fn)amp_real(AMP_HOOK_##sym), h, rd, indices,         \
-                      indices_bytes, ws, ws_bytes, alpha, ad, A, beta, cd, C);                     \
-    }
-AMPSHIM_HOOKS_CUDNN_REDUCE(AMP_DEFINE_REDUCE)
+AMP_STUB(cudnnReduceTensor)
+int AMP_C_ENTRY(cudnnReduceTensor)(void *h, void *rd, void *indices, size_t indices_bytes, void *ws,
+                                   size_t ws_bytes, const void *alpha, void *ad, const void *A,
+                                   const void *beta, void *cd, void *C)
+{
+    AMP_NOTE_CALLER();
+    return reduce(AMP_HOOK_cudnnReduceTensor, (reduce_fn)amp_real(AMP_HOOK_cudnnReduceTensor), h,
+                  rd, indices, indices_bytes, ws, ws_bytes, alpha, ad, A, beta, cd, C);
+}
+
 
 /* ---- CTC loss: cuDNN takes fp32 probabilities only; the call is an fp32
  * region (forwarded word for word: both signatures are all machine words). */
-#define AMP_DEFINE_CTC_REGION(sym, ...) AMP_DEFINE_FP32_REGION_HOOK(sym, AMP_DEVICE_CUDA)
-AMPSHIM_HOOKS_CUDNN_REGION(AMP_DEFINE_CTC_REGION)
+AMP_DEFINE_FP32_REGION_HOOK(cudnnCTCLoss, AMP_DEVICE_CUDA)
+
+AMP_DEFINE_FP32_REGION_HOOK(cudnnCTCLoss_v8, AMP_DEVICE_CUDA)

@@ -107,17 +107,15 @@ static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, in
     return status;
 }
 
-#define AMP_DEFINE_RNN_FWD(sym, ...)                                                               \
-    AMP_STUB(sym)                                                                                  \
-    int AMP_C_ENTRY(sym)(void *h, void *rd, int mode, const int32_t *lengths, void *xd,            \
-                         const void *x, void *yd, void *y, void *hd, const void *hx, void *hy,     \
-                         void *cd, const void *cx, void *cy, size_t weight_bytes,                  \
-                         const void *weights, size_t ws_bytes, void *ws, size_t reserve_bytes,     \
-                         void *reserve)                                                            \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        return rnn_fwd(AMP_HOOK_##sym, (rnn_fwd_fn)amp_real(AMP_HOOK_##sym), h, rd, mode, lengths, \
-                       xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes, weights, ws_bytes, ws,  \
-                       reserve_bytes, reserve);                                                    \
-    }
-AMPSHIM_HOOKS_CUDNN_RNN_FWD(AMP_DEFINE_RNN_FWD)
+AMP_STUB(cudnnRNNForward)
+int AMP_C_ENTRY(cudnnRNNForward)(void *h, void *rd, int mode, const int32_t *lengths, void *xd,
+                                 const void *x, void *yd, void *y, void *hd, const void *hx,
+                                 void *hy, void *cd, const void *cx, void *cy, size_t weight_bytes,
+                                 const void *weights, size_t ws_bytes, void *ws,
+                                 size_t reserve_bytes, void *reserve)
+{
+    AMP_NOTE_CALLER();
+    return rnn_fwd(AMP_HOOK_cudnnRNNForward, (rnn_fwd_fn)amp_real(AMP_HOOK_cudnnRNNForward), h, rd,
+                   mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes, weights,
+                   ws_bytes, ws, reserve_bytes, reserve);
+}

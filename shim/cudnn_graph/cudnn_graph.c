@@ -227,51 +227,45 @@ __attribute__((noinline)) static int execute_timed(enum amp_hook_id hook, execut
 
 /* ---- the doors: each signature, then the room above ---- */
 
-#define AMP_DEFINE_BACKEND_CREATE(sym, ...)                                                        \
-    AMP_EXPORT int sym(int type, void **desc)                                                      \
-    {                                                                                              \
-        return create(AMP_HOOK_##sym, type, desc);                                                 \
-    }
-#define AMP_DEFINE_BACKEND_DESTROY(sym, ...)                                                       \
-    AMP_EXPORT int sym(void *desc)                                                                 \
-    {                                                                                              \
-        return destroy(AMP_HOOK_##sym, desc);                                                      \
-    }
-#define AMP_DEFINE_BACKEND_INITIALIZE(sym, ...)                                                    \
-    AMP_EXPORT int sym(void *desc)                                                                 \
-    {                                                                                              \
-        return initialize(AMP_HOOK_##sym, desc);                                                   \
-    }
-#define AMP_DEFINE_BACKEND_SET(sym, ...)                                                           \
-    AMP_EXPORT int sym(void *desc, int name, int type, int64_t count, const void *array)           \
-    {                                                                                              \
-        return set_attribute(AMP_HOOK_##sym, desc, name, type, count, array);                      \
-    }
-#define AMP_DEFINE_BACKEND_GET(sym, ...)                                                           \
-    AMP_EXPORT int sym(void *desc, int name, int type, int64_t requested, int64_t *count,          \
-                       void *array)                                                                \
-    {                                                                                              \
-        return get_attribute(AMP_HOOK_##sym, desc, name, type, requested, count, array);           \
-    }
-#define AMP_DEFINE_BACKEND_FINALIZE(sym, ...)                                                      \
-    AMP_EXPORT int sym(void *desc)                                                                 \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        return finalize(AMP_HOOK_##sym, desc);                                                     \
-    }
-#define AMP_DEFINE_BACKEND_EXECUTE(sym, ...)                                                       \
-    AMP_EXPORT int sym(void *handle, void *plan, void *pack)                                       \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        execute_fn real = (execute_fn)amp_real(AMP_HOOK_##sym);                                    \
-        return amp_likely(!amp_cuda_timing_due())                                                  \
-                   ? execute(AMP_HOOK_##sym, real, handle, plan, pack)                             \
-                   : execute_timed(AMP_HOOK_##sym, real, handle, plan, pack);                      \
-    }
-AMPSHIM_HOOKS_CUDNN_BACKEND_CREATE(AMP_DEFINE_BACKEND_CREATE)
-AMPSHIM_HOOKS_CUDNN_BACKEND_DESTROY(AMP_DEFINE_BACKEND_DESTROY)
-AMPSHIM_HOOKS_CUDNN_BACKEND_INITIALIZE(AMP_DEFINE_BACKEND_INITIALIZE)
-AMPSHIM_HOOKS_CUDNN_BACKEND_SET(AMP_DEFINE_BACKEND_SET)
-AMPSHIM_HOOKS_CUDNN_BACKEND_GET(AMP_DEFINE_BACKEND_GET)
-AMPSHIM_HOOKS_CUDNN_BACKEND_FINALIZE(AMP_DEFINE_BACKEND_FINALIZE)
-AMPSHIM_HOOKS_CUDNN_BACKEND_EXECUTE(AMP_DEFINE_BACKEND_EXECUTE)
+AMP_EXPORT int cudnnBackendCreateDescriptor(int type, void **desc)
+{
+    return create(AMP_HOOK_cudnnBackendCreateDescriptor, type, desc);
+}
+
+AMP_EXPORT int cudnnBackendDestroyDescriptor(void *desc)
+{
+    return destroy(AMP_HOOK_cudnnBackendDestroyDescriptor, desc);
+}
+
+AMP_EXPORT int cudnnBackendInitialize(void *desc)
+{
+    return initialize(AMP_HOOK_cudnnBackendInitialize, desc);
+}
+
+AMP_EXPORT int cudnnBackendSetAttribute(void *desc, int name, int type, int64_t count,
+                                        const void *array)
+{
+    return set_attribute(AMP_HOOK_cudnnBackendSetAttribute, desc, name, type, count, array);
+}
+
+AMP_EXPORT int cudnnBackendGetAttribute(void *desc, int name, int type, int64_t requested,
+                                        int64_t *count, void *array)
+{
+    return get_attribute(AMP_HOOK_cudnnBackendGetAttribute, desc, name, type, requested, count,
+                         array);
+}
+
+AMP_EXPORT int cudnnBackendFinalize(void *desc)
+{
+    AMP_NOTE_CALLER();
+    return finalize(AMP_HOOK_cudnnBackendFinalize, desc);
+}
+
+AMP_EXPORT int cudnnBackendExecute(void *handle, void *plan, void *pack)
+{
+    AMP_NOTE_CALLER();
+    execute_fn real = (execute_fn)amp_real(AMP_HOOK_cudnnBackendExecute);
+    return amp_likely(!amp_cuda_timing_due())
+               ? execute(AMP_HOOK_cudnnBackendExecute, real, handle, plan, pack)
+               : execute_timed(AMP_HOOK_cudnnBackendExecute, real, handle, plan, pack);
+}

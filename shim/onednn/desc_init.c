@@ -73,66 +73,112 @@ static int pd_create(int (*real)(void *, const void *, const void *, void *, con
     return status;
 }
 
-/* The doors: each signature, the real function, then the decision. */
+/* The doors, each with its real signature: the program's call is made,
+ * then the decision (after_init). */
 typedef const void *md_t;
 typedef const void *dims_t;
 
-#define AMP_DESC_DOOR(sym, dir, params, args)                                                      \
-    AMP_EXPORT int sym params                                                                      \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        void *caller = amp_tls_caller;                                                             \
-        int status = ((int(*) params)amp_real(AMP_HOOK_##sym))args;                                \
-        if (status == 0) {                                                                         \
-            amp_tls_caller = caller; /* libdnnl's own calls inside noted theirs */                 \
-            lower_if_decided(AMP_HOOK_##sym, desc, dir, caller);                                   \
-        }                                                                                          \
-        return status;                                                                             \
+/* After the real descriptor function returned status for desc: the
+ * decision, in the caller's name (libdnnl's own calls inside noted theirs). */
+static int after_init(enum amp_hook_id hook, int status, void *desc, int dir, void *caller)
+{
+    if (status == 0) {
+        amp_tls_caller = caller;
+        lower_if_decided(hook, desc, dir, caller);
     }
+    return status;
+}
 
-#define AMP_DEFINE_CONV_FWD_DESC(sym, ...)                                                         \
-    AMP_DESC_DOOR(sym, 0,                                                                          \
-                  (void *desc, int prop, int alg, md_t src, md_t w, md_t b, md_t dst, dims_t st,   \
-                   dims_t pl, dims_t pr),                                                          \
-                  (desc, prop, alg, src, w, b, dst, st, pl, pr))
-#define AMP_DEFINE_CONV_FWD_DILATED_DESC(sym, ...)                                                 \
-    AMP_DESC_DOOR(sym, 0,                                                                          \
-                  (void *desc, int prop, int alg, md_t src, md_t w, md_t b, md_t dst, dims_t st,   \
-                   dims_t dl, dims_t pl, dims_t pr),                                               \
-                  (desc, prop, alg, src, w, b, dst, st, dl, pl, pr))
-#define AMP_DEFINE_CONV_BWD_DATA_DESC(sym, ...)                                                    \
-    AMP_DESC_DOOR(                                                                                 \
-        sym, 1,                                                                                    \
-        (void *desc, int alg, md_t dsrc, md_t w, md_t ddst, dims_t st, dims_t pl, dims_t pr),      \
-        (desc, alg, dsrc, w, ddst, st, pl, pr))
-#define AMP_DEFINE_CONV_BWD_DATA_DILATED_DESC(sym, ...)                                            \
-    AMP_DESC_DOOR(sym, 1,                                                                          \
-                  (void *desc, int alg, md_t dsrc, md_t w, md_t ddst, dims_t st, dims_t dl,        \
-                   dims_t pl, dims_t pr),                                                          \
-                  (desc, alg, dsrc, w, ddst, st, dl, pl, pr))
-#define AMP_DEFINE_CONV_BWD_WEIGHTS_DESC(sym, ...)                                                 \
-    AMP_DESC_DOOR(sym, 2,                                                                          \
-                  (void *desc, int alg, md_t src, md_t dw, md_t db, md_t ddst, dims_t st,          \
-                   dims_t pl, dims_t pr),                                                          \
-                  (desc, alg, src, dw, db, ddst, st, pl, pr))
-#define AMP_DEFINE_CONV_BWD_WEIGHTS_DILATED_DESC(sym, ...)                                         \
-    AMP_DESC_DOOR(sym, 2,                                                                          \
-                  (void *desc, int alg, md_t src, md_t dw, md_t db, md_t ddst, dims_t st,          \
-                   dims_t dl, dims_t pl, dims_t pr),                                               \
-                  (desc, alg, src, dw, db, ddst, st, dl, pl, pr))
-AMPSHIM_HOOKS_ONEDNN_CONV_FWD_DESC(AMP_DEFINE_CONV_FWD_DESC)
-AMPSHIM_HOOKS_ONEDNN_CONV_FWD_DILATED_DESC(AMP_DEFINE_CONV_FWD_DILATED_DESC)
-AMPSHIM_HOOKS_ONEDNN_CONV_BWD_DATA_DESC(AMP_DEFINE_CONV_BWD_DATA_DESC)
-AMPSHIM_HOOKS_ONEDNN_CONV_BWD_DATA_DILATED_DESC(AMP_DEFINE_CONV_BWD_DATA_DILATED_DESC)
-AMPSHIM_HOOKS_ONEDNN_CONV_BWD_WEIGHTS_DESC(AMP_DEFINE_CONV_BWD_WEIGHTS_DESC)
-AMPSHIM_HOOKS_ONEDNN_CONV_BWD_WEIGHTS_DILATED_DESC(AMP_DEFINE_CONV_BWD_WEIGHTS_DILATED_DESC)
+typedef int (*fwd_fn)(void *, int, int, md_t, md_t, md_t, md_t, dims_t, dims_t, dims_t);
+typedef int (*fwd_dilated_fn)(void *, int, int, md_t, md_t, md_t, md_t, dims_t, dims_t, dims_t,
+                              dims_t);
+typedef int (*bwd_data_fn)(void *, int, md_t, md_t, md_t, dims_t, dims_t, dims_t);
+typedef int (*bwd_data_dilated_fn)(void *, int, md_t, md_t, md_t, dims_t, dims_t, dims_t, dims_t);
+typedef int (*bwd_weights_fn)(void *, int, md_t, md_t, md_t, md_t, dims_t, dims_t, dims_t);
+typedef int (*bwd_weights_dilated_fn)(void *, int, md_t, md_t, md_t, md_t, dims_t, dims_t, dims_t,
+                                      dims_t);
 
-#define AMP_DEFINE_PD_CREATE(sym, ...)                                                             \
-    AMP_EXPORT int sym(void *out, const void *op_desc, const void *attr, void *engine,             \
-                       const void *hint)                                                           \
-    {                                                                                              \
-        return pd_create((int (*)(void *, const void *, const void *, void *,                      \
-                                  const void *))amp_real(AMP_HOOK_##sym),                          \
-                         out, op_desc, attr, engine, hint);                                        \
-    }
-AMPSHIM_HOOKS_ONEDNN_PD_CREATE(AMP_DEFINE_PD_CREATE)
+AMP_EXPORT int dnnl_convolution_forward_desc_init(void *desc, int prop, int alg, md_t src, md_t w,
+                                                  md_t b, md_t dst, dims_t st, dims_t pl, dims_t pr)
+{
+    AMP_NOTE_CALLER();
+    void *caller = amp_tls_caller;
+    fwd_fn real = (fwd_fn)amp_real(AMP_HOOK_dnnl_convolution_forward_desc_init);
+    return after_init(AMP_HOOK_dnnl_convolution_forward_desc_init,
+                      real(desc, prop, alg, src, w, b, dst, st, pl, pr), desc, 0, caller);
+}
+
+AMP_EXPORT int dnnl_dilated_convolution_forward_desc_init(void *desc, int prop, int alg, md_t src,
+                                                          md_t w, md_t b, md_t dst, dims_t st,
+                                                          dims_t dl, dims_t pl, dims_t pr)
+{
+    AMP_NOTE_CALLER();
+    void *caller = amp_tls_caller;
+    fwd_dilated_fn real =
+        (fwd_dilated_fn)amp_real(AMP_HOOK_dnnl_dilated_convolution_forward_desc_init);
+    return after_init(AMP_HOOK_dnnl_dilated_convolution_forward_desc_init,
+                      real(desc, prop, alg, src, w, b, dst, st, dl, pl, pr), desc, 0, caller);
+}
+
+AMP_EXPORT int dnnl_convolution_backward_data_desc_init(void *desc, int alg, md_t dsrc, md_t w,
+                                                        md_t ddst, dims_t st, dims_t pl, dims_t pr)
+{
+    AMP_NOTE_CALLER();
+    void *caller = amp_tls_caller;
+    bwd_data_fn real = (bwd_data_fn)amp_real(AMP_HOOK_dnnl_convolution_backward_data_desc_init);
+    return after_init(AMP_HOOK_dnnl_convolution_backward_data_desc_init,
+                      real(desc, alg, dsrc, w, ddst, st, pl, pr), desc, 1, caller);
+}
+
+AMP_EXPORT int dnnl_dilated_convolution_backward_data_desc_init(void *desc, int alg, md_t dsrc,
+                                                                md_t w, md_t ddst, dims_t st,
+                                                                dims_t dl, dims_t pl, dims_t pr)
+{
+    AMP_NOTE_CALLER();
+    void *caller = amp_tls_caller;
+    bwd_data_dilated_fn real =
+        (bwd_data_dilated_fn)amp_real(AMP_HOOK_dnnl_dilated_convolution_backward_data_desc_init);
+    return after_init(AMP_HOOK_dnnl_dilated_convolution_backward_data_desc_init,
+                      real(desc, alg, dsrc, w, ddst, st, dl, pl, pr), desc, 1, caller);
+}
+
+AMP_EXPORT int dnnl_convolution_backward_weights_desc_init(void *desc, int alg, md_t src, md_t dw,
+                                                           md_t db, md_t ddst, dims_t st, dims_t pl,
+                                                           dims_t pr)
+{
+    AMP_NOTE_CALLER();
+    void *caller = amp_tls_caller;
+    bwd_weights_fn real =
+        (bwd_weights_fn)amp_real(AMP_HOOK_dnnl_convolution_backward_weights_desc_init);
+    return after_init(AMP_HOOK_dnnl_convolution_backward_weights_desc_init,
+                      real(desc, alg, src, dw, db, ddst, st, pl, pr), desc, 2, caller);
+}
+
+AMP_EXPORT int dnnl_dilated_convolution_backward_weights_desc_init(void *desc, int alg, md_t src,
+                                                                   md_t dw, md_t db, md_t ddst,
+                                                                   dims_t st, dims_t dl, dims_t pl,
+                                                                   dims_t pr)
+{
+    AMP_NOTE_CALLER();
+    void *caller = amp_tls_caller;
+    bwd_weights_dilated_fn real = (bwd_weights_dilated_fn)amp_real(
+        AMP_HOOK_dnnl_dilated_convolution_backward_weights_desc_init);
+    return after_init(AMP_HOOK_dnnl_dilated_convolution_backward_weights_desc_init,
+                      real(desc, alg, src, dw, db, ddst, st, dl, pl, pr), desc, 2, caller);
+}
+
+typedef int (*pd_create_fn)(void *, const void *, const void *, void *, const void *);
+
+AMP_EXPORT int dnnl_primitive_desc_create(void *out, const void *op_desc, const void *attr,
+                                          void *engine, const void *hint)
+{
+    return pd_create((pd_create_fn)amp_real(AMP_HOOK_dnnl_primitive_desc_create), out, op_desc,
+                     attr, engine, hint);
+}
+
+AMP_EXPORT int dnnl_primitive_desc_iterator_create(void *out, const void *op_desc, const void *attr,
+                                                   void *engine, const void *hint)
+{
+    return pd_create((pd_create_fn)amp_real(AMP_HOOK_dnnl_primitive_desc_iterator_create), out,
+                     op_desc, attr, engine, hint);
+}

@@ -111,10 +111,9 @@ static int execute(amp_dnnl_execute_fn real, void *prim, void *stream, int nargs
     return rc;
 }
 
-#define AMP_DEFINE_EXECUTE(sym, ...)                                                               \
-    AMP_EXPORT int sym(void *prim, void *stream, int nargs, const void *args)                      \
-    {                                                                                              \
-        AMP_NOTE_CALLER();                                                                         \
-        return execute((amp_dnnl_execute_fn)amp_real(AMP_HOOK_##sym), prim, stream, nargs, args);  \
-    }
-AMPSHIM_HOOKS_ONEDNN_EXECUTE(AMP_DEFINE_EXECUTE)
+AMP_EXPORT int dnnl_primitive_execute(void *prim, void *stream, int nargs, const void *args)
+{
+    AMP_NOTE_CALLER();
+    return execute((amp_dnnl_execute_fn)amp_real(AMP_HOOK_dnnl_primitive_execute), prim, stream,
+                   nargs, args);
+}
