@@ -303,7 +303,7 @@ enum amp_cpu_gate amp_cpu_auto_gate(enum amp_lowp_dtype dtype, double madds);
 int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen);
 
 /* The gate for every CPU family (BLAS, oneDNN): one load when the threshold
- * is a number. An explicit request (runtime/decide.h) is never voided by
+ * is a number. An explicit request (amp_lower_is_explicit) is never voided by
  * the size rule or the CPU: it is lowered wherever it can run lowered. */
 static inline enum amp_cpu_gate amp_cpu_gate(enum amp_lowp_dtype dtype, double madds,
                                              int explicit_request)

@@ -12,6 +12,8 @@
 #include "runtime/log.h"
 #include "shim/resolve.h"
 
+/* The runtime of either major a program may have been built for (pip's
+ * CUDA 12 torch is still the most common), newest first. */
 static const char *const cudart_sonames[] = {AMP_CUDART_SONAME, "libcudart.so.12", NULL};
 static const char *const cudnn_sonames[] = {AMP_CUDNN_SONAME, NULL};
 AMP_HELPER_LIST(, amp_cublas_helper_list, "cuBLAS", NULL, struct amp_cublas_helpers,
@@ -72,7 +74,7 @@ int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
     for (size_t j = 0; j < list->count; j++) {
         int wanted = !needed;
         for (size_t i = 0; needed && i < n_needed; i++)
-            wanted |= needed[i] == j * sizeof(void (*)(void));
+            wanted |= needed[i] == j * sizeof(void (*)(void)); /* an offsetof in the table */
         if (wanted && !*slot((void *)table, j)) {
             say_missing(list, list->names[j]);
             return 0;
