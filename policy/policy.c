@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -270,8 +271,51 @@ static int add_site(const char *name, const char *caller, int first, int last, i
     s->first_dev = (uint8_t)first;
     s->last_dev = (uint8_t)last;
     s->category = (uint8_t)cat;
+    /* py:MODULE names Python code by module; FILE.py:LINE-or-FUNCTION a
+     * Python site */
+    if (colon && strcmp(s->object, "py") == 0)
+        s->python = AMP_POLICY_PY_MODULE;
+    else if (colon && strstr(s->object, ".py") && (strlen(s->object) < 3 ||
+             strcmp(s->object + strlen(s->object) - 3, ".py") == 0 || strchr(s->object, '*')))
+        s->python = AMP_POLICY_PY_SITE;
     ov->n_sites++;
     return evicted ? AMP_POLICY_SITE_DROPPED : 0;
+}
+
+/* A caller field of an entry against a name: an fnmatch glob, or, for a
+ * name longer than the field holds, GLOB~HASH: the glob (the name's start
+ * and '*') and the FNV-1a hash of the whole name in 16 hex digits
+ * (amp_policy_long_name), so a cut name never matches another. */
+static int field_matches(const char *field, const char *name)
+{
+    size_t n = strlen(field);
+    if (n > 17 && field[n - 17] == '~' && strspn(field + n - 16, "0123456789abcdef") == 16) {
+        char glob[256];
+        if (n - 17 >= sizeof glob)
+            return 0;
+        memcpy(glob, field, n - 17);
+        glob[n - 17] = '\0';
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+            h = (h ^ *p) * 0x100000001b3ull;
+        return fnmatch(glob, name, 0) == 0 && h == strtoull(field + n - 16, NULL, 16);
+    }
+    return fnmatch(field, name, 0) == 0;
+}
+
+void amp_policy_long_name(const char *name, size_t field_size, char *out, size_t out_size)
+{
+    size_t n = strlen(name);
+    if (n < field_size) {
+        snprintf(out, out_size, "%s", name);
+        return;
+    }
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    /* room for '*', '~', 16 digits and the end */
+    size_t keep = field_size > 20 ? field_size - 20 : 0;
+    snprintf(out, out_size, "%.*s*~%016llx", (int)keep, name, (unsigned long long)h);
 }
 
 int amp_policy_site_category(const struct amp_policy_overrides *ov, enum amp_device dev,
@@ -282,13 +326,46 @@ int amp_policy_site_category(const struct amp_policy_overrides *ov, enum amp_dev
     const char *base = slash ? slash + 1 : object;
     for (uint32_t i = ov->n_sites; i-- > 0;) {
         const struct amp_policy_site *s = &ov->site[i];
+        if (dev < s->first_dev || dev > s->last_dev || s->python ||
+            !amp_policy_name_matches(s->name, hook, accumulates))
+            continue;
+        int hit = s->either_glob ? (base && field_matches(s->function, base)) ||
+                                       (function && field_matches(s->function, function))
+                                 : field_matches(s->object, base ? base : "") &&
+                                       field_matches(s->function, function ? function : "");
+        if (hit)
+            return s->category;
+    }
+    return AMP_CAT_UNSET;
+}
+
+int amp_policy_python_category(const struct amp_policy_overrides *ov, enum amp_device dev,
+                               enum amp_hook_id hook, int accumulates, const char *file,
+                               const char *function, int line, const char *module)
+{
+    const char *slash = file ? strrchr(file, '/') : NULL;
+    const char *base = slash ? slash + 1 : file;
+    char line_text[16];
+    snprintf(line_text, sizeof line_text, "%d", line);
+    for (uint32_t i = ov->n_sites; i-- > 0;) {
+        const struct amp_policy_site *s = &ov->site[i];
         if (dev < s->first_dev || dev > s->last_dev ||
             !amp_policy_name_matches(s->name, hook, accumulates))
             continue;
-        int hit = s->either_glob ? (base && fnmatch(s->function, base, 0) == 0) ||
-                                       (function && fnmatch(s->function, function, 0) == 0)
-                                 : fnmatch(s->object, base ? base : "", 0) == 0 &&
-                                       fnmatch(s->function, function ? function : "", 0) == 0;
+        int hit;
+        if (s->python == AMP_POLICY_PY_MODULE) {
+            size_t n = strlen(s->function);
+            hit = module && (fnmatch(s->function, module, 0) == 0 ||
+                             (strncmp(module, s->function, n) == 0 && module[n] == '.'));
+        } else if (file) {
+            /* FILE:LINE or FILE:FUNCTION; FILE the basename, or the path
+             * when the glob has a '/' */
+            hit = field_matches(s->object, strchr(s->object, '/') ? file : base) &&
+                  (field_matches(s->function, line_text) ||
+                   field_matches(s->function, function ? function : ""));
+        } else {
+            hit = 0;
+        }
         if (hit)
             return s->category;
     }
@@ -334,6 +411,10 @@ static int apply_entry(char *entry, struct amp_policy_overrides *ov, char *err, 
         *at = '\0';
         return add_site(trim(name), trim(at + 1), first, last, cat, ov, err, errlen);
     }
+    /* py:MODULE and FILE.py:LINE alone: every product made there */
+    char *colon = strchr(name, ':');
+    if (colon && (strncmp(name, "py:", 3) == 0 || (colon - name > 3 && strncmp(colon - 3, ".py", 3) == 0)))
+        return add_site("*", name, first, last, cat, ov, err, errlen);
     if (amp_policy_is_pattern(name)) {
         if (!apply_pattern(name, first, last, cat, ov)) {
             snprintf(err, errlen, "'%s' matches no op or symbol%s", name,

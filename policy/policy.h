@@ -140,7 +140,10 @@ struct amp_policy_site {
     uint8_t first_dev, last_dev;
     uint8_t category;
     uint8_t either_glob; /* one glob for the object or the function */
+    uint8_t python;      /* AMP_POLICY_PY_MODULE: py:MODULE (function holds the module glob);
+                            AMP_POLICY_PY_SITE: FILE.py:LINE or FILE.py:FUNCTION */
 };
+enum { AMP_POLICY_PY_MODULE = 1, AMP_POLICY_PY_SITE = 2 };
 
 struct amp_policy_overrides {
     uint8_t op[AMP_DEVICE_COUNT][AMP_OP_COUNT];
@@ -190,6 +193,19 @@ enum amp_category amp_policy_category(const struct amp_policy_overrides *ov, enu
 int amp_policy_site_category(const struct amp_policy_overrides *ov, enum amp_device dev,
                              enum amp_hook_id hook, int accumulates, const char *object,
                              const char *function);
+
+/* The category the call-site entries for Python code give a call: by its
+ * site's file (basename, or path when the glob has a '/') and line or
+ * function, or (file NULL) by a module of its frames (py:MODULE entries,
+ * matching the module and its submodules); AMP_CAT_UNSET when none. */
+int amp_policy_python_category(const struct amp_policy_overrides *ov, enum amp_device dev,
+                               enum amp_hook_id hook, int accumulates, const char *file,
+                               const char *function, int line, const char *module);
+
+/* A name as a caller field of field_size bytes: the name itself when it
+ * fits, else its start, '*', '~' and the FNV-1a hash of the whole name (16
+ * hex digits), which matches that name only. */
+void amp_policy_long_name(const char *name, size_t field_size, char *out, size_t out_size);
 
 /* Name lookups; -1 when unknown. */
 int amp_op_from_name(const char *name);

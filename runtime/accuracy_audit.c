@@ -17,6 +17,7 @@
 
 #include "runtime/log.h"
 #include "runtime/report.h"
+#include "runtime/sites.h"
 
 /* ---- comparing outputs ---- */
 
@@ -73,53 +74,12 @@ _Static_assert(AMP_POLICY_MAX_SITES >= AMP_CTL_AUDIT_SITES,
                "the parser keeps every entry of a policy the audit writes");
 
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Taken before audit_lock by amp_audit_forget_unloaded (its work arrays). */
-static pthread_mutex_t forget_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Return address and hook to site, under audit_lock: a call site's site
- * never changes while its object is loaded. */
-enum { SITE_MAP = 2048 };
-static struct site_entry {
-    void *address;
-    uint16_t hook;
-    int16_t site; /* index + 1; 0 empty; NO_SITE: not kept (the site table was full) */
-} site_map[SITE_MAP];
-enum { NO_SITE = -1 };
-
-static size_t map_slot(void *address, enum amp_hook_id hook)
-{
-    uint64_t a = (uint64_t)(uintptr_t)address ^ ((uint64_t)hook << 48);
-    return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 53) % SITE_MAP;
-}
-
-/* The site index for (address, hook) in the map, -1 when not there (with
- * the free slot to fill in *free_slot), -2 when it has no site. */
-static int map_find(void *address, enum amp_hook_id hook, size_t *free_slot)
-{
-    size_t i = map_slot(address, hook);
-    for (size_t probes = 0; probes < SITE_MAP; probes++, i = (i + 1) % SITE_MAP) {
-        if (!site_map[i].site) {
-            *free_slot = i;
-            return -1;
-        }
-        if (site_map[i].address == address && site_map[i].hook == hook)
-            return site_map[i].site == NO_SITE ? -2 : site_map[i].site - 1;
-    }
-    *free_slot = SITE_MAP;
-    return -1;
-}
-
-/* The site of (object, function, hook), made when new; -1 when the table is
- * full. Under audit_lock. */
-static int site_of(struct amp_ctl_block *b, const char *object, const char *function,
-                   uintptr_t offset, enum amp_hook_id hook)
+/* The row of a call site, made when new; -1 when the table is full. Under
+ * audit_lock. */
+static int site_of(struct amp_ctl_block *b, const struct amp_site *where, enum amp_hook_id hook)
 {
     uint32_t used = atomic_load_explicit(&b->audit_sites, memory_order_relaxed);
-    for (uint32_t i = 0; i < used; i++) {
-        const struct amp_audit_site *s = &b->audit_site[i];
-        if (s->hook == hook && strcmp(s->object, object) == 0 && strcmp(s->function, function) == 0)
-            return (int)i;
-    }
     if (used >= AMP_CTL_AUDIT_SITES) {
         atomic_fetch_add_explicit(&b->audit_dropped, 1, memory_order_relaxed);
         return -1;
@@ -127,9 +87,15 @@ static int site_of(struct amp_ctl_block *b, const char *object, const char *func
     struct amp_audit_site *s = &b->audit_site[used];
     s->hook = (uint16_t)hook;
     s->device = amp_hook_device[hook];
-    snprintf(s->object, sizeof s->object, "%s", object);
-    snprintf(s->function, sizeof s->function, "%s", function);
-    s->offset = offset;
+    amp_site_display(where, s->object, sizeof s->object, s->function, sizeof s->function);
+    /* the full names' hashes, for a policy entry naming a cut one */
+    s->object_hash = strlen(where->object) >= sizeof s->object && !where->python
+                         ? where->object_hash : 0;
+    s->function_hash = strlen(s->function) >= sizeof s->function - 1 && !where->python
+                           ? where->function_hash : 0;
+    s->python = where->python;
+    s->op_around = where->op_around;
+    s->offset = where->offset;
     atomic_store_explicit(&s->ready, 1, memory_order_release);
     atomic_store_explicit(&b->audit_sites, used + 1, memory_order_release);
     return (int)used;
@@ -192,11 +158,10 @@ static int count_call(struct amp_ctl_block *b, struct amp_audit_site *s, enum am
  * it) and the site's first shape. */
 static _Atomic uint32_t map_generation;
 static __thread struct {
-    void *address;
+    const struct amp_site *where;
     struct amp_ctl_block *block;
     struct amp_audit_site *site;
     uint32_t generation;
-    uint16_t hook;
 } last;
 
 static void note_spread(struct amp_audit_site *s, enum amp_lowp_dtype dtype, const int64_t shape[3],
@@ -213,8 +178,10 @@ static struct amp_audit_site *enter(void *return_address, enum amp_hook_id hook,
     struct amp_ctl_block *b = amp_ctl;
     if (!b || amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_OFF)
         return NULL;
-    if (spread < 0 && last.site && last.address == return_address && last.hook == hook &&
-        last.block == b &&
+    /* The call's site (runtime/sites.h: the program's own frame, named
+     * outside any lock of ours), and its row in the block's table. */
+    const struct amp_site *where = amp_site_of_call(return_address, hook);
+    if (spread < 0 && last.site && where && last.where == where && last.block == b &&
         last.generation == atomic_load_explicit(&map_generation, memory_order_acquire) &&
         atomic_load_explicit(&last.site->n_shapes, memory_order_acquire) > 0 &&
         memcmp(last.site->shape[0], shape, sizeof last.site->shape[0]) == 0) {
@@ -222,32 +189,17 @@ static struct amp_audit_site *enter(void *return_address, enum amp_hook_id hook,
         return last.site;
     }
     struct amp_quiet quiet;
-    size_t free_slot = SITE_MAP;
     amp_lock_quietly(&audit_lock, &quiet);
-    int site = map_find(return_address, hook, &free_slot);
-    if (site == -1) {
-        /* A new call site: dladdr takes the loader's lock, so never under
-         * ours (a constructor making a lowered call inside another
-         * thread's dlopen). */
-        amp_unlock_quietly(&audit_lock, &quiet);
-        struct amp_caller caller;
-        amp_caller_name(return_address, &caller);
-        const char *path = caller.object;
-        const char *slash = strrchr(path, '/');
-        const char *function = caller.function ? caller.function : "";
-        uintptr_t offset = (uintptr_t)return_address - caller.base;
-        amp_lock_quietly(&audit_lock, &quiet);
-        site = map_find(return_address, hook, &free_slot);
-        if (site == -1) {
-            site = site_of(b, slash ? slash + 1 : path, function, offset, hook);
-            /* A call site the full table could not keep is remembered too:
-             * its later calls ask the loader nothing. */
-            if (free_slot < SITE_MAP) {
-                site_map[free_slot].address = return_address;
-                site_map[free_slot].hook = (uint16_t)hook;
-                site_map[free_slot].site = (int16_t)(site >= 0 ? site + 1 : NO_SITE);
-            }
+    int site = -1;
+    if (where) {
+        int16_t slot = atomic_load_explicit(&where->audit_slot, memory_order_relaxed);
+        if (slot == 0) {
+            site = site_of(b, where, hook);
+            slot = (int16_t)(site >= 0 ? site + 1 : -1);
+            atomic_store_explicit(&((struct amp_site *)where)->audit_slot, slot,
+                                  memory_order_relaxed);
         }
+        site = slot - 1;
     }
     struct amp_audit_site *s = site >= 0 ? &b->audit_site[site] : NULL;
     if (s && spread >= 0)
@@ -256,8 +208,7 @@ static struct amp_audit_site *enter(void *return_address, enum amp_hook_id hook,
         *audit_this = count_call(b, s, dtype, flops, shape);
     last.generation = atomic_load_explicit(&map_generation, memory_order_acquire);
     amp_unlock_quietly(&audit_lock, &quiet);
-    last.address = return_address;
-    last.hook = (uint16_t)hook;
+    last.where = where;
     last.block = b;
     last.site = s;
     return s;
@@ -266,7 +217,7 @@ static struct amp_audit_site *enter(void *return_address, enum amp_hook_id hook,
 int amp_audit_slow_here(void *return_address, enum amp_hook_id hook, double flops)
 {
     const struct amp_audit_site *s = last.site;
-    if (!s || last.address != return_address || last.hook != hook || last.block != amp_ctl ||
+    if (!s || last.where != amp_site_of_call(return_address, hook) || last.block != amp_ctl ||
         last.generation != atomic_load_explicit(&map_generation, memory_order_acquire))
         return 0;
     enum amp_auto_state st =
@@ -291,41 +242,9 @@ void amp_audit_note_spread(void *return_address, enum amp_hook_id hook, enum amp
 
 void amp_audit_forget_unloaded(void)
 {
-    /* The addresses are checked with the loader outside audit_lock, then
-     * the map is rebuilt under it without those still unloaded. */
-    static void *gone[SITE_MAP];
-    struct amp_quiet outer, quiet;
-    amp_lock_quietly(&forget_lock, &outer);
-    size_t n_gone = 0;
-    for (size_t i = 0; i < SITE_MAP; i++) {
-        amp_lock_quietly(&audit_lock, &quiet);
-        void *address = site_map[i].site ? site_map[i].address : NULL;
-        amp_unlock_quietly(&audit_lock, &quiet);
-        if (address && !amp_address_loaded(address))
-            gone[n_gone++] = address;
-    }
-    if (n_gone) {
-        amp_lock_quietly(&audit_lock, &quiet);
-        static struct site_entry kept[SITE_MAP];
-        size_t n_kept = 0;
-        for (size_t i = 0; i < SITE_MAP; i++) {
-            int drop = !site_map[i].site;
-            for (size_t g = 0; g < n_gone && !drop; g++)
-                drop = site_map[i].address == gone[g];
-            if (!drop)
-                kept[n_kept++] = site_map[i];
-        }
-        memset(site_map, 0, sizeof site_map);
-        atomic_fetch_add_explicit(&map_generation, 1, memory_order_release);
-        for (size_t i = 0; i < n_kept; i++) {
-            size_t free_slot = SITE_MAP;
-            map_find(kept[i].address, (enum amp_hook_id)kept[i].hook, &free_slot);
-            if (free_slot < SITE_MAP)
-                site_map[free_slot] = kept[i];
-        }
-        amp_unlock_quietly(&audit_lock, &quiet);
-    }
-    amp_unlock_quietly(&forget_lock, &outer);
+    /* Rows are a site's (runtime/sites.c keeps them by name): a library
+     * loaded again is the same site; only the threads' last rows go. */
+    atomic_fetch_add_explicit(&map_generation, 1, memory_order_release);
 }
 
 void amp_audit_test_slow_lowered(double flops)
@@ -646,10 +565,10 @@ void amp_audit_fold(void)
 
 void amp_audit_atfork(enum amp_fork_phase phase)
 {
-    amp_lock_atfork(&forget_lock, phase);
     amp_lock_atfork(&audit_lock, phase);
-    /* A child makes its own block: its sites start empty, and the map
-     * (indices into the parent's block) with them. */
+    /* A child makes its own block: its rows start empty (runtime/sites.c
+     * forgets the sites' rows into the parent's), and so do the threads'
+     * last rows. */
     if (phase == AMP_FORK_CHILD)
-        memset(site_map, 0, sizeof site_map);
+        atomic_fetch_add_explicit(&map_generation, 1, memory_order_relaxed);
 }

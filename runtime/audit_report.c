@@ -199,6 +199,29 @@ static void as_glob(const char *name, char *out, size_t outlen)
     out[i] = '\0';
 }
 
+/* A site's caller fields in a policy entry: a Python site by file and line
+ * (FILE.py:LINE); a native one by object and function, each a cut name
+ * with its full name's hash (GLOB*~HASH, policy/policy.h), so the entry
+ * matches the site it was written for and no other. */
+static void caller_fields(const struct site_view *x, char *object, size_t object_size,
+                          char *function, size_t function_size)
+{
+    as_glob(x->object, object, object_size);
+    if (x->s->python) {
+        snprintf(function, function_size, "%ld", strtol(x->function, NULL, 10));
+        return;
+    }
+    as_glob(x->function, function, function_size);
+    if (x->s->object_hash) {
+        size_t n = strlen(object);
+        snprintf(object + n, object_size - n, "*~%016" PRIx64, x->s->object_hash);
+    }
+    if (x->s->function_hash) {
+        size_t n = strlen(function);
+        snprintf(function + n, function_size - n, "*~%016" PRIx64, x->s->function_hash);
+    }
+}
+
 /* Whether a site stays in fp32: AMPSHIM_AUDIT=auto's final decision where it
  * made one (lowered, or fp32), else by its largest error and whether the
  * spread check kept any of its calls. */
@@ -393,9 +416,8 @@ int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tole
                 order[m++] = i;
     for (int j = 0; j < m; j++) {
         const struct site_view *x = &v[order[j]];
-        char entry[320], object[sizeof x->object], function[sizeof x->function];
-        as_glob(x->object, object, sizeof object);
-        as_glob(x->function, function, sizeof function);
+        char entry[320], object[sizeof x->object + 24], function[sizeof x->function + 24];
+        caller_fields(x, object, sizeof object, function, sizeof function);
         snprintf(entry, sizeof entry, "%s:%s@%s:%s=%s", amp_device_names[x->device],
                  amp_hook_names[x->hook], object, function[0] ? function : "*",
                  keeps_fp32(x, tolerance) ? "fp32" : "lower");

@@ -20,10 +20,12 @@
 #include "runtime/control_find.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-/* 9: the spread counter (the tenth slot), the audit sites' spread
+/* 11: call sites named by the program's own frame (runtime/sites.h): the
+ * audit site's names cut shorter, with their hashes, python and op_around;
+ * 9: the spread counter (the tenth slot), the audit sites' spread
  * evidence and time, CPU time per hook; 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the
  * audit's settings and call sites; 3: eight counter slots */
-#define AMP_CTL_VERSION 10u
+#define AMP_CTL_VERSION 11u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -100,8 +102,18 @@ struct amp_audit_site {
                                            back; it has no elementwise error nor a count of Inf/NaN
                                            elements */
     uint8_t dtype;                    /*   7: the dtype its calls were lowered to (the last) */
-    char object[64];                  /*   8: the calling object's basename */
-    char function[96];                /*  72: the calling function, "" when dladdr names none */
+    /*   8: the site's names (runtime/sites.h): a native caller's object basename
+     * and function ("" when dladdr names none), a Python site's file basename
+     * and "LINE QUALNAME"; cut to their fields */
+    char object[56];
+    char function[80];                /*  64 */
+    /* 144: FNV-1a hashes of the full native names when they were cut (0 when
+     * whole): a policy entry written for the site names them exactly */
+    uint64_t object_hash, function_hash;
+    uint8_t python;                   /* 160: a Python site */
+    uint8_t reserved0;                /* 161 */
+    int16_t op_around;                /* 162: the float32-list op around its calls, or -1 */
+    uint32_t reserved1;               /* 164 */
     uint64_t offset;                  /* 168: the first call's return address in the object */
     _Atomic uint64_t calls;           /* 176: lowered calls from here */
     _Atomic uint64_t audited;         /* 184: of those, run both ways and compared */
@@ -298,6 +310,10 @@ _Static_assert(offsetof(struct amp_audit_site, auto_state) == 308, "layout");
 _Static_assert(offsetof(struct amp_audit_site, lowered_flops) == 408, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_probation) == 184, "layout");
 _Static_assert(offsetof(struct amp_audit_site, calls) == 176, "layout");
+_Static_assert(offsetof(struct amp_audit_site, function) == 64, "layout");
+_Static_assert(offsetof(struct amp_audit_site, object_hash) == 144, "layout");
+_Static_assert(offsetof(struct amp_audit_site, op_around) == 162, "layout");
+_Static_assert(offsetof(struct amp_audit_site, offset) == 168, "layout");
 _Static_assert(offsetof(struct amp_audit_site, err_max) == 280, "layout");
 _Static_assert(offsetof(struct amp_audit_site, shape) == 312, "layout");
 

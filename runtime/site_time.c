@@ -13,107 +13,39 @@
 
 #include "runtime/callers.h"
 #include "runtime/report.h"
+#include "runtime/sites.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Return address and hook to site index + 1 (0: empty; -1: no room). */
-enum { MAP = 1024, NO_ROOM = -1 };
-static struct {
-    void *address;
-    uint16_t hook;
-    int16_t site;
-} map[MAP];
-static _Atomic uint32_t generation; /* moves when the map is cleared */
-static __thread struct {
-    void *address;
-    struct amp_ctl_block *block;
-    uint32_t generation;
-    uint16_t hook;
-    int16_t site;
-} last;
-
-static size_t slot_of(void *address, enum amp_hook_id hook)
+/* The row of a call site in the block's table, made when new: index + 1,
+ * or -1 when the table is full. */
+static int row_of(struct amp_ctl_block *b, const struct amp_site *where)
 {
-    uint64_t a = (uint64_t)(uintptr_t)address ^ ((uint64_t)hook << 48);
-    return (size_t)((a * 0x9e3779b97f4a7c15ull) >> 54) % MAP;
-}
-
-/* The map's answer for (address, hook): index + 1, NO_ROOM, or 0 with the
- * free slot (MAP when the map is full). Under lock. */
-static int find(void *address, enum amp_hook_id hook, size_t *free_slot)
-{
-    size_t i = slot_of(address, hook);
-    for (size_t probes = 0; probes < MAP; probes++, i = (i + 1) % MAP) {
-        if (!map[i].site) {
-            *free_slot = i;
-            return 0;
-        }
-        if (map[i].address == address && map[i].hook == hook)
-            return map[i].site;
-    }
-    *free_slot = MAP;
-    return 0;
-}
-
-/* The site of (object, function, hook) in the block, made when new:
- * index + 1, or NO_ROOM. Under lock. */
-static int site_of(struct amp_ctl_block *b, const char *object, const char *function,
-                   uintptr_t offset, enum amp_hook_id hook)
-{
-    uint32_t used = atomic_load_explicit(&b->cpu_sites, memory_order_relaxed);
-    for (uint32_t i = 0; i < used; i++) {
-        const struct amp_cpu_site *s = &b->cpu_site[i];
-        if (s->hook == hook && strcmp(s->object, object) == 0 && strcmp(s->function, function) == 0)
-            return (int)i + 1;
-    }
-    if (used >= AMP_CTL_CPU_SITES)
-        return NO_ROOM;
-    struct amp_cpu_site *s = &b->cpu_site[used];
-    s->hook = (uint16_t)hook;
-    snprintf(s->object, sizeof s->object, "%s", object);
-    snprintf(s->function, sizeof s->function, "%s", function);
-    s->offset = offset;
-    atomic_store_explicit(&s->ready, 1, memory_order_release);
-    atomic_store_explicit(&b->cpu_sites, used + 1, memory_order_release);
-    return (int)used + 1;
-}
-
-static int site_for(struct amp_ctl_block *b, void *return_address, enum amp_hook_id hook)
-{
-    uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
-    if (last.site && last.address == return_address && last.hook == hook && last.block == b &&
-        last.generation == gen)
-        return last.site;
+    int16_t slot = atomic_load_explicit(&where->time_slot, memory_order_relaxed);
+    if (slot)
+        return slot;
     struct amp_quiet quiet;
-    size_t free_slot = MAP;
     amp_lock_quietly(&lock, &quiet);
-    int site = find(return_address, hook, &free_slot);
-    if (!site) {
-        amp_unlock_quietly(&lock, &quiet);
-        struct amp_caller caller;
-        amp_caller_name(return_address, &caller);
-        const char *slash = strrchr(caller.object, '/');
-        uintptr_t offset = (uintptr_t)return_address - caller.base;
-        amp_lock_quietly(&lock, &quiet);
-        site = find(return_address, hook, &free_slot);
-        if (!site) {
-            site = site_of(b, slash ? slash + 1 : caller.object,
-                           caller.function ? caller.function : "", offset, hook);
-            if (free_slot < MAP) {
-                map[free_slot].address = return_address;
-                map[free_slot].hook = (uint16_t)hook;
-                map[free_slot].site = (int16_t)site;
-            }
+    slot = atomic_load_explicit(&where->time_slot, memory_order_relaxed);
+    if (!slot) {
+        uint32_t used = atomic_load_explicit(&b->cpu_sites, memory_order_relaxed);
+        if (used >= AMP_CTL_CPU_SITES) {
+            slot = -1;
+        } else {
+            struct amp_cpu_site *s = &b->cpu_site[used];
+            s->hook = where->hook;
+            amp_site_display(where, s->object, sizeof s->object, s->function,
+                             sizeof s->function);
+            s->offset = where->offset;
+            atomic_store_explicit(&s->ready, 1, memory_order_release);
+            atomic_store_explicit(&b->cpu_sites, used + 1, memory_order_release);
+            slot = (int16_t)(used + 1);
         }
+        /* a full table's answer is kept too: the site asks no more */
+        atomic_store_explicit(&((struct amp_site *)where)->time_slot, slot, memory_order_relaxed);
     }
-    gen = atomic_load_explicit(&generation, memory_order_acquire);
     amp_unlock_quietly(&lock, &quiet);
-    last.address = return_address;
-    last.hook = (uint16_t)hook;
-    last.block = b;
-    last.generation = gen;
-    last.site = (int16_t)site;
-    return site;
+    return slot;
 }
 
 void amp_site_time_record(void *return_address, enum amp_hook_id hook, uint64_t flops, uint64_t ns,
@@ -122,8 +54,9 @@ void amp_site_time_record(void *return_address, enum amp_hook_id hook, uint64_t 
     struct amp_ctl_block *b = amp_ctl;
     if (!b || !return_address)
         return;
-    int site = site_for(b, return_address, hook);
-    if (site == NO_ROOM) {
+    const struct amp_site *where = amp_site_of_call(return_address, hook);
+    int site = where ? row_of(b, where) : 0;
+    if (site < 0) {
         atomic_fetch_add_explicit(&b->cpu_sites_dropped, 1, memory_order_relaxed);
         return;
     }
@@ -134,22 +67,12 @@ void amp_site_time_record(void *return_address, enum amp_hook_id hook, uint64_t 
 
 void amp_site_time_forget(void)
 {
-    struct amp_quiet quiet;
-    amp_lock_quietly(&lock, &quiet);
-    memset(map, 0, sizeof map);
-    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
-    amp_unlock_quietly(&lock, &quiet);
+    /* Rows belong to sites, which runtime/sites.c keeps by name. */
 }
 
 void amp_site_time_atfork(enum amp_fork_phase phase)
 {
     amp_lock_atfork(&lock, phase);
-    /* The child makes its own block: the map (indices into the parent's)
-     * starts empty. */
-    if (phase == AMP_FORK_CHILD) {
-        memset(map, 0, sizeof map);
-        atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
-    }
 }
 
 /* ---- the table ---- */

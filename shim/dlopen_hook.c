@@ -29,6 +29,7 @@
 
 #include "shim/resolve.h"
 
+#include "runtime/sites.h"
 #include "runtime/site_time.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/control.h"
@@ -72,6 +73,7 @@ AMP_LOADER_EARLY AMP_EXPORT int dlclose(void *handle)
         if (amp_resolve_notice_unloads()) {
             amp_callers_forget_unloaded();
             amp_audit_forget_unloaded();
+            amp_sites_forget_unloaded();
             amp_site_time_forget();
         }
     }

@@ -24,6 +24,8 @@
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
 
+#include "runtime/sites.h"
+
 static void (*const handlers[])(enum amp_fork_phase) = {
     amp_cublas_audit_atfork, /* the CUDA audit's device arrays (shim/cublas/cublas_audit.c) */
     amp_cuda_timing_atfork,  /* the GPU timing's event pairs (shim/cuda/cuda_timing.c) */
@@ -31,7 +33,8 @@ static void (*const handlers[])(enum amp_fork_phase) = {
     amp_cudnn_graph_atfork,  /* the cuDNN graph book (shim/cudnn_graph/cudnn_graph_book.c) */
     amp_graph_cache_atfork,  /* the graph engines found (shim/cudnn_graph/cudnn_graph_lower.c) */
     amp_audit_atfork,        /* the audit's site table (runtime/accuracy_audit.c) */
-    amp_site_time_atfork,    /* the CPU time's site map (runtime/site_time.c) */
+    amp_site_time_atfork,    /* the CPU time's site rows (runtime/site_time.c) */
+    amp_sites_atfork,        /* the call-site map (runtime/sites.c) */
     amp_callers_atfork,      /* the object verdicts (runtime/callers.c) */
     amp_resolve_atfork,      /* resolution (shim/resolve.c) */
     amp_walk_atfork,         /* walks of the loaded objects (loader/loader.c) */

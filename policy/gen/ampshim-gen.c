@@ -42,6 +42,8 @@ int main(int argc, char **argv)
     read_globs(argv[1], &onednn_caller_table);
     read_globs(argv[1], &blas_wrapper_table);
     read_globs(argv[1], &embedded_blas_table);
+    read_globs(argv[1], &framework_table);
+    read_globs(argv[1], &op_frame_table);
     read_manglings(argv[1]);
     for (int i = 0; i < n_list_files; i++)
         read_op_list(argv[1], &list_files[i]);
@@ -50,6 +52,7 @@ int main(int argc, char **argv)
     if (find_op("dispatch") >= 0 || n_ops == MAX_OPS)
         die("an op list names 'dispatch', the op of dispatching entry points");
     strcpy(ops[n_ops++], "dispatch");
+    check_op_frames();
     read_bindings(argv[1], "bindings.txt", 0, 0);
     read_bindings(argv[1], "bindings_cuda.txt", 1, 1);
     read_bindings(argv[1], "bindings_onednn.txt", 1, 0);

@@ -73,7 +73,11 @@ struct glob_table {
     } rows[MAX_GLOBS];
 };
 extern struct glob_table library_table, embedded_blas_table, onednn_caller_table,
-    blas_wrapper_table;
+    blas_wrapper_table, framework_table, op_frame_table;
+
+/* op_frames.txt's second column names an op of a CPU float32 list: checked
+ * once the lists are read. */
+void check_op_frames(void);
 
 
 extern char ops[MAX_OPS][NAME_MAX_LEN];

@@ -39,7 +39,10 @@ struct glob_table library_table = {"libraries.txt", 0, {{"", ""}}},
                   embedded_blas_table = {"embedded_blas.txt", 0, {{"", ""}}},
                   onednn_caller_table = {"onednn_callers.txt", 0, {{"", ""}}},
                   /* its first column a module's name, not a glob */
-    blas_wrapper_table = {"blas_wrappers.txt", 0, {{"", ""}}};
+    blas_wrapper_table = {"blas_wrappers.txt", 0, {{"", ""}}},
+                  framework_table = {"frameworks.txt", 0, {{"", ""}}},
+                  /* its second column an op, not a description */
+    op_frame_table = {"op_frames.txt", 0, {{"", ""}}};
 
 void die(const char *fmt, ...)
 {
@@ -449,4 +452,18 @@ void mangle(char *out, size_t outlen, const struct mangling *m, const char *rout
     memcpy(out, m->prefix, a);
     memcpy(out + a, routine, b);
     memcpy(out + a + b, m->suffix, c + 1);
+}
+
+void check_op_frames(void)
+{
+    for (int i = 0; i < op_frame_table.n; i++) {
+        const char *op = op_frame_table.rows[i].what;
+        int o = find_op(op);
+        if (o < 0 || op_category[o][0] != CAT_FP32)
+            die("op_frames.txt: '%s' names '%s', which no CPU float32 list has",
+                op_frame_table.rows[i].glob, op);
+        if (strncmp(op_frame_table.rows[i].glob, "py:", 3) != 0)
+            die("op_frames.txt: '%s': rows are py:MODULE.QUALNAME globs",
+                op_frame_table.rows[i].glob);
+    }
 }

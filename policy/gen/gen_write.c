@@ -100,6 +100,16 @@ void write_header(const char *path)
     for (int i = 0; i < onednn_caller_table.n; i++)
         fprintf(f, " \\\n    X(\"%s\", \"%s\")", onednn_caller_table.rows[i].glob,
                 onednn_caller_table.rows[i].what);
+    fprintf(f, "\n\n/* X(\"object glob\" or \"py:module\", \"what it is\"): frameworks.txt. */\n"
+               "#define AMPSHIM_FRAMEWORK_LIST(X)");
+    for (int i = 0; i < framework_table.n; i++)
+        fprintf(f, " \\\n    X(\"%s\", \"%s\")", framework_table.rows[i].glob,
+                framework_table.rows[i].what);
+    fprintf(f, "\n\n/* X(\"py:module.qualname glob\", op): op_frames.txt. */\n"
+               "#define AMPSHIM_OP_FRAME_LIST(X)");
+    for (int i = 0; i < op_frame_table.n; i++)
+        fprintf(f, " \\\n    X(\"%s\", %s)", op_frame_table.rows[i].glob,
+                op_frame_table.rows[i].what);
     fprintf(f, "\n\n/* X(name, NAME, KIND, width, \"description\"): counters.txt; KIND OUTCOME\n"
                " * (calls is their sum), LIBRARY (a library's calls to itself) or AMOUNT. "
                "*/\n#define AMPSHIM_COUNTER_LIST(X)");

@@ -16,6 +16,37 @@
 #include "shim/blas/blas_native.h"
 #include "shim/blas/blas_spread.h"
 
+#include "runtime/sites.h"
+
+/* What the call's site decides (runtime/sites.h): the policy's entries
+ * for Python code, else the op around the product (a float32-list op's
+ * frame between the program and this call keeps it fp32, as torch.autocast
+ * keeps every product inside such an op). Returns 1 when the call runs as
+ * made, its outcome set. */
+static int site_decides(struct amp_blas_call *c)
+{
+    const struct amp_site *s = amp_site_of_call(amp_tls_caller, c->hook);
+    if (!s)
+        return 0;
+    int cat = s->category[c->acc_read != 0];
+    if (cat == AMP_CAT_UNSET && s->op_around >= 0) {
+        uint8_t op = amp_live_load(&amp_rt.cfg.policy.op[AMP_DEVICE_CPU][s->op_around]);
+        cat = op != AMP_CAT_UNSET ? op : amp_policy_default[AMP_DEVICE_CPU][s->op_around];
+        if (cat != AMP_CAT_FP32 && cat != AMP_CAT_PASSTHROUGH)
+            cat = AMP_CAT_UNSET;
+    }
+    if (cat == AMP_CAT_FP32) {
+        c->outcome = AMP_OUTCOME_FP32;
+        c->t->fp32_depth++;
+        return 1;
+    }
+    if (cat == AMP_CAT_PASSTHROUGH || cat == AMP_CAT_PROMOTE) {
+        c->outcome = AMP_OUTCOME_PASSTHROUGH;
+        return 1;
+    }
+    return 0;
+}
+
 void amp_blas_lower(struct amp_blas_call *c, int valid)
 {
     if (!valid) {
@@ -28,6 +59,8 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         c->outcome = amp_cpu_gate_outcome(gate);
         return;
     }
+    if (site_decides(c))
+        return;
     c->audit_only = gate == AMP_CPU_AUDIT_ONLY;
     /* A call auto keeps fp32 for speed needs no spread check (it costs
      * microseconds on a small product). */

@@ -1,0 +1,443 @@
+/* The one call-site map (see sites.h): the walk from a hook's return
+ * address to the program's own frame, the op around the product, and the
+ * sites keyed by full names. Answers that never change while code is
+ * loaded are cached: per native return address (is it a framework's? an
+ * fp32-list op's frame?), per Python code object (a framework's? an op?),
+ * and per thread the last call's site, so a loop's calls from one line
+ * read a few words and take no lock. */
+#include "runtime/sites.h"
+
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unwind.h>
+
+#include "loader/loader.h"
+#include "runtime/python_frames.h"
+#include "runtime/threads.h"
+
+uint64_t amp_site_name_hash(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    return (h ^ v) * 0x100000001b3ull ^ (h >> 29);
+}
+
+/* ---- the data: frameworks and op frames ---- */
+
+static const char *const framework_glob[] = {
+#define AMP_X_FRAMEWORK(glob, what) glob,
+    AMPSHIM_FRAMEWORK_LIST(AMP_X_FRAMEWORK)
+#undef AMP_X_FRAMEWORK
+};
+enum { FRAMEWORKS = sizeof framework_glob / sizeof *framework_glob };
+
+static const struct {
+    const char *glob;
+    int op;
+} op_frame[] = {
+#define AMP_X_OP_FRAME(glob, op) {glob + 3, AMP_OP_##op},
+    AMPSHIM_OP_FRAME_LIST(AMP_X_OP_FRAME)
+#undef AMP_X_OP_FRAME
+};
+enum { OP_FRAMES = sizeof op_frame / sizeof *op_frame };
+
+/* Whether a Python module is a framework's: a py:MODULE row names the
+ * module and its submodules. */
+static int module_is_framework(const char *module)
+{
+    for (int i = 0; i < FRAMEWORKS; i++) {
+        const char *g = framework_glob[i];
+        if (strncmp(g, "py:", 3) != 0)
+            continue;
+        g += 3;
+        size_t n = strlen(g);
+        if (fnmatch(g, module, 0) == 0 || (strncmp(module, g, n) == 0 && module[n] == '.'))
+            return 1;
+    }
+    return 0;
+}
+
+static int object_is_framework(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    const char *base = slash ? slash + 1 : path;
+    if (!base || !*base)
+        return 0;
+    for (int i = 0; i < FRAMEWORKS; i++)
+        if (strncmp(framework_glob[i], "py:", 3) != 0 && fnmatch(framework_glob[i], base, 0) == 0)
+            return 1;
+    return 0;
+}
+
+/* The interpreter's own objects: where a native walk in a Python process
+ * hands over to the Python frames. */
+static int object_is_interpreter(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    const char *base = slash ? slash + 1 : path;
+    return base && (strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0);
+}
+
+/* An fp32-list op by name, or -1. */
+static int fp32_op(const char *name, size_t len)
+{
+    char op[64];
+    if (len == 0 || len >= sizeof op)
+        return -1;
+    memcpy(op, name, len);
+    op[len] = '\0';
+    int o = amp_op_from_name(op);
+    return o >= 0 && amp_policy_default[AMP_DEVICE_CPU][o] == AMP_CAT_FP32 ? o : -1;
+}
+
+/* PyTorch's native ops by their mangled names: at::_ops::OP::... (the
+ * dispatcher's entry) and at::native::OP(...) (the kernel). */
+static int torch_op_of(const char *sym)
+{
+    static const char *const prefix[] = {"_ZN2at4_ops", "_ZN2at6native"};
+    for (int i = 0; sym && i < 2; i++) {
+        size_t n = strlen(prefix[i]);
+        if (strncmp(sym, prefix[i], n) != 0)
+            continue;
+        char *end;
+        long len = strtol(sym + n, &end, 10);
+        if (len > 0 && (size_t)len <= strlen(end))
+            return fp32_op(end, (size_t)len);
+    }
+    return -1;
+}
+
+/* ---- native frames: one answer per return address ---- */
+
+enum { ADDR_FRAMEWORK = 1, ADDR_INTERPRETER = 2, ADDR_OP_SHIFT = 2, ADDR_CACHE = 4096 };
+/* (address << 12) | (op + 1) << 2 | interpreter | framework; 0 empty. */
+static _Atomic uint64_t addr_cache[ADDR_CACHE];
+
+static unsigned addr_info(void *address)
+{
+    uint64_t a = (uint64_t)(uintptr_t)address;
+    _Atomic uint64_t *slot = &addr_cache[(a * 0x9e3779b97f4a7c15ull >> 52) % ADDR_CACHE];
+    uint64_t e = atomic_load_explicit(slot, memory_order_relaxed);
+    if (e && e >> 12 == a)
+        return (unsigned)(e & 0xfff);
+    Dl_info info;
+    unsigned answer = 0;
+    if (dladdr(address, &info) && info.dli_fname) {
+        if (object_is_framework(info.dli_fname))
+            answer |= ADDR_FRAMEWORK;
+        if (object_is_interpreter(info.dli_fname))
+            answer |= ADDR_INTERPRETER | ADDR_FRAMEWORK;
+        int op = torch_op_of(info.dli_sname);
+        if (op >= 0 && op < 1023)
+            answer |= (unsigned)(op + 1) << ADDR_OP_SHIFT;
+    }
+    atomic_store_explicit(slot, a << 12 | answer, memory_order_relaxed);
+    return answer;
+}
+
+struct unwind_state {
+    void *frames[64];
+    int n;
+};
+
+static _Unwind_Reason_Code collect(struct _Unwind_Context *ctx, void *arg)
+{
+    struct unwind_state *u = arg;
+    if (u->n >= 64)
+        return _URC_END_OF_STACK;
+    u->frames[u->n++] = (void *)_Unwind_GetIP(ctx);
+    return _URC_NO_REASON;
+}
+
+/* ---- Python code objects: one answer per code object ---- */
+
+enum { CODE_CACHE = 2048 };
+static struct code_answer {
+    const void *code;
+    uint8_t framework;
+    int16_t op;
+} code_cache[CODE_CACHE];
+static pthread_mutex_t code_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct code_answer code_info(const void *code)
+{
+    size_t slot = (size_t)(((uintptr_t)code >> 4) * 0x9e3779b97f4a7c15ull >> 53) % CODE_CACHE;
+    struct amp_quiet quiet;
+    amp_lock_quietly(&code_lock, &quiet);
+    struct code_answer a = code_cache[slot];
+    amp_unlock_quietly(&code_lock, &quiet);
+    if (a.code == code)
+        return a;
+    static __thread struct amp_py_names n;
+    static __thread char module[512], dotted[800];
+    amp_py_code_names(code, &n);
+    amp_py_module_of(n.file, module, sizeof module);
+    snprintf(dotted, sizeof dotted, "%s.%s", module, n.function);
+    a.code = code;
+    a.framework = (uint8_t)module_is_framework(module);
+    a.op = -1;
+    for (int i = 0; i < OP_FRAMES && a.op < 0; i++)
+        if (fnmatch(op_frame[i].glob, dotted, 0) == 0)
+            a.op = (int16_t)op_frame[i].op;
+    amp_lock_quietly(&code_lock, &quiet);
+    code_cache[slot] = a;
+    amp_unlock_quietly(&code_lock, &quiet);
+    return a;
+}
+
+/* ---- the sites ---- */
+
+enum { SITES = 2048, SITE_MAP = 4096 };
+static struct amp_site site_pool[SITES];
+static unsigned sites_used;
+static struct amp_site *site_map[SITE_MAP];
+static pthread_mutex_t site_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Names live as long as the process: an arena that only grows. */
+static char *arena;
+static size_t arena_left;
+
+static const char *keep(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (n > arena_left) {
+        size_t size = n > 65536 ? n : 65536;
+        char *block = malloc(size);
+        if (!block)
+            return "?";
+        arena = block;
+        arena_left = size;
+    }
+    char *out = arena;
+    memcpy(out, s, n);
+    arena += n;
+    arena_left -= n;
+    return out;
+}
+
+/* The site with this key, made from *fresh when new. Under no lock. */
+static const struct amp_site *site_for_key(const struct amp_site *fresh)
+{
+    struct amp_quiet quiet;
+    amp_lock_quietly(&site_lock, &quiet);
+    size_t i = (size_t)(fresh->key >> 40) % SITE_MAP;
+    struct amp_site *s = NULL;
+    for (size_t probes = 0; probes < SITE_MAP; probes++, i = (i + 1) % SITE_MAP) {
+        if (!site_map[i]) {
+            if (sites_used < SITES) {
+                s = &site_pool[sites_used++];
+                *s = *fresh;
+                s->object = keep(fresh->object);
+                s->function = keep(fresh->function);
+                atomic_store_explicit(&s->audit_slot, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->time_slot, 0, memory_order_relaxed);
+                site_map[i] = s;
+            }
+            break;
+        }
+        if (site_map[i]->key == fresh->key) {
+            s = site_map[i];
+            break;
+        }
+    }
+    amp_unlock_quietly(&site_lock, &quiet);
+    return s;
+}
+
+static void set_key(struct amp_site *f)
+{
+    uint64_t k = amp_site_name_hash(f->object);
+    k = mix(k, amp_site_name_hash(f->function));
+    k = mix(k, f->python ? (uint64_t)f->line << 1 | 1 : 0);
+    k = mix(k, (uint64_t)(f->op_around + 1));
+    f->key = mix(k, f->hook);
+    f->object_hash = amp_site_name_hash(f->object);
+    f->function_hash = amp_site_name_hash(f->function);
+}
+
+static void native_names(void *address, struct amp_site *f, char *buf, size_t size)
+{
+    Dl_info info;
+    const char *object = AMP_CALLER_UNNAMED, *function = "";
+    uintptr_t base = 0;
+    if (dladdr(address, &info) && info.dli_fname) {
+        object = info.dli_fname;
+        function = info.dli_sname ? info.dli_sname : "";
+        base = (uintptr_t)info.dli_fbase;
+    }
+    const char *slash = strrchr(object, '/');
+    snprintf(buf, size, "%s", slash ? slash + 1 : object);
+    f->object = buf;
+    f->function = function;
+    f->offset = base ? (uintptr_t)address - base : 0;
+}
+
+/* The policy's entries for a Python site: by file and line or function,
+ * and by the module of any of its frames up to the site's own. */
+static void python_categories(struct amp_site *f, const struct amp_py_frame *pf, int site_frame)
+{
+    const struct amp_policy_overrides *ov = &amp_rt.cfg.policy;
+    for (int acc = 0; acc < 2; acc++)
+        f->category[acc] = AMP_CAT_UNSET;
+    if (!ov->n_sites)
+        return;
+    for (int acc = 0; acc < 2; acc++)
+        f->category[acc] = (uint8_t)amp_policy_python_category(
+            ov, AMP_DEVICE_CPU, (enum amp_hook_id)f->hook, acc, f->object, f->function,
+            (int)f->line, NULL);
+    static __thread struct amp_py_names n;
+    static __thread char module[512];
+    for (int i = 0; i <= site_frame; i++) {
+        amp_py_code_names(pf[i].code, &n);
+        amp_py_module_of(n.file, module, sizeof module);
+        for (int acc = 0; acc < 2; acc++) {
+            int c = amp_policy_python_category(ov, AMP_DEVICE_CPU, (enum amp_hook_id)f->hook,
+                                               acc, NULL, NULL, 0, module);
+            if (c != AMP_CAT_UNSET && f->category[acc] == AMP_CAT_UNSET)
+                f->category[acc] = (uint8_t)c;
+        }
+    }
+}
+
+/* The thread's last call: valid while its identity and the map's
+ * generation hold. */
+static _Atomic uint32_t generation;
+static __thread struct {
+    void *address;
+    const void *code, *instr;
+    const struct amp_site *site;
+    uint32_t generation;
+    uint16_t hook;
+} last;
+
+enum { PY_FRAMES = 48 };
+
+const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id hook)
+{
+    if (!return_address)
+        return NULL;
+    unsigned info = addr_info(return_address);
+    struct amp_py_frame pf[PY_FRAMES];
+    int npf = 0;
+    if (info & ADDR_FRAMEWORK)
+        npf = amp_py_frames(pf, PY_FRAMES);
+    const void *code = npf ? pf[0].code : NULL, *instr = npf ? pf[0].instr : NULL;
+    uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
+    if (last.site && last.address == return_address && last.hook == hook && last.code == code &&
+        last.instr == instr && last.generation == gen)
+        return last.site;
+
+    struct amp_site f;
+    memset(&f, 0, sizeof f);
+    f.hook = (uint16_t)hook;
+    f.op_around = -1;
+    f.category[0] = f.category[1] = AMP_CAT_UNSET;
+    char object[512];
+    void *native_site = return_address;
+    if (info & ADDR_FRAMEWORK) {
+        /* Native frames from the hook's caller outwards: an op frame on the
+         * way, and (without Python frames) the first frame outside the
+         * frameworks. A Python process hands over at the interpreter. */
+        struct unwind_state u;
+        u.n = 0;
+        _Unwind_Backtrace(collect, &u);
+        int from = 0;
+        while (from < u.n && u.frames[from] != return_address)
+            from++;
+        for (int i = from; i < u.n; i++) {
+            unsigned a = i == from ? info : addr_info(u.frames[i]);
+            int op = (int)(a >> ADDR_OP_SHIFT) - 1;
+            if (op >= 0 && f.op_around < 0)
+                f.op_around = (int16_t)op;
+            if (npf && (a & ADDR_INTERPRETER))
+                break;
+            if (!(a & ADDR_FRAMEWORK)) {
+                native_site = u.frames[i];
+                break;
+            }
+        }
+    }
+    int site_frame = -1;
+    for (int i = 0; i < npf; i++) {
+        struct code_answer c = code_info(pf[i].code);
+        if (c.op >= 0 && f.op_around < 0)
+            f.op_around = c.op;
+        if (!c.framework) {
+            site_frame = i;
+            break;
+        }
+    }
+    if (npf && site_frame < 0)
+        site_frame = 0; /* every frame a framework's: the nearest */
+    static __thread struct amp_py_names n;
+    if (site_frame >= 0) {
+        amp_py_frame_names(&pf[site_frame], &n);
+        f.python = 1;
+        f.object = n.file;
+        f.function = n.function;
+        f.line = n.line > 0 ? (uint32_t)n.line : 0;
+        python_categories(&f, pf, site_frame);
+    } else {
+        native_names(native_site, &f, object, sizeof object);
+    }
+    set_key(&f);
+    const struct amp_site *s = site_for_key(&f);
+    last.address = return_address;
+    last.hook = (uint16_t)hook;
+    last.code = code;
+    last.instr = instr;
+    last.generation = gen;
+    last.site = s;
+    return s;
+}
+
+void amp_site_display(const struct amp_site *s, char *object, size_t object_size, char *function,
+                      size_t function_size)
+{
+    const char *slash = strrchr(s->object, '/');
+    snprintf(object, object_size, "%s", s->python && slash ? slash + 1 : s->object);
+    if (s->python)
+        snprintf(function, function_size, "%u %s", s->line, s->function);
+    else
+        snprintf(function, function_size, "%s", s->function);
+}
+
+int amp_sites_python(unsigned *version)
+{
+    enum amp_py_state st = amp_py_state(version);
+    return st == AMP_PY_READABLE ? 1 : st == AMP_PY_UNPROVEN ? -1 : 0;
+}
+
+void amp_sites_forget_unloaded(void)
+{
+    for (size_t i = 0; i < ADDR_CACHE; i++) {
+        uint64_t e = atomic_load_explicit(&addr_cache[i], memory_order_relaxed);
+        if (e && !amp_address_loaded((void *)(uintptr_t)(e >> 12)))
+            atomic_compare_exchange_strong_explicit(&addr_cache[i], &e, 0, memory_order_relaxed,
+                                                    memory_order_relaxed);
+    }
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+}
+
+void amp_sites_atfork(enum amp_fork_phase phase)
+{
+    amp_lock_atfork(&code_lock, phase);
+    amp_lock_atfork(&site_lock, phase);
+    /* The child makes its own block: slots into the parent's are void. */
+    if (phase == AMP_FORK_CHILD) {
+        for (unsigned i = 0; i < sites_used; i++) {
+            atomic_store_explicit(&site_pool[i].audit_slot, 0, memory_order_relaxed);
+            atomic_store_explicit(&site_pool[i].time_slot, 0, memory_order_relaxed);
+        }
+        atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
+    }
+}

@@ -1,0 +1,65 @@
+/* Call sites: where a product comes from in the program's own code. One
+ * map serves the accuracy audit, AMPSHIM_AUDIT=auto, the CPU time table and
+ * the policy (runtime/sites.c). A call's site is found by walking past the
+ * frames of frameworks (policy/data/frameworks.txt) from the hook's return
+ * address: in a Python process to the Python frame that made the product
+ * (runtime/python_frames.h), elsewhere to the first native frame outside
+ * them. On the way the walk notes the op around the product: a frame that is
+ * an op of a CPU float32 list (torch's at::_ops::OP / at::native::OP, the
+ * Python functions of policy/data/op_frames.txt). Sites are keyed by a hash
+ * of their full names, never by a cut one. */
+#ifndef AMPSHIM_SITES_H
+#define AMPSHIM_SITES_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "loader/atfork.h"
+#include "policy/policy.h"
+
+struct amp_site {
+    uint64_t key;        /* hash of kind, names, line, op around and hook */
+    uint64_t object_hash, function_hash; /* of the full names (policy entries match them) */
+    uint16_t hook;
+    uint8_t python;      /* a Python frame: object is its file, function its qualname */
+    uint8_t category[2]; /* what the policy's Python entries give it (accumulates), or
+                            AMP_CAT_UNSET */
+    int16_t op_around;   /* the float32-list op whose frame lies between the site and the
+                            call, or -1 */
+    uint32_t line;       /* Python sites */
+    uintptr_t offset;    /* native sites: the return address in its object */
+    const char *object;  /* full: a native object's basename, a Python file's path */
+    const char *function; /* full: "" when the object names none */
+    _Atomic int16_t audit_slot, time_slot; /* index + 1 in the control block's tables; 0
+                                              none yet, -1 no room */
+};
+
+/* The site of the current call of hook from return_address; NULL when the
+ * map is full. A thread's calls from one place find theirs in a few loads;
+ * a new place is named once (the loader is asked outside any lock). */
+const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id hook);
+
+/* A site's names for the tables: "kmeans.py" / "42 assign" for a Python
+ * site, the object's basename and function for a native one; cut to the
+ * sizes given. */
+void amp_site_display(const struct amp_site *s, char *object, size_t object_size,
+                      char *function, size_t function_size);
+
+/* The hash names are keyed with (FNV-1a, 64 bits): policy entries for names
+ * longer than their fields carry it (policy/policy.h). */
+uint64_t amp_site_name_hash(const char *name);
+
+/* Whether this process's Python frames are read, for the report: 1 read,
+ * 0 no Python, -1 an interpreter whose layout is not proven (its sites are
+ * native ones); *version its 0xMMmm. */
+int amp_sites_python(unsigned *version);
+
+/* After a dlclose that unloaded something: forgets the answers cached for
+ * addresses no loaded object holds. Sites themselves stay (their names are
+ * copies). */
+void amp_sites_forget_unloaded(void);
+
+/* fork's share. */
+void amp_sites_atfork(enum amp_fork_phase phase);
+
+#endif
