@@ -16,7 +16,7 @@
 # clang-format checks the house style (the unit test format).
 # Runs apt-get as root, or through sudo. Skips the install when all is there.
 set -eu
-packages="gcc meson ninja-build pkg-config clang-format libopenblas-dev libopenblas64-dev libblas3 libblas-test liblapack-test python3-numpy python3-scipy python3-torch python3-torchvision python3-pytest python3-sklearn libopenmpi-dev openmpi-bin libdnnl2 libdnnl-dev"
+packages="gcc meson ninja-build pkg-config clang-format libopenblas-dev libopenblas64-dev libblas3 libblas-test liblapack-test python3-numpy python3-scipy python3-torch python3-torchvision python3-pytest python3-sklearn libopenmpi-dev openmpi-bin libdnnl2 libdnnl-dev python3-dev"
 packages="$packages python3-venv"
 pip_torch=0
 for arg in "$@"; do
