@@ -275,8 +275,9 @@ static int add_site(const char *name, const char *caller, int first, int last, i
      * Python site */
     if (colon && strcmp(s->object, "py") == 0)
         s->python = AMP_POLICY_PY_MODULE;
-    else if (colon && strstr(s->object, ".py") && (strlen(s->object) < 3 ||
-             strcmp(s->object + strlen(s->object) - 3, ".py") == 0 || strchr(s->object, '*')))
+    else if (colon && strstr(s->object, ".py") &&
+             (strlen(s->object) < 3 || strcmp(s->object + strlen(s->object) - 3, ".py") == 0 ||
+              strchr(s->object, '*')))
         s->python = AMP_POLICY_PY_SITE;
     ov->n_sites++;
     return evicted ? AMP_POLICY_SITE_DROPPED : 0;
@@ -413,7 +414,8 @@ static int apply_entry(char *entry, struct amp_policy_overrides *ov, char *err, 
     }
     /* py:MODULE and FILE.py:LINE alone: every product made there */
     char *colon = strchr(name, ':');
-    if (colon && (strncmp(name, "py:", 3) == 0 || (colon - name > 3 && strncmp(colon - 3, ".py", 3) == 0)))
+    if (colon &&
+        (strncmp(name, "py:", 3) == 0 || (colon - name > 3 && strncmp(colon - 3, ".py", 3) == 0)))
         return add_site("*", name, first, last, cat, ov, err, errlen);
     if (amp_policy_is_pattern(name)) {
         if (!apply_pattern(name, first, last, cat, ov)) {

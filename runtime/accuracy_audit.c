@@ -89,10 +89,10 @@ static int site_of(struct amp_ctl_block *b, const struct amp_site *where, enum a
     s->device = amp_hook_device[hook];
     amp_site_display(where, s->object, sizeof s->object, s->function, sizeof s->function);
     /* the full names' hashes, for a policy entry naming a cut one */
-    s->object_hash = strlen(where->object) >= sizeof s->object && !where->python
-                         ? where->object_hash : 0;
-    s->function_hash = strlen(s->function) >= sizeof s->function - 1 && !where->python
-                           ? where->function_hash : 0;
+    s->object_hash =
+        strlen(where->object) >= sizeof s->object && !where->python ? where->object_hash : 0;
+    s->function_hash =
+        strlen(s->function) >= sizeof s->function - 1 && !where->python ? where->function_hash : 0;
     s->python = where->python;
     s->op_around = where->op_around;
     s->offset = where->offset;

@@ -95,32 +95,32 @@ static inline int amp_flops_class(double flops)
 #define AMP_CTL_CPU_SITES 128 /* runtime/site_time.h */
 #define AMP_AUDIT_BINS 8      /* relative errors by decade: < 1e-7, ..., >= 1e-1 */
 struct amp_audit_site {
-    _Atomic uint32_t ready;           /*   0 */
-    uint16_t hook;                    /*   4 */
-    uint8_t device;                   /*   6: a CUDA site's errors are measured on the device (norms
+    _Atomic uint32_t ready; /*   0 */
+    uint16_t hook;          /*   4 */
+    uint8_t device;         /*   6: a CUDA site's errors are measured on the device (norms
                                            by the library's own routines) and counted when read
                                            back; it has no elementwise error nor a count of Inf/NaN
                                            elements */
-    uint8_t dtype;                    /*   7: the dtype its calls were lowered to (the last) */
+    uint8_t dtype;          /*   7: the dtype its calls were lowered to (the last) */
     /*   8: the site's names (runtime/sites.h): a native caller's object basename
      * and function ("" when dladdr names none), a Python site's file basename
      * and "LINE QUALNAME"; cut to their fields */
     char object[56];
-    char function[80];                /*  64 */
+    char function[80]; /*  64 */
     /* 144: FNV-1a hashes of the full native names when they were cut (0 when
      * whole): a policy entry written for the site names them exactly */
     uint64_t object_hash, function_hash;
-    uint8_t python;                   /* 160: a Python site */
-    uint8_t reserved0;                /* 161 */
-    int16_t op_around;                /* 162: the float32-list op around its calls, or -1 */
-    uint32_t reserved1;               /* 164 */
-    uint64_t offset;                  /* 168: the first call's return address in the object */
-    _Atomic uint64_t calls;           /* 176: lowered calls from here */
-    _Atomic uint64_t audited;         /* 184: of those, run both ways and compared */
-    _Atomic uint64_t nonfinite_calls; /* 192: audited calls whose lowered output had Inf/NaN
+    uint8_t python;                        /* 160: a Python site */
+    uint8_t reserved0;                     /* 161 */
+    int16_t op_around;                     /* 162: the float32-list op around its calls, or -1 */
+    uint32_t reserved1;                    /* 164 */
+    uint64_t offset;                       /* 168: the first call's return address in the object */
+    _Atomic uint64_t calls;                /* 176: lowered calls from here */
+    _Atomic uint64_t audited;              /* 184: of those, run both ways and compared */
+    _Atomic uint64_t nonfinite_calls;      /* 192: audited calls whose lowered output had Inf/NaN
                                          where the fp32 one was finite */
-    _Atomic uint64_t nonfinite_elems; /* 200 */
-    _Atomic uint64_t flops;           /* 208: of every lowered call from here */
+    _Atomic uint64_t nonfinite_elems;      /* 200 */
+    _Atomic uint64_t flops;                /* 208: of every lowered call from here */
     _Atomic uint64_t hist[AMP_AUDIT_BINS]; /* 216: audited calls by relative error */
     _Atomic double err_max;                /* 280: relative Frobenius error, largest */
     _Atomic double err_sum;    /* 288: ... summed over audited calls (mean = sum / audited) */

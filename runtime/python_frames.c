@@ -15,18 +15,18 @@
 
 /* How a version keeps its frames. */
 enum frame_model {
-    FRAMES_OBJECTS,      /* 3.9, 3.10: PyFrameObject chain from tstate->frame */
-    FRAMES_CFRAME,       /* 3.11, 3.12: tstate->cframe->current_frame */
-    FRAMES_TSTATE,       /* 3.13: tstate->current_frame */
+    FRAMES_OBJECTS, /* 3.9, 3.10: PyFrameObject chain from tstate->frame */
+    FRAMES_CFRAME,  /* 3.11, 3.12: tstate->cframe->current_frame */
+    FRAMES_TSTATE,  /* 3.13: tstate->current_frame */
 };
 
 struct layout {
     unsigned version; /* 0xMMmm */
     enum frame_model model;
-    unsigned ts_frame;        /* tstate -> frame, cframe or current_frame */
-    unsigned cframe_current;  /* cframe -> current frame (FRAMES_CFRAME) */
+    unsigned ts_frame;       /* tstate -> frame, cframe or current_frame */
+    unsigned cframe_current; /* cframe -> current frame (FRAMES_CFRAME) */
     unsigned frame_code, frame_previous, frame_instr, frame_owner; /* owner: 0 when none */
-    unsigned lasti_scale;     /* FRAMES_OBJECTS: bytes per f_lasti unit */
+    unsigned lasti_scale; /* FRAMES_OBJECTS: bytes per f_lasti unit */
     unsigned code_filename, code_name, code_firsttraceable, code_adaptive;
     unsigned ascii_size, compact_size; /* sizeof(PyASCIIObject), sizeof(PyCompactUnicodeObject) */
 };
@@ -48,8 +48,8 @@ static const struct layout layouts[] = {
  * of the code object's line table). */
 static struct {
     const struct layout *layout;
-    void *(*this_thread_state)(void); /* PyGILState_GetThisThreadState */
-    int (*finalizing)(void);          /* _Py_IsFinalizing / Py_IsFinalizing */
+    void *(*this_thread_state)(void);    /* PyGILState_GetThisThreadState */
+    int (*finalizing)(void);             /* _Py_IsFinalizing / Py_IsFinalizing */
     int (*addr2line)(const void *, int); /* PyCode_Addr2Line */
     const void *code_type, *unicode_type;
     unsigned version;
@@ -190,7 +190,7 @@ static size_t unicode_utf8(const void *s, char *buf, size_t size)
     const uint8_t *data = (const uint8_t *)s + (ascii ? l->ascii_size : l->compact_size);
     size_t out = 0;
     for (int64_t i = 0; i < length; i++) {
-        uint32_t c = kind == 1 ? data[i]
+        uint32_t c = kind == 1   ? data[i]
                      : kind == 2 ? ((const uint16_t *)(const void *)data)[i]
                                  : ((const uint32_t *)(const void *)data)[i];
         char enc[4];
@@ -233,8 +233,7 @@ void amp_py_code_names(const void *code, struct amp_py_names *n)
         return;
     }
     n->file_len = unicode_utf8(load_ptr(code, l->code_filename), n->file, sizeof n->file);
-    n->function_len =
-        unicode_utf8(load_ptr(code, l->code_name), n->function, sizeof n->function);
+    n->function_len = unicode_utf8(load_ptr(code, l->code_name), n->function, sizeof n->function);
 }
 
 void amp_py_frame_names(const struct amp_py_frame *f, struct amp_py_names *n)

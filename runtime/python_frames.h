@@ -20,9 +20,9 @@ struct amp_py_frame {
 };
 
 enum amp_py_state {
-    AMP_PY_NONE,      /* no Python interpreter in this process */
-    AMP_PY_READABLE,  /* an interpreter whose frames ampshim reads */
-    AMP_PY_UNPROVEN,  /* an interpreter ampshim has no proven layout for */
+    AMP_PY_NONE,     /* no Python interpreter in this process */
+    AMP_PY_READABLE, /* an interpreter whose frames ampshim reads */
+    AMP_PY_UNPROVEN, /* an interpreter ampshim has no proven layout for */
 };
 
 /* Whether this process runs a Python interpreter and whether its frames

@@ -34,8 +34,7 @@ static int row_of(struct amp_ctl_block *b, const struct amp_site *where)
         } else {
             struct amp_cpu_site *s = &b->cpu_site[used];
             s->hook = where->hook;
-            amp_site_display(where, s->object, sizeof s->object, s->function,
-                             sizeof s->function);
+            amp_site_display(where, s->object, sizeof s->object, s->function, sizeof s->function);
             s->offset = where->offset;
             atomic_store_explicit(&s->ready, 1, memory_order_release);
             atomic_store_explicit(&b->cpu_sites, used + 1, memory_order_release);

@@ -291,17 +291,17 @@ static void python_categories(struct amp_site *f, const struct amp_py_frame *pf,
     if (!ov->n_sites)
         return;
     for (int acc = 0; acc < 2; acc++)
-        f->category[acc] = (uint8_t)amp_policy_python_category(
-            ov, AMP_DEVICE_CPU, (enum amp_hook_id)f->hook, acc, f->object, f->function,
-            (int)f->line, NULL);
+        f->category[acc] =
+            (uint8_t)amp_policy_python_category(ov, AMP_DEVICE_CPU, (enum amp_hook_id)f->hook, acc,
+                                                f->object, f->function, (int)f->line, NULL);
     static __thread struct amp_py_names n;
     static __thread char module[512];
     for (int i = 0; i <= site_frame; i++) {
         amp_py_code_names(pf[i].code, &n);
         amp_py_module_of(n.file, module, sizeof module);
         for (int acc = 0; acc < 2; acc++) {
-            int c = amp_policy_python_category(ov, AMP_DEVICE_CPU, (enum amp_hook_id)f->hook,
-                                               acc, NULL, NULL, 0, module);
+            int c = amp_policy_python_category(ov, AMP_DEVICE_CPU, (enum amp_hook_id)f->hook, acc,
+                                               NULL, NULL, 0, module);
             if (c != AMP_CAT_UNSET && f->category[acc] == AMP_CAT_UNSET)
                 f->category[acc] = (uint8_t)c;
         }

@@ -18,17 +18,17 @@
 #include "policy/policy.h"
 
 struct amp_site {
-    uint64_t key;        /* hash of kind, names, line, op around and hook */
+    uint64_t key;                        /* hash of kind, names, line, op around and hook */
     uint64_t object_hash, function_hash; /* of the full names (policy entries match them) */
     uint16_t hook;
-    uint8_t python;      /* a Python frame: object is its file, function its qualname */
-    uint8_t category[2]; /* what the policy's Python entries give it (accumulates), or
+    uint8_t python;       /* a Python frame: object is its file, function its qualname */
+    uint8_t category[2];  /* what the policy's Python entries give it (accumulates), or
                             AMP_CAT_UNSET */
-    int16_t op_around;   /* the float32-list op whose frame lies between the site and the
+    int16_t op_around;    /* the float32-list op whose frame lies between the site and the
                             call, or -1 */
-    uint32_t line;       /* Python sites */
-    uintptr_t offset;    /* native sites: the return address in its object */
-    const char *object;  /* full: a native object's basename, a Python file's path */
+    uint32_t line;        /* Python sites */
+    uintptr_t offset;     /* native sites: the return address in its object */
+    const char *object;   /* full: a native object's basename, a Python file's path */
     const char *function; /* full: "" when the object names none */
     _Atomic int16_t audit_slot, time_slot; /* index + 1 in the control block's tables; 0
                                               none yet, -1 no room */
@@ -42,8 +42,8 @@ const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id h
 /* A site's names for the tables: "kmeans.py" / "42 assign" for a Python
  * site, the object's basename and function for a native one; cut to the
  * sizes given. */
-void amp_site_display(const struct amp_site *s, char *object, size_t object_size,
-                      char *function, size_t function_size);
+void amp_site_display(const struct amp_site *s, char *object, size_t object_size, char *function,
+                      size_t function_size);
 
 /* The hash names are keyed with (FNV-1a, 64 bits): policy entries for names
  * longer than their fields carry it (policy/policy.h). */

@@ -17,7 +17,7 @@
 #define SAME(field, value)                                                                         \
     do {                                                                                           \
         if ((size_t)(field) != (size_t)(value)) {                                                  \
-            printf("FAIL %s: %zu, the headers say %zu\n", #field, (size_t)(field),               \
+            printf("FAIL %s: %zu, the headers say %zu\n", #field, (size_t)(field),                 \
                    (size_t)(value));                                                               \
             bad++;                                                                                 \
         }                                                                                          \
