@@ -178,8 +178,8 @@ static struct code_answer code_info(const void *code)
     amp_unlock_quietly(&code_lock, &quiet);
     if (a.code == code)
         return a;
-    static __thread struct amp_py_names n;
-    static __thread char module[512], dotted[800];
+    struct amp_py_names n;
+    char module[512], dotted[800];
     amp_py_code_names(code, &n);
     amp_py_module_of(n.file, module, sizeof module);
     snprintf(dotted, sizeof dotted, "%s.%s", module, n.function);
@@ -294,8 +294,8 @@ static void python_categories(struct amp_site *f, const struct amp_py_frame *pf,
         f->category[acc] =
             (uint8_t)amp_policy_python_category(ov, AMP_DEVICE_CPU, (enum amp_hook_id)f->hook, acc,
                                                 f->object, f->function, (int)f->line, NULL);
-    static __thread struct amp_py_names n;
-    static __thread char module[512];
+    struct amp_py_names n;
+    char module[512];
     for (int i = 0; i <= site_frame; i++) {
         amp_py_code_names(pf[i].code, &n);
         amp_py_module_of(n.file, module, sizeof module);
@@ -378,7 +378,7 @@ const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id h
     }
     if (npf && site_frame < 0)
         site_frame = 0; /* every frame a framework's: the nearest */
-    static __thread struct amp_py_names n;
+    struct amp_py_names n;
     if (site_frame >= 0) {
         amp_py_frame_names(&pf[site_frame], &n);
         f.python = 1;
