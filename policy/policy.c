@@ -210,6 +210,12 @@ static int copy_field(char *dst, size_t size, const char *src)
     return 0;
 }
 
+/* Whether the n characters at s name a Python file (end in .py). */
+static int names_python_file(const char *s, size_t n)
+{
+    return n >= 3 && strncmp(s + n - 3, ".py", 3) == 0;
+}
+
 /* Appends one call-site entry NAME@CALLER=CATEGORY. */
 static int add_site(const char *name, const char *caller, int first, int last, int cat,
                     struct amp_policy_overrides *ov, char *err, size_t errlen)
@@ -275,18 +281,22 @@ static int add_site(const char *name, const char *caller, int first, int last, i
      * Python site */
     if (colon && strcmp(s->object, "py") == 0)
         s->python = AMP_POLICY_PY_MODULE;
-    else if (colon && strstr(s->object, ".py") &&
-             (strlen(s->object) < 3 || strcmp(s->object + strlen(s->object) - 3, ".py") == 0 ||
-              strchr(s->object, '*')))
+    else if (colon && names_python_file(s->object, strlen(s->object)))
         s->python = AMP_POLICY_PY_SITE;
     ov->n_sites++;
     return evicted ? AMP_POLICY_SITE_DROPPED : 0;
 }
 
-/* A caller field of an entry against a name: an fnmatch glob, or, for a
- * name longer than the field holds, GLOB~HASH: the glob (the name's start
- * and '*') and the FNV-1a hash of the whole name in 16 hex digits
- * (amp_policy_long_name), so a cut name never matches another. */
+uint64_t amp_policy_name_hash(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = (h ^ *p) * 0x100000001b3ull;
+    return h;
+}
+
+/* A caller field of an entry against a name: an fnmatch glob, or
+ * GLOB~HASH for a name longer than the field holds (policy.h). */
 static int field_matches(const char *field, const char *name)
 {
     size_t n = strlen(field);
@@ -296,27 +306,10 @@ static int field_matches(const char *field, const char *name)
             return 0;
         memcpy(glob, field, n - 17);
         glob[n - 17] = '\0';
-        uint64_t h = 0xcbf29ce484222325ull;
-        for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-            h = (h ^ *p) * 0x100000001b3ull;
-        return fnmatch(glob, name, 0) == 0 && h == strtoull(field + n - 16, NULL, 16);
+        return fnmatch(glob, name, 0) == 0 &&
+               amp_policy_name_hash(name) == strtoull(field + n - 16, NULL, 16);
     }
     return fnmatch(field, name, 0) == 0;
-}
-
-void amp_policy_long_name(const char *name, size_t field_size, char *out, size_t out_size)
-{
-    size_t n = strlen(name);
-    if (n < field_size) {
-        snprintf(out, out_size, "%s", name);
-        return;
-    }
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
-    /* room for '*', '~', 16 digits and the end */
-    size_t keep = field_size > 20 ? field_size - 20 : 0;
-    snprintf(out, out_size, "%.*s*~%016llx", (int)keep, name, (unsigned long long)h);
 }
 
 int amp_policy_site_category(const struct amp_policy_overrides *ov, enum amp_device dev,
@@ -350,7 +343,7 @@ int amp_policy_python_category(const struct amp_policy_overrides *ov, enum amp_d
     snprintf(line_text, sizeof line_text, "%d", line);
     for (uint32_t i = ov->n_sites; i-- > 0;) {
         const struct amp_policy_site *s = &ov->site[i];
-        if (dev < s->first_dev || dev > s->last_dev ||
+        if (dev < s->first_dev || dev > s->last_dev || !s->python ||
             !amp_policy_name_matches(s->name, hook, accumulates))
             continue;
         int hit;
@@ -414,8 +407,7 @@ static int apply_entry(char *entry, struct amp_policy_overrides *ov, char *err, 
     }
     /* py:MODULE and FILE.py:LINE alone: every product made there */
     char *colon = strchr(name, ':');
-    if (colon &&
-        (strncmp(name, "py:", 3) == 0 || (colon - name > 3 && strncmp(colon - 3, ".py", 3) == 0)))
+    if (colon && (strncmp(name, "py:", 3) == 0 || names_python_file(name, (size_t)(colon - name))))
         return add_site("*", name, first, last, cat, ov, err, errlen);
     if (amp_policy_is_pattern(name)) {
         if (!apply_pattern(name, first, last, cat, ov)) {

@@ -202,10 +202,12 @@ int amp_policy_python_category(const struct amp_policy_overrides *ov, enum amp_d
                                enum amp_hook_id hook, int accumulates, const char *file,
                                const char *function, int line, const char *module);
 
-/* A name as a caller field of field_size bytes: the name itself when it
- * fits, else its start, '*', '~' and the FNV-1a hash of the whole name (16
- * hex digits), which matches that name only. */
-void amp_policy_long_name(const char *name, size_t field_size, char *out, size_t out_size);
+/* The 64-bit FNV-1a hash of a name. A caller field written GLOB~HASH (16
+ * hex digits) matches a name the glob matches whose hash is HASH: how an
+ * entry names a caller whose name is longer than the field holds (the
+ * audit's policy writes its cut names so), never another. Call sites are
+ * keyed with it too (runtime/sites.h). */
+uint64_t amp_policy_name_hash(const char *name);
 
 /* Name lookups; -1 when unknown. */
 int amp_op_from_name(const char *name);

@@ -77,8 +77,9 @@ static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The row of a call site, made when new; -1 when the table is full. Under
  * audit_lock. */
-static int site_of(struct amp_ctl_block *b, const struct amp_site *where, enum amp_hook_id hook)
+static int site_of(struct amp_ctl_block *b, const struct amp_site *where)
 {
+    enum amp_hook_id hook = (enum amp_hook_id)where->hook;
     uint32_t used = atomic_load_explicit(&b->audit_sites, memory_order_relaxed);
     if (used >= AMP_CTL_AUDIT_SITES) {
         atomic_fetch_add_explicit(&b->audit_dropped, 1, memory_order_relaxed);
@@ -89,10 +90,10 @@ static int site_of(struct amp_ctl_block *b, const struct amp_site *where, enum a
     s->device = amp_hook_device[hook];
     amp_site_display(where, s->object, sizeof s->object, s->function, sizeof s->function);
     /* the full names' hashes, for a policy entry naming a cut one */
-    s->object_hash =
-        strlen(where->object) >= sizeof s->object && !where->python ? where->object_hash : 0;
+    int native = !where->python;
+    s->object_hash = native && strlen(where->object) >= sizeof s->object ? where->object_hash : 0;
     s->function_hash =
-        strlen(s->function) >= sizeof s->function - 1 && !where->python ? where->function_hash : 0;
+        native && strlen(where->function) >= sizeof s->function ? where->function_hash : 0;
     s->python = where->python;
     s->op_around = where->op_around;
     s->offset = where->offset;
@@ -170,17 +171,14 @@ static void note_spread(struct amp_audit_site *s, enum amp_lowp_dtype dtype, con
 /* The site of a call from return_address, made at its first call, with the
  * call counted: a lowered call (spread < 0; *audit_this says whether to
  * audit it), or one the spread check kept as made (spread: its loss). */
-static struct amp_audit_site *enter(void *return_address, enum amp_hook_id hook,
-                                    enum amp_lowp_dtype dtype, double flops, const int64_t shape[3],
-                                    int *audit_this, double spread)
+static struct amp_audit_site *enter(const struct amp_site *where, enum amp_lowp_dtype dtype,
+                                    double flops, const int64_t shape[3], int *audit_this,
+                                    double spread)
 {
     *audit_this = 0;
     struct amp_ctl_block *b = amp_ctl;
     if (!b || amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_OFF)
         return NULL;
-    /* The call's site (runtime/sites.h: the program's own frame, named
-     * outside any lock of ours), and its row in the block's table. */
-    const struct amp_site *where = amp_site_of_call(return_address, hook);
     if (spread < 0 && last.site && where && last.where == where && last.block == b &&
         last.generation == atomic_load_explicit(&map_generation, memory_order_acquire) &&
         atomic_load_explicit(&last.site->n_shapes, memory_order_acquire) > 0 &&
@@ -194,7 +192,7 @@ static struct amp_audit_site *enter(void *return_address, enum amp_hook_id hook,
     if (where) {
         int16_t slot = atomic_load_explicit(&where->audit_slot, memory_order_relaxed);
         if (slot == 0) {
-            site = site_of(b, where, hook);
+            site = site_of(b, where);
             slot = (int16_t)(site >= 0 ? site + 1 : -1);
             atomic_store_explicit(&((struct amp_site *)where)->audit_slot, slot,
                                   memory_order_relaxed);
@@ -214,10 +212,10 @@ static struct amp_audit_site *enter(void *return_address, enum amp_hook_id hook,
     return s;
 }
 
-int amp_audit_slow_here(void *return_address, enum amp_hook_id hook, double flops)
+int amp_audit_slow_here(const struct amp_site *where, double flops)
 {
     const struct amp_audit_site *s = last.site;
-    if (!s || last.where != amp_site_of_call(return_address, hook) || last.block != amp_ctl ||
+    if (!s || !where || last.where != where || last.block != amp_ctl ||
         last.generation != atomic_load_explicit(&map_generation, memory_order_acquire))
         return 0;
     enum amp_auto_state st =
@@ -226,18 +224,17 @@ int amp_audit_slow_here(void *return_address, enum amp_hook_id hook, double flop
            (st == AMP_AUTO_LOWERED && amp_audit_slow_size(s, flops));
 }
 
-struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
-                                       enum amp_lowp_dtype dtype, double flops,
-                                       const int64_t shape[3], int *audit_this)
+struct amp_audit_site *amp_audit_enter(const struct amp_site *where, enum amp_lowp_dtype dtype,
+                                       double flops, const int64_t shape[3], int *audit_this)
 {
-    return enter(return_address, hook, dtype, flops, shape, audit_this, -1.0);
+    return enter(where, dtype, flops, shape, audit_this, -1.0);
 }
 
-void amp_audit_note_spread(void *return_address, enum amp_hook_id hook, enum amp_lowp_dtype dtype,
+void amp_audit_note_spread(const struct amp_site *where, enum amp_lowp_dtype dtype,
                            const int64_t shape[3], double loss)
 {
     int unused;
-    enter(return_address, hook, dtype, 0, shape, &unused, loss > 0 ? loss : 0.0);
+    enter(where, dtype, 0, shape, &unused, loss > 0 ? loss : 0.0);
 }
 
 void amp_audit_forget_unloaded(void)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "runtime/control.h"
+#include "runtime/sites.h"
 #include "runtime/threads.h"
 
 /* The outcome of one audited call, measured by the caller. */
@@ -50,28 +51,28 @@ double amp_audit_elem_max(const struct amp_audit_sums *s, const float *low, cons
 /* The relative Frobenius error the sums give. */
 double amp_audit_relative_error(const struct amp_audit_sums *s);
 
-/* The call site a lowered call of hook from this return address belongs to
- * (created at its first call), its calls and flops counted; returns it with
+/* The audit's row of the call site a lowered call belongs to (where:
+ * runtime/sites.h's amp_site_of_call; NULL when that map was full), made at
+ * its first call, its calls and flops counted; returns it with
  * *audit_this set when this call is one to audit (every
  * AMPSHIM_AUDIT_SAMPLE-th of the site), or NULL when the audit is off or the
  * site table is full. */
-struct amp_audit_site *amp_audit_enter(void *return_address, enum amp_hook_id hook,
-                                       enum amp_lowp_dtype dtype, double flops,
-                                       const int64_t shape[3], int *audit_this);
+struct amp_audit_site *amp_audit_enter(const struct amp_site *where, enum amp_lowp_dtype dtype,
+                                       double flops, const int64_t shape[3], int *audit_this);
 
-/* Whether AMPSHIM_AUDIT=auto runs a call of this size from return_address
+/* Whether AMPSHIM_AUDIT=auto runs a call of this size at site where
  * fp32 for speed (its site fp32 "not faster", or lowered but not for this
  * size class), as far as the thread's last site tells without a lock (0
  * when it is another site): the spread check need not weigh its operands.
  * A call it does audit anyway is run both ways, the program keeping fp32. */
-int amp_audit_slow_here(void *return_address, enum amp_hook_id hook, double flops);
+int amp_audit_slow_here(const struct amp_site *where, double flops);
 
 /* A call the spread check (shim/blas/blas_spread.h) kept as made: its site
  * (made at its first call) counts it and the largest loss, and the site is
  * reported as one to keep fp32. Under AMPSHIM_AUDIT=auto the evidence sends
  * the site to fp32 as an audit over tolerance would (it comes back after
  * clean audits of calls whose operands pass the check). */
-void amp_audit_note_spread(void *return_address, enum amp_hook_id hook, enum amp_lowp_dtype dtype,
+void amp_audit_note_spread(const struct amp_site *where, enum amp_lowp_dtype dtype,
                            const int64_t shape[3], double loss);
 
 /* A call of site s ran lowered and the program kept it: its flops count as

@@ -170,70 +170,50 @@ int amp_py_frames(struct amp_py_frame *out, int max)
     return n;
 }
 
-/* A str object's text as UTF-8 into buf; "?" for a form not read here. */
-static size_t unicode_utf8(const void *s, char *buf, size_t size)
+/* A str object's text as UTF-8 into buf, cut at a whole character where
+ * it does not fit; "?" for a form not read here (not compact). */
+static void unicode_utf8(const void *s, char *buf, size_t size)
 {
     const struct layout *l = py.layout;
-    if (!s || load_ptr(s, OB_TYPE) != py.unicode_type) {
-        snprintf(buf, size, "?");
-        return 1;
-    }
+    snprintf(buf, size, "?");
+    if (!s || load_ptr(s, OB_TYPE) != py.unicode_type)
+        return;
     uint32_t state;
     int64_t length;
     memcpy(&state, (const char *)s + STR_STATE, sizeof state);
     memcpy(&length, (const char *)s + STR_LENGTH, sizeof length);
     unsigned kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
-    if (!compact || (kind != 1 && kind != 2 && kind != 4) || length < 0) {
-        snprintf(buf, size, "?");
-        return 1;
-    }
+    if (!compact || (kind != 1 && kind != 2 && kind != 4) || length < 0)
+        return;
     const uint8_t *data = (const uint8_t *)s + (ascii ? l->ascii_size : l->compact_size);
     size_t out = 0;
     for (int64_t i = 0; i < length; i++) {
         uint32_t c = kind == 1   ? data[i]
                      : kind == 2 ? ((const uint16_t *)(const void *)data)[i]
                                  : ((const uint32_t *)(const void *)data)[i];
-        char enc[4];
-        size_t k;
-        if (c < 0x80) {
-            enc[0] = (char)c;
-            k = 1;
-        } else if (c < 0x800) {
-            enc[0] = (char)(0xc0 | c >> 6);
-            enc[1] = (char)(0x80 | (c & 0x3f));
-            k = 2;
-        } else if (c < 0x10000) {
-            enc[0] = (char)(0xe0 | c >> 12);
-            enc[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-            enc[2] = (char)(0x80 | (c & 0x3f));
-            k = 3;
-        } else {
-            enc[0] = (char)(0xf0 | c >> 18);
-            enc[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-            enc[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-            enc[3] = (char)(0x80 | (c & 0x3f));
-            k = 4;
-        }
-        for (size_t j = 0; j < k; j++, out++)
-            if (out + 1 < size)
-                buf[out] = enc[j];
+        /* the encoding's length, and its first byte's marker */
+        size_t k = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+        static const uint8_t lead[5] = {0, 0x00, 0xc0, 0xe0, 0xf0};
+        if (out + k >= size)
+            break;
+        for (size_t j = k; j-- > 1; c >>= 6)
+            buf[out + j] = (char)(0x80 | (c & 0x3f));
+        buf[out] = (char)(lead[k] | c);
+        out += k;
     }
-    buf[out + 1 < size ? out : size - 1] = '\0';
-    return out;
+    buf[out] = '\0';
 }
 
 void amp_py_code_names(const void *code, struct amp_py_names *n)
 {
     const struct layout *l = py.layout;
     n->line = 0;
-    if (!l || !is_code(code)) {
-        snprintf(n->file, sizeof n->file, "?");
-        snprintf(n->function, sizeof n->function, "?");
-        n->file_len = n->function_len = 1;
+    snprintf(n->file, sizeof n->file, "?");
+    snprintf(n->function, sizeof n->function, "?");
+    if (!l || !is_code(code))
         return;
-    }
-    n->file_len = unicode_utf8(load_ptr(code, l->code_filename), n->file, sizeof n->file);
-    n->function_len = unicode_utf8(load_ptr(code, l->code_name), n->function, sizeof n->function);
+    unicode_utf8(load_ptr(code, l->code_filename), n->file, sizeof n->file);
+    unicode_utf8(load_ptr(code, l->code_name), n->function, sizeof n->function);
 }
 
 void amp_py_frame_names(const struct amp_py_frame *f, struct amp_py_names *n)

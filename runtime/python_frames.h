@@ -36,14 +36,11 @@ enum amp_py_state amp_py_state(unsigned *version);
 int amp_py_frames(struct amp_py_frame *out, int max);
 
 /* A frame's names: file (co_filename), function (co_qualname; co_name
- * before 3.11) as UTF-8 into the buffers (truncated with their ends kept
- * NUL-terminated; *_len the full length in bytes, so a caller knows when it
- * was cut), and its line. Strings in a form ampshim cannot read come out
- * as "?". */
+ * before 3.11) as UTF-8 into the buffers (cut to them, NUL-terminated),
+ * and its line. Strings in a form ampshim cannot read come out as "?". */
 struct amp_py_names {
     char file[512];
     char function[256];
-    size_t file_len, function_len;
     int line;
 };
 void amp_py_frame_names(const struct amp_py_frame *f, struct amp_py_names *n);

@@ -1,8 +1,6 @@
-/* CPU time per call site (see site_time.h). A site is found from the
- * call's return address through a map kept under a lock, with the thread's
- * last site kept so a loop's timed calls take no lock; a new return address
- * is named by dladdr outside the lock (the loader's lock may be held by a
- * constructor that is calling us). */
+/* CPU time per call site (see site_time.h): each site of runtime/sites.h
+ * gets a row of the block's table at its first timed call, under a lock;
+ * the site keeps its row's index, so later calls take no lock. */
 #include "runtime/site_time.h"
 
 #include <inttypes.h>
@@ -62,11 +60,6 @@ void amp_site_time_record(void *return_address, enum amp_hook_id hook, uint64_t 
     if (site <= 0)
         return;
     amp_cpu_time_add_row(b->cpu_site[site - 1].t, ns, flops, lowered);
-}
-
-void amp_site_time_forget(void)
-{
-    /* Rows belong to sites, which runtime/sites.c keeps by name. */
 }
 
 void amp_site_time_atfork(enum amp_fork_phase phase)

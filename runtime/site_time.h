@@ -1,7 +1,6 @@
 /* CPU time per call site (AMPSHIM_CPU_TIMING_SAMPLE): the timed calls of
  * the CPU hooks (BLAS and oneDNN primitives), attributed to where they come
- * from, one hooked symbol called from one function of one object, as the
- * audit names its sites. Kept in the control block (amp_ctl_block.cpu_site),
+ * from: the call sites of runtime/sites.h, which the audit names too. Kept in the control block (amp_ctl_block.cpu_site),
  * so the exit report and ampctl stats show it live, audit on or off. Only
  * the timed calls (one in N) come here. */
 #ifndef AMPSHIM_SITE_TIME_H
@@ -22,11 +21,8 @@ void amp_site_time_record(void *return_address, enum amp_hook_id hook, uint64_t 
  * included) or a JSON array. Returns the rows written. */
 int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json);
 
-/* After a dlclose that unloaded something: the addresses are forgotten
- * (the sites keep their names and times). Never under a lock of ours. */
-void amp_site_time_forget(void);
-
-/* fork's share: the map's lock; the child's block starts empty. */
+/* fork's share: the rows' lock (the child's block starts empty, and
+ * runtime/sites.c forgets the sites' rows). */
 void amp_site_time_atfork(enum amp_fork_phase phase);
 
 #endif

@@ -19,14 +19,6 @@
 #include "runtime/python_frames.h"
 #include "runtime/threads.h"
 
-uint64_t amp_site_name_hash(const char *name)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-        h = (h ^ *p) * 0x100000001b3ull;
-    return h;
-}
-
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     return (h ^ v) * 0x100000001b3ull ^ (h >> 29);
@@ -255,13 +247,12 @@ static const struct amp_site *site_for_key(const struct amp_site *fresh)
 
 static void set_key(struct amp_site *f)
 {
-    uint64_t k = amp_site_name_hash(f->object);
-    k = mix(k, amp_site_name_hash(f->function));
+    f->object_hash = amp_policy_name_hash(f->object);
+    f->function_hash = amp_policy_name_hash(f->function);
+    uint64_t k = mix(f->object_hash, f->function_hash);
     k = mix(k, f->python ? (uint64_t)f->line << 1 | 1 : 0);
     k = mix(k, (uint64_t)(f->op_around + 1));
     f->key = mix(k, f->hook);
-    f->object_hash = amp_site_name_hash(f->object);
-    f->function_hash = amp_site_name_hash(f->function);
 }
 
 static void native_names(void *address, struct amp_site *f, char *buf, size_t size)

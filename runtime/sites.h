@@ -19,7 +19,7 @@
 
 struct amp_site {
     uint64_t key;                        /* hash of kind, names, line, op around and hook */
-    uint64_t object_hash, function_hash; /* of the full names (policy entries match them) */
+    uint64_t object_hash, function_hash; /* amp_policy_name_hash of the full names */
     uint16_t hook;
     uint8_t python;       /* a Python frame: object is its file, function its qualname */
     uint8_t category[2];  /* what the policy's Python entries give it (accumulates), or
@@ -44,10 +44,6 @@ const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id h
  * sizes given. */
 void amp_site_display(const struct amp_site *s, char *object, size_t object_size, char *function,
                       size_t function_size);
-
-/* The hash names are keyed with (FNV-1a, 64 bits): policy entries for names
- * longer than their fields carry it (policy/policy.h). */
-uint64_t amp_site_name_hash(const char *name);
 
 /* Whether this process's Python frames are read, for the report: 1 read,
  * 0 no Python, -1 an interpreter whose layout is not proven (its sites are

@@ -74,7 +74,6 @@ AMP_LOADER_EARLY AMP_EXPORT int dlclose(void *handle)
             amp_callers_forget_unloaded();
             amp_audit_forget_unloaded();
             amp_sites_forget_unloaded();
-            amp_site_time_forget();
         }
     }
     return status;

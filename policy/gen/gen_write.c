@@ -62,6 +62,17 @@ static int write_hook_rows(FILE *f, int family, int kind)
     return n;
 }
 
+/* One table of globs as an X-list: AMPSHIM_<NAME>_LIST(X), each row
+ * X("glob", "what") (quoted) or X("glob", what) (an identifier). */
+static void write_glob_list(FILE *f, const struct glob_table *t, const char *name,
+                            const char *columns, int quoted)
+{
+    fprintf(f, "\n\n/* X(%s): %s. */\n#define AMPSHIM_%s_LIST(X)", columns, t->file, name);
+    for (int i = 0; i < t->n; i++)
+        fprintf(f, quoted ? " \\\n    X(\"%s\", \"%s\")" : " \\\n    X(\"%s\", %s)",
+                t->rows[i].glob, t->rows[i].what);
+}
+
 void write_header(const char *path)
 {
     FILE *f = open_or_die(path, "w");
@@ -80,36 +91,14 @@ void write_header(const char *path)
     for (int i = 0; i < n_families; i++)
         fprintf(f, " \\\n    X(%s, %s, \"%s\", \"%s\")", families[i].name,
                 device_macros[families[i].device], families[i].prefix, families[i].display);
-    fprintf(f, "\n\n/* X(\"object glob\", \"what it is\"): libraries.txt. */\n"
-               "#define AMPSHIM_LIBRARY_LIST(X)");
-    for (int i = 0; i < library_table.n; i++)
-        fprintf(f, " \\\n    X(\"%s\", \"%s\")", library_table.rows[i].glob,
-                library_table.rows[i].what);
-    fprintf(f, "\n\n/* X(\"object glob\", \"what it is\"): embedded_blas.txt. */\n"
-               "#define AMPSHIM_EMBEDDED_BLAS_LIST(X)");
-    for (int i = 0; i < embedded_blas_table.n; i++)
-        fprintf(f, " \\\n    X(\"%s\", \"%s\")", embedded_blas_table.rows[i].glob,
-                embedded_blas_table.rows[i].what);
-    fprintf(f, "\n\n/* X(\"module\", \"what it is\"): blas_wrappers.txt. */\n"
-               "#define AMPSHIM_BLAS_WRAPPER_LIST(X)");
-    for (int i = 0; i < blas_wrapper_table.n; i++)
-        fprintf(f, " \\\n    X(\"%s\", \"%s\")", blas_wrapper_table.rows[i].glob,
-                blas_wrapper_table.rows[i].what);
-    fprintf(f, "\n\n/* X(\"object glob\", \"what it is\"): onednn_callers.txt. */\n"
-               "#define AMPSHIM_ONEDNN_CALLER_LIST(X)");
-    for (int i = 0; i < onednn_caller_table.n; i++)
-        fprintf(f, " \\\n    X(\"%s\", \"%s\")", onednn_caller_table.rows[i].glob,
-                onednn_caller_table.rows[i].what);
-    fprintf(f, "\n\n/* X(\"object glob\" or \"py:module\", \"what it is\"): frameworks.txt. */\n"
-               "#define AMPSHIM_FRAMEWORK_LIST(X)");
-    for (int i = 0; i < framework_table.n; i++)
-        fprintf(f, " \\\n    X(\"%s\", \"%s\")", framework_table.rows[i].glob,
-                framework_table.rows[i].what);
-    fprintf(f, "\n\n/* X(\"py:module.qualname glob\", op): op_frames.txt. */\n"
-               "#define AMPSHIM_OP_FRAME_LIST(X)");
-    for (int i = 0; i < op_frame_table.n; i++)
-        fprintf(f, " \\\n    X(\"%s\", %s)", op_frame_table.rows[i].glob,
-                op_frame_table.rows[i].what);
+    write_glob_list(f, &library_table, "LIBRARY", "\"object glob\", \"what it is\"", 1);
+    write_glob_list(f, &embedded_blas_table, "EMBEDDED_BLAS", "\"object glob\", \"what it is\"", 1);
+    write_glob_list(f, &blas_wrapper_table, "BLAS_WRAPPER", "\"module\", \"what it is\"", 1);
+    write_glob_list(f, &onednn_caller_table, "ONEDNN_CALLER", "\"object glob\", \"what it is\"", 1);
+    write_glob_list(f, &framework_table, "FRAMEWORK",
+                    "\"object glob\" or \"py:module\", \"what it is\"", 1);
+    /* its second column an op's name, for AMP_OP_##op */
+    write_glob_list(f, &op_frame_table, "OP_FRAME", "\"py:module.qualname glob\", op", 0);
     fprintf(f, "\n\n/* X(name, NAME, KIND, width, \"description\"): counters.txt; KIND OUTCOME\n"
                " * (calls is their sum), LIBRARY (a library's calls to itself) or AMOUNT. "
                "*/\n#define AMPSHIM_COUNTER_LIST(X)");

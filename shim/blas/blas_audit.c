@@ -60,8 +60,7 @@ static int not_audited(struct amp_blas_call *c)
 int amp_blas_audit_begin(struct amp_blas_call *c)
 {
     int audit_this;
-    c->audit_site =
-        amp_audit_enter(amp_tls_caller, c->hook, c->dtype, c->flops, c->shape, &audit_this);
+    c->audit_site = amp_audit_enter(c->site, c->dtype, c->flops, c->shape, &audit_this);
     /* A call the audit does not run both ways (the sampling skips it, or
      * it has no site to be recorded at: the site table is full) runs as the
      * program keeps it: as made (AMPSHIM_AUDIT=1: the audit never changes

@@ -18,14 +18,15 @@
 
 #include "runtime/sites.h"
 
-/* What the call's site decides (runtime/sites.h): the policy's entries
- * for Python code, else the op around the product (a float32-list op's
- * frame between the program and this call keeps it fp32, as torch.autocast
- * keeps every product inside such an op). Returns 1 when the call runs as
- * made, its outcome set. */
+/* Finds the call's site (runtime/sites.h), once: the audit and the spread
+ * check take it from c->site. Then what the site decides: the policy's
+ * entries for Python code, else the op around the product (a float32-list
+ * op's frame between the program and this call keeps it fp32, as
+ * torch.autocast keeps every product inside such an op). Returns 1 when
+ * the call runs as made, its outcome set. */
 static int site_decides(struct amp_blas_call *c)
 {
-    const struct amp_site *s = amp_site_of_call(amp_tls_caller, c->hook);
+    const struct amp_site *s = c->site = amp_site_of_call(amp_tls_caller, c->hook);
     if (!s)
         return 0;
     int cat = s->category[c->acc_read != 0];
@@ -65,7 +66,7 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
     /* A call auto keeps fp32 for speed needs no spread check (it costs
      * microseconds on a small product). */
     if (!(amp_unlikely(amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_AUTO) &&
-          amp_audit_slow_here(amp_tls_caller, c->hook, c->flops)) &&
+          amp_audit_slow_here(c->site, c->flops)) &&
         amp_blas_spread_keeps(c))
         return;
     if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)) && !amp_blas_audit_begin(c)) {

@@ -79,7 +79,8 @@ struct amp_blas_call {
     uint64_t ns_lowered; /* ... its lowered run's wall time */
     /* A call timed for AMPSHIM_CPU_TIMING_SAMPLE: when it began (ns), else 0. */
     uint64_t t0;
-    void *timed_caller; /* a timed call's return address (its site) */
+    void *timed_caller;          /* a timed call's return address (its site) */
+    const struct amp_site *site; /* a lowered call's site, once found (runtime/sites.h) */
 };
 
 /* Adds a timed call's wall time and flops to its hook's row of the block
@@ -140,6 +141,7 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->t0 =
         d.outcome != AMP_OUTCOME_INTERNAL && amp_unlikely(amp_cpu_timing_due()) ? amp_now_ns() : 0;
     c->timed_caller = amp_tls_caller; /* this call's: a nested hook may change the thread's */
+    c->site = NULL;
     c->outcome = d.outcome;
     c->dtype = d.dtype;
     c->explicit_request = (uint8_t)d.explicit_request;

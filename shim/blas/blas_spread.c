@@ -225,6 +225,6 @@ int amp_blas_spread_keeps(struct amp_blas_call *c)
                 "run as made in fp32, counted spread",
                 amp_hook_names[c->hook], amp_dtype_names[c->dtype], worst, limit);
     if (amp_unlikely(amp_live_load(&amp_rt.cfg.audit)))
-        amp_audit_note_spread(amp_tls_caller, c->hook, c->dtype, c->shape, worst);
+        amp_audit_note_spread(c->site, c->dtype, c->shape, worst);
     return 1;
 }

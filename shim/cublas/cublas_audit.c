@@ -266,9 +266,10 @@ int amp_cublas_audited(const struct amp_cublas_call *c, void *gemmex,
     int is64 = c->is64;
     int64_t shape[3] = {a->m, a->n, a->k};
     int audit_this;
-    struct amp_audit_site *site = amp_audit_enter(
-        amp_tls_caller, hook, (enum amp_lowp_dtype)amp_cublas_compute_dtype(a->compute),
-        2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
+    struct amp_audit_site *site =
+        amp_audit_enter(amp_site_of_call(amp_tls_caller, hook),
+                        (enum amp_lowp_dtype)amp_cublas_compute_dtype(a->compute),
+                        2.0 * (double)a->m * (double)a->n * (double)a->k, shape, &audit_this);
     if (!site || !audit_this)
         return not_audited(gemmex, is64, a, site, run_as_made);
     int mode, device = -1;

@@ -161,8 +161,8 @@ static void bf16_runs_as_made(void)
 static int audit_site(const struct amp_gplan *p, int dtype, enum amp_ctl_counter *outcome)
 {
     int ignored;
-    amp_audit_enter(amp_tls_caller, (enum amp_hook_id)p->row, (enum amp_lowp_dtype)dtype,
-                    2 * p->madds, p->shape, &ignored);
+    amp_audit_enter(amp_site_of_call(amp_tls_caller, (enum amp_hook_id)p->row),
+                    (enum amp_lowp_dtype)dtype, 2 * p->madds, p->shape, &ignored);
     if (amp_audit_follows())
         return dtype;
     *outcome = amp_not_lowered_after_all(*outcome);

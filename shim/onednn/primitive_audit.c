@@ -52,8 +52,8 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
     enum amp_hook_id hook = (enum amp_hook_id)c->hook;
     double flops = 2 * c->madds;
     int audit_this;
-    r->site = amp_audit_enter(amp_tls_caller, hook, (enum amp_lowp_dtype)dtype, flops, c->shape,
-                              &audit_this);
+    r->site = amp_audit_enter(amp_site_of_call(amp_tls_caller, hook), (enum amp_lowp_dtype)dtype,
+                              flops, c->shape, &audit_this);
     r->rc = 0;
     r->converted = 0;
     /* AMPSHIM_AUDIT=auto: a call-site entry the user wrote wins (it
