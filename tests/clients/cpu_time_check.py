@@ -10,7 +10,8 @@ fp32 region (ampshim_fp32_push: run as made, counted fp32).
   small and fp32, a time and a rate for each; its "lowering bought" line
   gives the lowered calls' time against the as-made rate of calls of their
   size (the fp32 region's);
-- the same timed calls by call site: numpy's one cblas_sgemm site;
+- the same timed calls by call site: the program's three product lines
+  (runtime/sites.h), the 5 lowered on the first loop's line;
 - `ampctl stats PID --json` of the running process carries the same in
   cpu_time (its values consistent with the call counts), by symbol and by
   call site;
@@ -22,6 +23,7 @@ fp32 region (ampshim_fp32_push: run as made, counted fp32).
 usage: cpu_time_check.py AMPCTL"""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -78,15 +80,20 @@ if timed and counts:
              int(t[4]) == counts.get("small") + counts.get("fp32") == 10, f"{t} {counts}")
     ck.check("a time and a rate for each", all(float(x) > 0 for x in (t[2], t[3], t[5], t[6])),
              f"{t}")
-# The same timed calls by call site: numpy's one matmul site has them all.
+# The same timed calls by call site: each product line of the program is
+# a site (runtime/sites.h), and together they have them all.
+lines = PROGRAM.split("\n")
+product_lines = [i + 1 for i, text in enumerate(lines) if "] @ " in text]
 after = report.split("by call site:", 1)[1].splitlines() if "by call site:" in report else []
-site = [line.split() for line in after
-        if line.startswith("cblas_sgemm ") and "_multiarray_umath" in line]
-ck.check("the report's table by call site: numpy's cblas_sgemm site, 5 timed lowered and 10 "
-         "timed as made, a time and a rate for each",
-         len(site) == 1 and int(site[0][2]) == 5 and int(site[0][5]) == 10 and
-         all(float(x) > 0 for x in (site[0][3], site[0][4], site[0][6], site[0][7])),
-         report[-1500:])
+site = {int(m.group(1)): [int(m.group(2)), float(m.group(3)), float(m.group(4)), int(m.group(5))]
+        for m in (re.match(r"cblas_sgemm\s+<string>:(\d+) <module>\s+(\d+)\s+(\S+)\s+(\S+)\s+(\d+)",
+                           line) for line in after) if m}
+first = product_lines[0]
+ck.check("the report's table by call site: the program's three product lines, 5 timed lowered "
+         "(the first loop's, with a time and a rate) and 10 timed as made",
+         sorted(site) == product_lines and site[first][0] == 5 and
+         site[first][1] > 0 and site[first][2] > 0 and
+         sum(v[3] for v in site.values()) == 10, f"{site} {product_lines} {report[-1500:]}")
 ck.check("the line on what lowering bought, against the fp32 region's calls of the same size",
          "lowering bought: about 5 of 5 lowered calls" in report,
          report[-600:])
@@ -115,10 +122,12 @@ if rows and sym:
              x["flops_made"] == 7 * 2 * 32 ** 3 + 3 * 2 * 256 ** 3 and
              stats["cpu_time"]["lowered_calls_weighed"] == 5, f"{x} {c}")
     sites = [y for y in stats["cpu_time"].get("sites", []) if y.get("symbol") == "cblas_sgemm"]
-    ck.check("... and by call site: one numpy site with the same timed calls and flops",
-             len(sites) == 1 and "_multiarray_umath" in sites[0]["object"] and
-             all(sites[0][k] == x[k] for k in ("timed_lowered", "timed_made", "flops_lowered",
-                                                "flops_made", "ns_lowered", "ns_made")),
+    ck.check("... and by call site: the product lines' sites, the same timed calls and flops "
+             "in all",
+             len(sites) == 3 and all(y["object"] == "<string>" for y in sites) and
+             all(sum(y[k] for y in sites) == x[k] for k in ("timed_lowered", "timed_made",
+                                                         "flops_lowered", "flops_made",
+                                                         "ns_lowered", "ns_made")),
              f"{sites} {x}")
 
 a = subprocess.run([sys.executable, "-c", PROGRAM], env=dict(base, AMPSHIM_AUDIT="1"),
