@@ -1,5 +1,6 @@
 /* The exit report: a table of counters per hooked symbol, with the op and
  * category the policy gave it, so a user sees what was autocast. */
+#include "runtime/sites.h"
 #include "runtime/report.h"
 
 #include <errno.h>
@@ -113,6 +114,8 @@ int amp_report_write(FILE *out)
     fputc('\n', out);
     if (cpu && cpu_verdict)
         cpu_verdict(out);
+    if (cpu)
+        amp_sites_report(out);
     fprintf(out, "%-*s %-18s %-11s %10s", width, "symbol", "op", "policy", "calls");
     for (int i = 0; i < AMP_CTL_COUNTERS; i++)
         fprintf(out, " %*s", (int)amp_ctl_counter_width[i], amp_ctl_counter_names[i]);

@@ -9,6 +9,7 @@
 
 #include <dlfcn.h>
 #include <fnmatch.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,7 @@ static const struct amp_site *site_for_key(const struct amp_site *fresh)
                 s->function = keep(fresh->function);
                 atomic_store_explicit(&s->audit_slot, 0, memory_order_relaxed);
                 atomic_store_explicit(&s->time_slot, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->kept_by_op, 0, memory_order_relaxed);
                 site_map[i] = s;
             }
             break;
@@ -336,8 +338,8 @@ const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id h
     void *native_site = return_address;
     if (info & ADDR_FRAMEWORK) {
         /* Native frames from the hook's caller outwards: an op frame on the
-         * way, and (without Python frames) the first frame outside the
-         * frameworks. A Python process hands over at the interpreter. */
+         * way, and the first frame outside the frameworks, up to the
+         * interpreter's (where a Python process hands over). */
         struct unwind_state u;
         u.n = 0;
         _Unwind_Backtrace(collect, &u);
@@ -349,7 +351,9 @@ const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id h
             int op = (int)(a >> ADDR_OP_SHIFT) - 1;
             if (op >= 0 && f.op_around < 0)
                 f.op_around = (int16_t)op;
-            if (npf && (a & ADDR_INTERPRETER))
+            /* The interpreter: its Python frames take over, or, where they
+             * cannot be read, the call's own caller is the site. */
+            if (a & ADDR_INTERPRETER)
                 break;
             if (!(a & ADDR_FRAMEWORK)) {
                 native_site = u.frames[i];
@@ -402,10 +406,44 @@ void amp_site_display(const struct amp_site *s, char *object, size_t object_size
         snprintf(function, function_size, "%s", s->function);
 }
 
-int amp_sites_python(unsigned *version)
+void amp_site_kept_by_op(const struct amp_site *s)
 {
-    enum amp_py_state st = amp_py_state(version);
-    return st == AMP_PY_READABLE ? 1 : st == AMP_PY_UNPROVEN ? -1 : 0;
+    atomic_fetch_add_explicit(&((struct amp_site *)s)->kept_by_op, 1, memory_order_relaxed);
+}
+
+void amp_sites_report(FILE *out)
+{
+    unsigned version;
+    if (amp_py_state(&version) == AMP_PY_UNPROVEN)
+        fprintf(out,
+                "python %u.%u: frames not read (no layout proven for this interpreter): call "
+                "sites are native objects\n",
+                version >> 8, version & 0xff);
+    /* by op, in the order of the op list */
+    struct amp_quiet quiet;
+    amp_lock_quietly(&site_lock, &quiet);
+    unsigned used = sites_used;
+    amp_unlock_quietly(&site_lock, &quiet);
+    static uint64_t by_op[AMP_OP_COUNT];
+    memset(by_op, 0, sizeof by_op);
+    uint64_t total = 0;
+    for (unsigned i = 0; i < used; i++) {
+        uint64_t n = atomic_load_explicit(&site_pool[i].kept_by_op, memory_order_relaxed);
+        if (n && site_pool[i].op_around >= 0) {
+            by_op[site_pool[i].op_around] += n;
+            total += n;
+        }
+    }
+    if (!total)
+        return;
+    fprintf(out, "kept fp32 by the op around them: %" PRIu64 " calls (", total);
+    const char *sep = "";
+    for (int o = 0; o < AMP_OP_COUNT; o++)
+        if (by_op[o]) {
+            fprintf(out, "%s%s %" PRIu64, sep, amp_op_names[o], by_op[o]);
+            sep = ", ";
+        }
+    fputs(")\n", out);
 }
 
 void amp_sites_forget_unloaded(void)

@@ -13,6 +13,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "loader/atfork.h"
 #include "policy/policy.h"
@@ -32,6 +33,7 @@ struct amp_site {
     const char *function; /* full: "" when the object names none */
     _Atomic int16_t audit_slot, time_slot; /* index + 1 in the control block's tables; 0
                                               none yet, -1 no room */
+    _Atomic uint64_t kept_by_op;           /* calls op_around kept fp32 (amp_site_kept_by_op) */
 };
 
 /* The site of the current call of hook from return_address; NULL when the
@@ -45,10 +47,14 @@ const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id h
 void amp_site_display(const struct amp_site *s, char *object, size_t object_size, char *function,
                       size_t function_size);
 
-/* Whether this process's Python frames are read, for the report: 1 read,
- * 0 no Python, -1 an interpreter whose layout is not proven (its sites are
- * native ones); *version its 0xMMmm. */
-int amp_sites_python(unsigned *version);
+/* A call of site s that its op_around kept fp32: counted for the report. */
+void amp_site_kept_by_op(const struct amp_site *s);
+
+/* The report's lines on sites (runtime/report.c): the calls the op around
+ * them kept fp32, by op, and, in a Python process whose frames ampshim
+ * cannot read, that its sites are native ones. Nothing when there is
+ * nothing to say. */
+void amp_sites_report(FILE *out);
 
 /* After a dlclose that unloaded something: forgets the answers cached for
  * addresses no loaded object holds. Sites themselves stay (their names are

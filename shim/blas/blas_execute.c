@@ -35,6 +35,8 @@ static int site_decides(struct amp_blas_call *c)
         cat = op != AMP_CAT_UNSET ? op : amp_policy_default[AMP_DEVICE_CPU][s->op_around];
         if (cat != AMP_CAT_FP32 && cat != AMP_CAT_PASSTHROUGH)
             cat = AMP_CAT_UNSET;
+        else
+            amp_site_kept_by_op(s);
     }
     if (cat == AMP_CAT_FP32) {
         c->outcome = AMP_OUTCOME_FP32;
