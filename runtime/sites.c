@@ -310,25 +310,19 @@ static __thread struct {
     const struct amp_site *site;
     uint32_t generation;
     uint16_t hook;
-} last;
+    uint8_t framework; /* the caller is a framework's: the site is found past it */
+} last __attribute__((tls_model("initial-exec")));
 
 enum { PY_FRAMES = 48 };
 
-const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id hook)
+/* The walk for a call that is not the thread's last one (see above). */
+static __attribute__((noinline)) const struct amp_site *walk(void *return_address,
+                                                             enum amp_hook_id hook, unsigned info,
+                                                             const void *code, const void *instr,
+                                                             uint32_t gen)
 {
-    if (!return_address)
-        return NULL;
-    unsigned info = addr_info(return_address);
     struct amp_py_frame pf[PY_FRAMES];
-    int npf = 0;
-    if (info & ADDR_FRAMEWORK)
-        npf = amp_py_frames(pf, PY_FRAMES);
-    const void *code = npf ? pf[0].code : NULL, *instr = npf ? pf[0].instr : NULL;
-    uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
-    if (last.site && last.address == return_address && last.hook == hook && last.code == code &&
-        last.instr == instr && last.generation == gen)
-        return last.site;
-
+    int npf = code ? amp_py_frames(pf, PY_FRAMES) : 0;
     struct amp_site f;
     memset(&f, 0, sizeof f);
     f.hook = (uint16_t)hook;
@@ -388,11 +382,33 @@ const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id h
     const struct amp_site *s = site_for_key(&f);
     last.address = return_address;
     last.hook = (uint16_t)hook;
+    last.framework = (uint8_t)(info & ADDR_FRAMEWORK);
     last.code = code;
     last.instr = instr;
     last.generation = gen;
     last.site = s;
     return s;
+}
+
+const struct amp_site *amp_site_of_call(void *return_address, enum amp_hook_id hook)
+{
+    if (!return_address)
+        return NULL;
+    uint32_t gen = atomic_load_explicit(&generation, memory_order_acquire);
+    int same =
+        last.site && last.address == return_address && last.hook == hook && last.generation == gen;
+    /* A program's own caller is its site: the same address, the same site. */
+    if (same && !last.framework)
+        return last.site;
+    unsigned info = addr_info(return_address);
+    /* Through a framework the site is the Python frame: the same one (its
+     * code object and instruction) is the same site. */
+    struct amp_py_frame innermost = {NULL, NULL};
+    if (info & ADDR_FRAMEWORK)
+        amp_py_frames(&innermost, 1);
+    if (same && last.code == innermost.code && last.instr == innermost.instr)
+        return last.site;
+    return walk(return_address, hook, info, innermost.code, innermost.instr, gen);
 }
 
 void amp_site_display(const struct amp_site *s, char *object, size_t object_size, char *function,
