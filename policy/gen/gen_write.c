@@ -324,13 +324,20 @@ void write_man(const char *template_path, const char *out_path)
         } else if (strcmp(line, "@EMBEDDED_BLAS_TABLE@\n") == 0) {
             write_glob_table(out, &embedded_blas_table, "object");
             replaced |= 16;
+        } else if (strcmp(line, "@FRAMEWORKS_TABLE@\n") == 0) {
+            write_glob_table(out, &framework_table, "object or py:module");
+            replaced |= 32;
+        } else if (strcmp(line, "@OP_FRAMES_TABLE@\n") == 0) {
+            write_glob_table(out, &op_frame_table, "py:module.function");
+            replaced |= 64;
         } else {
             fputs(line, out);
         }
     }
-    if (replaced != 31)
+    if (replaced != 127)
         die("%s: no @POLICY_TABLE@, @LIBRARIES_TABLE@, @ONEDNN_CALLERS_TABLE@, "
-            "@BLAS_WRAPPERS_TABLE@ or @EMBEDDED_BLAS_TABLE@ line",
+            "@BLAS_WRAPPERS_TABLE@, @EMBEDDED_BLAS_TABLE@, @FRAMEWORKS_TABLE@ or "
+            "@OP_FRAMES_TABLE@ line",
             template_path);
     fclose(in);
     fclose(out);
