@@ -440,7 +440,7 @@ void amp_sites_report(FILE *out)
     amp_lock_quietly(&site_lock, &quiet);
     unsigned used = sites_used;
     amp_unlock_quietly(&site_lock, &quiet);
-    static uint64_t by_op[AMP_OP_COUNT];
+    uint64_t by_op[AMP_OP_COUNT];
     memset(by_op, 0, sizeof by_op);
     uint64_t total = 0;
     for (unsigned i = 0; i < used; i++) {

@@ -92,13 +92,16 @@ except ImportError:
 print(out)
 """
 plain_out, _ = run(ACCURACY, shim=False)
-low_out, _ = run(ACCURACY, **force)
+low_out, low_report = run(ACCURACY, AMPSHIM_REPORT="1", **force)
 plain, low = eval(plain_out.strip().splitlines()[-1]), eval(low_out.strip().splitlines()[-1])
 for op in ["pinv", "expm", "cdist", "pinverse"]:
     if op in plain:
         check(low[op] <= 2 * plain[op] + 1e-7,
                  f"{op} inside an fp32-list op keeps fp32 accuracy: {low[op]:.3g} "
                  f"(plain {plain[op]:.3g})")
+kept = re.search(r"kept fp32 by the op around them: (\d+) calls \(([^)]*)\)", low_report)
+check(kept is not None and "pinverse" in kept.group(2),
+      f"the report counts the calls kept fp32 by their op: {kept and kept.group(0)}")
 for op in ["matmul", "mm"]:
     if op in plain:
         check(low[op] > 1e-4 and plain[op] < 1e-5,
