@@ -303,42 +303,45 @@ static void write_glob_table(FILE *out, const struct glob_table *t, const char *
     fprintf(out, ".TE\n");
 }
 
+/* The man page's generated tables: the line that stands for each, and the
+ * glob table it prints (NULL: the policy table). */
+static const struct {
+    const char *marker;
+    const struct glob_table *table;
+    const char *first_column;
+} man_tables[] = {
+    {"@POLICY_TABLE@\n", NULL, NULL},
+    {"@LIBRARIES_TABLE@\n", &library_table, "object"},
+    {"@ONEDNN_CALLERS_TABLE@\n", &onednn_caller_table, "object"},
+    {"@BLAS_WRAPPERS_TABLE@\n", &blas_wrapper_table, "module"},
+    {"@EMBEDDED_BLAS_TABLE@\n", &embedded_blas_table, "object"},
+    {"@FRAMEWORKS_TABLE@\n", &framework_table, "object or py:module"},
+    {"@OP_FRAMES_TABLE@\n", &op_frame_table, "py:module.function"},
+};
+enum { MAN_TABLES = sizeof man_tables / sizeof *man_tables };
+
 void write_man(const char *template_path, const char *out_path)
 {
     FILE *in = open_or_die(template_path, "r"), *out = open_or_die(out_path, "w");
     char line[4096];
-    int replaced = 0;
+    int replaced[MAN_TABLES] = {0};
     while (fgets(line, sizeof line, in)) {
-        if (strcmp(line, "@POLICY_TABLE@\n") == 0) {
-            write_man_table(out);
-            replaced |= 1;
-        } else if (strcmp(line, "@LIBRARIES_TABLE@\n") == 0) {
-            write_glob_table(out, &library_table, "object");
-            replaced |= 2;
-        } else if (strcmp(line, "@ONEDNN_CALLERS_TABLE@\n") == 0) {
-            write_glob_table(out, &onednn_caller_table, "object");
-            replaced |= 4;
-        } else if (strcmp(line, "@BLAS_WRAPPERS_TABLE@\n") == 0) {
-            write_glob_table(out, &blas_wrapper_table, "module");
-            replaced |= 8;
-        } else if (strcmp(line, "@EMBEDDED_BLAS_TABLE@\n") == 0) {
-            write_glob_table(out, &embedded_blas_table, "object");
-            replaced |= 16;
-        } else if (strcmp(line, "@FRAMEWORKS_TABLE@\n") == 0) {
-            write_glob_table(out, &framework_table, "object or py:module");
-            replaced |= 32;
-        } else if (strcmp(line, "@OP_FRAMES_TABLE@\n") == 0) {
-            write_glob_table(out, &op_frame_table, "py:module.function");
-            replaced |= 64;
-        } else {
+        int t = 0;
+        while (t < MAN_TABLES && strcmp(line, man_tables[t].marker) != 0)
+            t++;
+        if (t == MAN_TABLES)
             fputs(line, out);
-        }
+        else if (man_tables[t].table)
+            write_glob_table(out, man_tables[t].table, man_tables[t].first_column);
+        else
+            write_man_table(out);
+        if (t < MAN_TABLES)
+            replaced[t] = 1;
     }
-    if (replaced != 127)
-        die("%s: no @POLICY_TABLE@, @LIBRARIES_TABLE@, @ONEDNN_CALLERS_TABLE@, "
-            "@BLAS_WRAPPERS_TABLE@, @EMBEDDED_BLAS_TABLE@, @FRAMEWORKS_TABLE@ or "
-            "@OP_FRAMES_TABLE@ line",
-            template_path);
+    for (int t = 0; t < MAN_TABLES; t++)
+        if (!replaced[t])
+            die("%s: no %.*s line", template_path, (int)strlen(man_tables[t].marker) - 1,
+                man_tables[t].marker);
     fclose(in);
     fclose(out);
 }
