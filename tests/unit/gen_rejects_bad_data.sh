@@ -56,6 +56,10 @@ fresh; echo "libnodescription.so*" >> "$work/d/libraries.txt"
 expect_failure "a library without what it is" "expected: glob what"
 fresh; echo 'lib"quoted.so  a quote' >> "$work/d/libraries.txt"
 expect_failure "a library glob with a quote" "no quotes or backslashes"
+fresh; echo "py:mine.*.f  mm" >> "$work/d/op_frames.txt"
+expect_failure "an op frame naming an op of no float32 list" "'mm', which no CPU float32 list has"
+fresh; echo "libmine.so  cdist" >> "$work/d/op_frames.txt"
+expect_failure "an op frame that is no Python function" "rows are py:MODULE.QUALNAME globs"
 
 # An edit to a data file is all it takes to change the policy.
 fresh
