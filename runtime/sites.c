@@ -38,7 +38,7 @@ static const struct {
     const char *glob;
     int op;
 } op_frame[] = {
-#define AMP_X_OP_FRAME(glob, op) {glob + 3, AMP_OP_##op},
+#define AMP_X_OP_FRAME(glob, op) {glob, AMP_OP_##op},
     AMPSHIM_OP_FRAME_LIST(AMP_X_OP_FRAME)
 #undef AMP_X_OP_FRAME
 };
@@ -180,7 +180,7 @@ static struct code_answer code_info(const void *code)
     a.framework = (uint8_t)module_is_framework(module);
     a.op = -1;
     for (int i = 0; i < OP_FRAMES && a.op < 0; i++)
-        if (fnmatch(op_frame[i].glob, dotted, 0) == 0)
+        if (fnmatch(op_frame[i].glob + strlen("py:"), dotted, 0) == 0)
             a.op = (int16_t)op_frame[i].op;
     amp_lock_quietly(&code_lock, &quiet);
     code_cache[slot] = a;
