@@ -17,6 +17,7 @@
 
 #include "runtime/log.h"
 #include "runtime/report.h"
+#include "runtime/site_time.h"
 #include "runtime/sites.h"
 
 /* ---- comparing outputs ---- */
@@ -118,13 +119,16 @@ static void note_shape(struct amp_audit_site *s, const int64_t shape[3])
 }
 
 /* Whether a call of size class c at site s is one of the class's first,
- * audited to measure its speed: at a site auto has decided by error (or
- * kept fp32 for being slow at the sizes seen so far), a class it has never
- * weighed, until AMP_AUTO_CLASS_TIMED calls of it are timed. Without it a
- * size that first comes after probation would wait for the rechecks. */
+ * audited to measure its speed: at a site auto keeps fp32 for being slow
+ * at the sizes seen so far, a class it has never weighed, until
+ * AMP_AUTO_CLASS_TIMED calls of it are timed (a size that pays then brings
+ * the site back at once, not after the rechecks' hysteresis). A lowered
+ * site's new class needs none: the size rule lowers it and its pay checks
+ * weigh it (runtime/site_time.h). */
 static int class_unweighed(const struct amp_audit_site *s, enum amp_auto_state state, int c)
 {
-    return s->device == AMP_DEVICE_CPU && amp_audit_weighs_sizes(s, state) &&
+    return s->device == AMP_DEVICE_CPU && state == AMP_AUTO_FP32 &&
+           amp_audit_weighs_sizes(s, state) &&
            !(atomic_load_explicit(&s->class_speed[c], memory_order_relaxed) > 0) &&
            atomic_load_explicit(&s->speed_count[c], memory_order_relaxed) < AMP_AUTO_CLASS_TIMED;
 }
@@ -466,6 +470,52 @@ static void auto_weigh_new_class(struct amp_audit_site *s, int c)
         streak = 0;
     auto_move(s, state, next, flips, streak,
               next == AMP_AUTO_LOWERED ? AMP_AUTO_WHY_CLEAN : AMP_AUTO_WHY_NOT_FASTER, ratio);
+}
+
+void amp_audit_pay_verdict(struct amp_audit_site *s, double flops, int verdict, uint64_t ns_lowered,
+                           uint64_t ns_made)
+{
+    double ratio = ns_lowered && ns_made ? (double)ns_made / (double)ns_lowered : 0;
+    int c = amp_flops_class(flops);
+    struct amp_quiet quiet;
+    amp_lock_quietly(&audit_lock, &quiet);
+    if (ratio > 0 && amp_auto_state_of(atomic_load_explicit(
+                         &s->auto_state, memory_order_relaxed)) == AMP_AUTO_FP32) {
+        /* A check's run as made at a site kept fp32 for speed: a timed pair
+         * as an audit's, which may bring the site back for this size. */
+        uint32_t n = atomic_load_explicit(&s->speed_count[c], memory_order_relaxed);
+        double f = flops >= 1 ? flops : 1;
+        float per[2] = {(float)((double)ns_lowered / f), (float)((double)ns_made / f)};
+        for (int k = 0; k < 2; k++)
+            if (!n || per[k] < atomic_load_explicit(&s->speed_best[c][k], memory_order_relaxed))
+                atomic_store_explicit(&s->speed_best[c][k], per[k], memory_order_relaxed);
+        if (n < 255)
+            atomic_store_explicit(&s->speed_count[c], (uint8_t)(n + 1), memory_order_relaxed);
+        auto_weigh_new_class(s, c);
+        amp_unlock_quietly(&audit_lock, &quiet);
+        return;
+    }
+    if (ratio > 0)
+        atomic_store_explicit(&s->class_speed[c], (float)ratio, memory_order_relaxed);
+    uint32_t before = atomic_load_explicit(&s->slow_classes, memory_order_relaxed), slow = before;
+    if (verdict == AMP_PAY_COSTS)
+        slow |= 1u << c;
+    else if (verdict == AMP_PAY_PAYS)
+        slow &= ~(1u << c);
+    if (slow != before) {
+        atomic_store_explicit(&s->slow_classes, slow, memory_order_relaxed);
+        float speed[AMP_CPU_TIME_CLASSES];
+        for (int k = 0; k < AMP_CPU_TIME_CLASSES; k++)
+            speed[k] = atomic_load_explicit(&s->class_speed[k], memory_order_relaxed);
+        char sizes[256];
+        amp_audit_classes_text(1u << c, speed, sizes, sizeof sizes);
+        amp_log(AMP_LOG_INFO, "audit auto: %s from %s%s%s: calls of %s %s (%d pay checks agree)",
+                amp_hook_names[s->hook], s->object, s->function[0] ? ":" : "", s->function, sizes,
+                verdict == AMP_PAY_COSTS ? "run fp32, not faster lowered"
+                                         : "lowered again (faster)",
+                AMP_PAY_VOTES);
+    }
+    amp_unlock_quietly(&audit_lock, &quiet);
 }
 
 /* A call the spread check kept as made. Under audit_lock. */

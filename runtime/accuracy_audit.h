@@ -26,6 +26,7 @@ struct amp_audit_result {
      * that made its twin) */
     uint64_t ns_lowered, ns_fp32;
     double flops; /* the call's: its size class, for the speed */
+    int sampled;  /* compared on a sample of the output (auto's check of a native gemm) */
 };
 
 /* Sums over an output, fed element by element or by whole lines. */
@@ -89,6 +90,16 @@ static inline void amp_audit_ran_lowered(struct amp_audit_site *s, double flops)
  * come and go in one process, for a site or a size class of it. Called by
  * the audits at the end of a lowered run, with the call's flops. */
 void amp_audit_test_slow_lowered(double flops);
+
+/* AMPSHIM_AUDIT=auto: a pay check's verdict on the size class of a call
+ * of `flops` at site s (runtime/site_time.h; the check's two runs' CPU
+ * time): a class whose checks agree that lowering costs runs fp32 at a
+ * lowered site (amp_audit_site.slow_classes), one whose checks agree that
+ * it pays is lowered again, and a mixed verdict changes nothing (the size
+ * rule's decision stands). At a site kept fp32 for speed the pair is timed
+ * as an audit's and may bring the site back for this size. */
+void amp_audit_pay_verdict(struct amp_audit_site *s, double flops, int verdict, uint64_t ns_lowered,
+                           uint64_t ns_made);
 
 /* Adds one audited call's result to its site. */
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);

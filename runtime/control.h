@@ -20,12 +20,13 @@
 #include "runtime/control_find.h"
 
 #define AMP_CTL_MAGIC UINT64_C(0x314c544353504d41) /* "AMPSCTL1" */
-/* 11: call sites named by the program's own frame (runtime/sites.h): the
+/* 12: twelve counter slots (nonative), the CPU sites' pay checks per size
+ * class; 11: call sites named by the program's own frame (runtime/sites.h): the
  * audit site's names cut shorter, with their hashes, python and op_around;
  * 9: the spread counter (the tenth slot), the audit sites' spread
  * evidence and time, CPU time per hook; 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the
  * audit's settings and call sites; 3: eight counter slots */
-#define AMP_CTL_VERSION 11u
+#define AMP_CTL_VERSION 12u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -41,8 +42,8 @@ enum amp_ctl_counter {
 #undef AMP_X_COUNTER
         AMP_CTL_COUNTERS
 };
-#define AMP_CTL_COUNTER_SLOTS 10 /* per hook in the block's layout */
-_Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 10 counters per hook");
+#define AMP_CTL_COUNTER_SLOTS 12 /* per hook in the block's layout */
+_Static_assert(AMP_CTL_COUNTERS <= AMP_CTL_COUNTER_SLOTS, "the block has 12 counters per hook");
 
 /* Each counter's name, and whether it counts calls by outcome ("calls" is
  * the sum of those). */
@@ -242,7 +243,7 @@ struct amp_ctl_block {
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t
         exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
-    struct amp_thread threads[AMP_CTL_MAX_THREADS];       /* 31424 */
+    struct amp_thread threads[AMP_CTL_MAX_THREADS];       /* 37568 */
     _Atomic uint32_t audit_sites;                         /* sites in use */
     _Atomic uint32_t audit_dropped;                       /* sites not kept: the table was full */
     _Atomic uint64_t audit_flops; /* every lowered call's flops while the audit was on */
@@ -268,6 +269,16 @@ struct amp_ctl_block {
         char function[96]; /* the calling function, "" when dladdr names none */
         uint64_t offset;   /* the first call's return address in the object */
         _Atomic uint64_t t[AMP_CPU_TIME_FIELDS]; /* enum amp_cpu_time */
+        /* Did lowering pay here (runtime/site_time.h, pay checks)? Per size
+         * class: the native lowered calls and their flops; the pay checks
+         * (a lowered call also run as made, its output thrown away), their
+         * flops and their process CPU time both ways; the votes of the
+         * last checks (2 bits each, newest lowest: enum amp_pay_vote) and
+         * the verdict they give (enum amp_pay_verdict). */
+        struct amp_pay_class {
+            _Atomic uint64_t calls, flops, checks, checked_flops, ns_lowered, ns_made;
+            _Atomic uint32_t votes, verdict;
+        } pay[AMP_CPU_TIME_CLASSES];
     } cpu_site[AMP_CTL_CPU_SITES];
 };
 
@@ -282,20 +293,20 @@ _Static_assert(offsetof(struct amp_thread, dtype) == 44, "layout");
 _Static_assert(offsetof(struct amp_thread, cuda_dtype) == 52, "layout");
 _Static_assert(offsetof(struct amp_thread, regions) == 96, "layout");
 _Static_assert(offsetof(struct amp_thread, counters) == 128, "layout");
-_Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 80, "layout");
+_Static_assert(sizeof(struct amp_thread) == 128 + AMP_CTL_MAX_HOOKS * 96, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, generation) == 112, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, enabled) == 120, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, dtype) == 128, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, cpu_kernel) == 136, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, policy) == 192, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
-_Static_assert(offsetof(struct amp_ctl_block, threads) == 31424, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, threads) == 37568, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit) == 140, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_tolerance) == 152, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_request) == 160, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, lower_min) == 168, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
-                   31424 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread),
+                   37568 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread),
                "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
                    offsetof(struct amp_ctl_block, audit_sites) + 16,

@@ -76,10 +76,12 @@ enum amp_outcome {
     AMP_OUTCOME_PROMOTE,     /* widest input type: typed fp32 calls run as made */
     AMP_OUTCOME_INTERNAL,    /* a numerical library calling itself: untouched */
     AMP_OUTCOME_SMALL, /* lowered by the policy, but too small for lowering to pay: run as made */
-    AMP_OUTCOME_NO_UNITS, /* lowered by the policy, but this CPU has no native units (no oneDNN
+    AMP_OUTCOME_NO_UNITS,  /* lowered by the policy, but this CPU has no native units (no oneDNN
                              kernel) for the dtype: run as made */
-    AMP_OUTCOME_SPREAD,   /* lowered by the policy, but an operand's values lie too far from the
+    AMP_OUTCOME_SPREAD,    /* lowered by the policy, but an operand's values lie too far from the
                              origin for their spread (shim/blas/blas_spread.h): run as made */
+    AMP_OUTCOME_NO_NATIVE, /* lowered by the policy, but no native kernel takes this call, and
+                              emulating it was not asked for: run as made */
 };
 
 /* struct amp_thread.selected: 0 not selected, 1 selected by the process's
@@ -205,13 +207,14 @@ static inline struct amp_decision amp_decide(const struct amp_thread *t, enum am
  * as made. */
 static inline enum amp_ctl_counter amp_outcome_counter(enum amp_outcome outcome)
 {
-    return outcome == AMP_OUTCOME_LOWERED    ? AMP_CTL_LOWERED
-           : outcome == AMP_OUTCOME_FP32     ? AMP_CTL_FP32
-           : outcome == AMP_OUTCOME_INTERNAL ? AMP_CTL_INTERNAL
-           : outcome == AMP_OUTCOME_SMALL    ? AMP_CTL_SMALL
-           : outcome == AMP_OUTCOME_NO_UNITS ? AMP_CTL_NOUNITS
-           : outcome == AMP_OUTCOME_SPREAD   ? AMP_CTL_SPREAD
-                                             : AMP_CTL_PASSTHROUGH;
+    return outcome == AMP_OUTCOME_LOWERED     ? AMP_CTL_LOWERED
+           : outcome == AMP_OUTCOME_FP32      ? AMP_CTL_FP32
+           : outcome == AMP_OUTCOME_INTERNAL  ? AMP_CTL_INTERNAL
+           : outcome == AMP_OUTCOME_SMALL     ? AMP_CTL_SMALL
+           : outcome == AMP_OUTCOME_NO_UNITS  ? AMP_CTL_NOUNITS
+           : outcome == AMP_OUTCOME_SPREAD    ? AMP_CTL_SPREAD
+           : outcome == AMP_OUTCOME_NO_NATIVE ? AMP_CTL_NONATIVE
+                                              : AMP_CTL_PASSTHROUGH;
 }
 
 /* How a call counts when its lowered form could not be had (no library path,

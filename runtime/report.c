@@ -215,22 +215,22 @@ int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json)
             fputs("[]", out);
         fprintf(out,
                 ", \"lowered_calls_weighed\": %" PRIu64 ", \"lowered_ns_estimate\": %.0f"
-                ", \"fp32_ns_estimate\": %.0f}",
+                ", \"fp32_ns_estimate\": %.0f, \"pay\": ",
                 weighed, spent, at_fp32);
+        amp_pay_write(out, b, 1);
+        fputc('}', out);
         return rows;
     }
     if (rows && b)
         amp_site_time_write(out, b, 0);
-    if (weighed && spent > 0) {
+    /* Did it pay: the pay checks' answer, else the timed calls' estimate. */
+    if (b && amp_pay_write(out, b, 0)) {
+    } else if (weighed && spent > 0) {
         fprintf(out,
                 "lowering bought: about %" PRIu64 " of %" PRIu64 " lowered calls had calls of "
                 "their size run as made to compare with: they took about %.3g ms, at the as-made "
                 "rate about %.3g ms (%.2fx as fast lowered)\n",
                 weighed, lowered_all, spent / 1e6, at_fp32 / 1e6, at_fp32 / spent);
-    } else if (rows && lowered_all) {
-        fputs("lowering bought: not known (no call of a lowered call's symbol and size ran as "
-              "made; AMPSHIM_AUDIT=1 times both runs of the audited calls)\n",
-              out);
     }
     return rows;
 }

@@ -4,11 +4,13 @@
 #include "runtime/site_time.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/accuracy_audit.h"
 #include "runtime/callers.h"
 #include "runtime/report.h"
 #include "runtime/sites.h"
@@ -157,5 +159,192 @@ int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json)
         fputc(']', out);
     else if (dropped)
         fprintf(out, "(the table was full: %u timed calls of other sites not shown)\n", dropped);
+    return n;
+}
+
+/* ---- did lowering pay? ---- */
+
+const char *const amp_pay_verdict_names[4] = {"unsettled", "pays", "costs", "mixed"};
+
+static struct amp_pay_class *pay_class(const struct amp_site *where, double flops)
+{
+    struct amp_ctl_block *b = amp_ctl;
+    int site = b && where ? row_of(b, where) : 0;
+    if (site <= 0)
+        return NULL;
+    return &b->cpu_site[site - 1].pay[amp_flops_class(flops)];
+}
+
+int amp_pay_due(const struct amp_site *where, double flops)
+{
+    if (!amp_live_load(&amp_rt.cfg.cpu_timing_sample))
+        return 0;
+    struct amp_pay_class *p = pay_class(where, flops);
+    if (!p)
+        return 0;
+    uint64_t n = atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed) + 1;
+    atomic_fetch_add_explicit(&p->flops, flops > 0 ? (uint64_t)flops : 0, memory_order_relaxed);
+    return n == AMP_PAY_FIRST || n == 2 * AMP_PAY_FIRST || n == 4 * AMP_PAY_FIRST ||
+           n % AMP_PAY_EVERY == 0;
+}
+
+enum amp_pay_verdict amp_pay_record(const struct amp_site *where, double flops, uint64_t ns_lowered,
+                                    uint64_t ns_made)
+{
+    struct amp_pay_class *p = pay_class(where, flops);
+    if (!p || !ns_lowered || !ns_made)
+        return AMP_PAY_UNKNOWN;
+    atomic_fetch_add_explicit(&p->checks, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->checked_flops, flops > 0 ? (uint64_t)flops : 0,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->ns_lowered, ns_lowered, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->ns_made, ns_made, memory_order_relaxed);
+    double margin = amp_rt.cfg.audit_min_speedup > 1 ? amp_rt.cfg.audit_min_speedup : 1.0;
+    double q = (double)ns_made / (double)ns_lowered;
+    uint32_t vote = q >= margin         ? AMP_PAY_VOTE_PAYS
+                    : q <= 1.0 / margin ? AMP_PAY_VOTE_COSTS
+                                        : AMP_PAY_VOTE_EVEN;
+    /* The votes of one class come from one thread at a time in practice;
+     * two at once lose a vote, never corrupt one. */
+    uint32_t votes = atomic_load_explicit(&p->votes, memory_order_relaxed) << 2 | vote;
+    votes &= (1u << 2 * AMP_PAY_VOTES) - 1;
+    atomic_store_explicit(&p->votes, votes, memory_order_relaxed);
+    int pays = 0, costs = 0;
+    for (int i = 0; i < AMP_PAY_VOTES; i++) {
+        uint32_t v = votes >> 2 * i & 3;
+        pays += v == AMP_PAY_VOTE_PAYS;
+        costs += v == AMP_PAY_VOTE_COSTS;
+    }
+    uint64_t checks = atomic_load_explicit(&p->checks, memory_order_relaxed);
+    enum amp_pay_verdict verdict = pays == AMP_PAY_VOTES    ? AMP_PAY_PAYS
+                                   : costs == AMP_PAY_VOTES ? AMP_PAY_COSTS
+                                   : checks < AMP_PAY_VOTES ? AMP_PAY_UNKNOWN
+                                                            : AMP_PAY_MIXED;
+    atomic_store_explicit(&p->verdict, verdict, memory_order_relaxed);
+    return verdict;
+}
+
+/* One class of a site, as the table shows it. */
+struct pay_row {
+    int site, c;
+    uint64_t calls, flops, checks, checked, ns_low, ns_made;
+    uint32_t verdict;
+    double saved; /* ns, estimated for all the class's lowered calls */
+};
+
+static int by_saved(const void *pa, const void *pb)
+{
+    const struct pay_row *a = pa, *b = pb;
+    double x = fabs(a->saved), y = fabs(b->saved);
+    return x != y ? (x < y ? 1 : -1) : (a->site != b->site ? a->site - b->site : a->c - b->c);
+}
+
+int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
+{
+    static struct pay_row rows[AMP_CTL_CPU_SITES * 4];
+    int n = 0;
+    uint64_t unchecked = 0, lowered = 0;
+    double saved = 0, spent = 0;
+    uint32_t used = b ? atomic_load_explicit(&b->cpu_sites, memory_order_acquire) : 0;
+    for (uint32_t i = 0; i < used && i < AMP_CTL_CPU_SITES; i++) {
+        const struct amp_cpu_site *s = &b->cpu_site[i];
+        if (!atomic_load_explicit(&s->ready, memory_order_acquire) || s->hook >= AMP_HOOK_COUNT)
+            continue;
+        for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++) {
+            const struct amp_pay_class *p = &s->pay[c];
+            struct pay_row r = {
+                .site = (int)i,
+                .c = c,
+                .calls = atomic_load_explicit(&p->calls, memory_order_relaxed),
+                .flops = atomic_load_explicit(&p->flops, memory_order_relaxed),
+                .checks = atomic_load_explicit(&p->checks, memory_order_relaxed),
+                .checked = atomic_load_explicit(&p->checked_flops, memory_order_relaxed),
+                .ns_low = atomic_load_explicit(&p->ns_lowered, memory_order_relaxed),
+                .ns_made = atomic_load_explicit(&p->ns_made, memory_order_relaxed),
+                .verdict = atomic_load_explicit(&p->verdict, memory_order_relaxed),
+            };
+            if (!r.calls)
+                continue;
+            lowered += r.calls;
+            if (!r.checks || !r.checked) {
+                unchecked += r.calls;
+                continue;
+            }
+            double per = (double)r.flops / (double)r.checked;
+            r.saved = ((double)r.ns_made - (double)r.ns_low) * per;
+            saved += r.saved;
+            spent += (double)r.ns_low * per;
+            if (n < (int)(sizeof rows / sizeof *rows))
+                rows[n++] = r;
+        }
+    }
+    qsort(rows, (size_t)n, sizeof *rows, by_saved);
+    if (json)
+        fputs("{\"sites\": [", out);
+    else if (n)
+        fprintf(out,
+                "did lowering pay? (pay checks: a lowered call also run as made, its output "
+                "thrown away; process CPU time)\n%-24s %-36s %-18s %9s %6s %8s %-11s %12s\n",
+                "symbol", "caller", "flops", "lowered", "checks", "speed", "verdict", "saved ms");
+    for (int k = 0; k < n; k++) {
+        const struct pay_row *r = &rows[k];
+        const struct amp_cpu_site *s = &b->cpu_site[r->site];
+        char object[sizeof s->object + 1], function[sizeof s->function + 1], caller[200];
+        snprintf(object, sizeof object, "%.*s", (int)sizeof s->object, s->object);
+        snprintf(function, sizeof function, "%.*s", (int)sizeof s->function, s->function);
+        snprintf(caller, sizeof caller, "%s%s%s", object, function[0] ? ":" : "", function);
+        double from, to;
+        amp_audit_class_bounds(r->c, &from, &to);
+        double speed = r->ns_low ? (double)r->ns_made / (double)r->ns_low : 0;
+        uint32_t v = r->verdict < 4 ? r->verdict : 0;
+        if (json) {
+            fprintf(out, "%s{\"symbol\": \"%s\", \"object\": ", k ? ", " : "",
+                    amp_hook_names[s->hook]);
+            amp_json_string(out, object);
+            fputs(", \"function\": ", out);
+            amp_json_string(out, function);
+            fprintf(out,
+                    ", \"flops_from\": %.0f, \"lowered_calls\": %" PRIu64
+                    ", \"lowered_flops\": %" PRIu64 ", \"checks\": %" PRIu64
+                    ", \"checked_flops\": %" PRIu64 ", \"ns_lowered\": %" PRIu64
+                    ", \"ns_made\": %" PRIu64 ", \"verdict\": \"%s\", \"saved_ns\": %.0f}",
+                    from, r->calls, r->flops, r->checks, r->checked, r->ns_low, r->ns_made,
+                    amp_pay_verdict_names[v], r->saved);
+            continue;
+        }
+        char size[48];
+        if (isfinite(to))
+            snprintf(size, sizeof size, "%.2g-%.2g", from, to);
+        else
+            snprintf(size, sizeof size, "from %.2g", from);
+        fprintf(out, "%-24s %-36.36s %-18s %9" PRIu64 " %6" PRIu64 " %7.2fx %-11s %+12.3g\n",
+                amp_hook_names[s->hook], caller, size, r->calls, r->checks, speed,
+                amp_pay_verdict_names[v], r->saved / 1e6);
+    }
+    if (json) {
+        fprintf(out,
+                "], \"lowered_calls\": %" PRIu64 ", \"unchecked_calls\": %" PRIu64
+                ", \"saved_ns\": %.0f, \"lowered_ns_estimate\": %.0f}",
+                lowered, unchecked, saved, spent);
+        return n;
+    }
+    if (n)
+        fprintf(out,
+                "lowering %s: about %.3g ms of CPU time %s on the %" PRIu64
+                " lowered calls of checked sizes (%.2fx as fast lowered)",
+                saved >= 0 ? "paid" : "cost", fabs(saved) / 1e6, saved >= 0 ? "saved" : "lost",
+                lowered - unchecked, spent > 0 ? (spent + saved) / spent : 0.0);
+    if (n && unchecked)
+        fprintf(out,
+                "; %" PRIu64 " lowered calls of sizes a site made fewer than %u times not "
+                "checked\n",
+                unchecked, AMP_PAY_FIRST);
+    else if (n)
+        fputc('\n', out);
+    else if (lowered)
+        fprintf(out,
+                "lowering paid: not checked (%" PRIu64 " native lowered calls, none of a size a "
+                "call site made %u times: a pay check comes at the %uth)\n",
+                lowered, AMP_PAY_FIRST, AMP_PAY_FIRST);
     return n;
 }

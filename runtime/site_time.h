@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "runtime/control.h"
+#include "runtime/sites.h"
 #include "runtime/threads.h"
 
 /* A timed call of hook from return_address: its wall time and flops (0:
@@ -20,6 +21,41 @@ void amp_site_time_record(void *return_address, enum amp_hook_id hook, uint64_t 
 /* The table of a block, by time spent, largest first: text (its heading
  * included) or a JSON array. Returns the rows written. */
 int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json);
+
+/* ---- did lowering pay? ----
+ *
+ * A pay check is a lowered call also run as made, its output thrown away
+ * (shim/blas/blas_audit.c), both runs timed in the process's CPU time. A
+ * call site's native lowered calls are counted per size class
+ * (amp_cpu_time_class), and the class's 32nd, 64th and 128th calls and
+ * every 1024th after are checked, so a check costs at most a few percent
+ * of what the class's calls took (none for a class of fewer than 32 calls);
+ * AMPSHIM_CPU_TIMING_SAMPLE=0 turns them off. Each check votes: pays (as
+ * made took AMPSHIM_AUDIT_MIN_SPEEDUP times as long or more), costs (as
+ * made took at most its inverse) or even; the last three votes give the
+ * class's verdict: all pays, pays; all costs, costs; else mixed (the size
+ * rule's decision stands). The report and ampctl stats show the time saved
+ * or lost, estimated per class from the checks' rates. */
+enum amp_pay_vote { AMP_PAY_VOTE_NONE, AMP_PAY_VOTE_PAYS, AMP_PAY_VOTE_COSTS, AMP_PAY_VOTE_EVEN };
+enum amp_pay_verdict { AMP_PAY_UNKNOWN, AMP_PAY_PAYS, AMP_PAY_COSTS, AMP_PAY_MIXED };
+extern const char *const amp_pay_verdict_names[4];
+#define AMP_PAY_FIRST 32u   /* a class's first check, then at 2x and 4x */
+#define AMP_PAY_EVERY 1024u /* then every this many calls */
+#define AMP_PAY_VOTES 3     /* the votes that must agree */
+
+/* A native lowered call of site where, of `flops`: counted in its class;
+ * returns whether it is one to check. */
+int amp_pay_due(const struct amp_site *where, double flops);
+
+/* A pay check's two runs (process CPU ns): added to the class, its vote
+ * cast; returns the class's verdict (unsettled before AMP_PAY_VOTES
+ * checks). */
+enum amp_pay_verdict amp_pay_record(const struct amp_site *where, double flops, uint64_t ns_lowered,
+                                    uint64_t ns_made);
+
+/* The block's pay checks by call site and class, text (its heading and
+ * the run's total line included) or a JSON object; returns rows written. */
+int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json);
 
 /* fork's share: the rows' lock (the child's block starts empty, and
  * runtime/sites.c forgets the sites' rows). */

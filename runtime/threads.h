@@ -171,6 +171,17 @@ static inline uint64_t amp_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The process's CPU time in nanoseconds (a system call: for pay checks
+ * only): every thread's, the BLAS's and the native executor's workers
+ * included, and none of the time another process had the cores, so a
+ * busy machine does not make a run look slower. */
+static inline uint64_t amp_cpu_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The CPU hooks' sampled wall time (AMPSHIM_CPU_TIMING_SAMPLE): whether
  * this call of the thread is one to time, every Nth call that reaches a
  * hook's slow path (a pass-through's fast path is never timed and pays

@@ -13,7 +13,7 @@ enum {
     NAME_MAX_LEN = 64,
     MAX_LISTS = 32,
     MAX_FAMILIES = 16,
-    MAX_COUNTERS = 10 /* the control block's layout (AMP_CTL_COUNTER_SLOTS) */
+    MAX_COUNTERS = 12 /* the control block's layout (AMP_CTL_COUNTER_SLOTS) */
 };
 
 /* The categories; policy/policy.h expands enum amp_category from the list

@@ -95,6 +95,7 @@ static inline struct amp_thread *amp_first_call_setup(enum amp_hook_id hook, voi
             return;                                                                                \
         }                                                                                          \
         int lower = amp_blas_begin(&c, t, AMP_HOOK_##sym, ACC);                                    \
+        c.real = (void *)real;                                                                     \
         if (lower || amp_unlikely(c.t0)) {                                                         \
             int il = AMP_ILP64_##ints(AMP_HOOK_##sym);                                             \
             (void)il;                                                                              \

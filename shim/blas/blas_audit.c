@@ -8,10 +8,14 @@
  * audited. See blas_plan.h for the order of the steps. */
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "shim/blas/blas_audit.h"
+#include "runtime/site_time.h"
+#include "shim/blas/blas_native.h"
+#include "shim/resolve.h"
 
 /* Elements of an operand the routine references. */
 static size_t referenced(const struct amp_operand *o)
@@ -57,6 +61,265 @@ static int not_audited(struct amp_blas_call *c)
     return lowered;
 }
 
+/* ---- auto's sampled check of a native gemm ----
+ *
+ * Under AMPSHIM_AUDIT=auto a gemm the native executor runs is not run twice
+ * in full: it runs lowered, and the real fp32 routine recomputes a sample
+ * of the output's columns (1 in 16, at least AMP_CHECK_MIN_COLS; every
+ * column of a narrow output), which are compared with the lowered ones.
+ * The check costs about a sixteenth of the fp32 call. When the site's
+ * state lets the program keep the lowered result (probation and lowered)
+ * and the check passes, it keeps it; otherwise the whole call runs again as
+ * made (C put back first when the call reads it) and the program keeps
+ * fp32's result, as an audit over tolerance leaves it. */
+#define AMP_CHECK_MIN_COLS 16
+#define AMP_CHECK_SHARE 16
+
+enum { FORM_CBLAS, FORM_F77 };
+static const uint8_t hook_form[AMP_HOOK_COUNT] = {
+#define AMP_X_FORM(sym, routine, KIND, FORM, INTS, op, op_beta) [AMP_HOOK_##sym] = FORM_##FORM,
+    AMPSHIM_HOOK_LIST_BLAS(AMP_X_FORM)
+#undef AMP_X_FORM
+};
+
+/* The sample of c's output to recompute: its columns in column-major
+ * terms (a row-major C is the column-major C^T = op(B)^T op(A)^T), strided
+ * where the operand they come from lets a leading dimension step over the
+ * others, else one block; `turn` moves the sample from check to check. */
+static int64_t sample_columns(int64_t n)
+{
+    int64_t r = n <= 2 * AMP_CHECK_MIN_COLS ? n : n / AMP_CHECK_SHARE;
+    return r < AMP_CHECK_MIN_COLS && n > r ? AMP_CHECK_MIN_COLS : r;
+}
+
+/* The sgemm hook of a syrk hook's family and form (cblas_ssyrk64_:
+ * cblas_sgemm64_), or -1. */
+static int gemm_of(enum amp_hook_id hook)
+{
+    static _Atomic int16_t found[AMP_HOOK_COUNT]; /* hook + 1, or -1 */
+    int16_t f = atomic_load_explicit(&found[hook], memory_order_relaxed);
+    if (f)
+        return f - 1 < 0 ? -1 : f - 1;
+    char want[64];
+    const char *name = amp_hook_names[hook], *at = strstr(name, "ssyrk");
+    f = -1;
+    if (at && strlen(name) < sizeof want) {
+        snprintf(want, sizeof want, "%.*ssgemm%s", (int)(at - name), name, at + 5);
+        for (int h = 0; h < AMP_HOOK_COUNT; h++)
+            if (strcmp(amp_hook_names[h], want) == 0)
+                f = (int16_t)(h + 1);
+    }
+    atomic_store_explicit(&found[hook], f, memory_order_relaxed);
+    return f - 1 < 0 ? -1 : f - 1;
+}
+
+/* A syrk's sample: a block of C's columns, in column-major terms (a
+ * row-major syrk is the column-major one of the other triangle and the
+ * other transposition). */
+static int plan_syrk_sample(struct amp_blas_call *c, uint64_t turn)
+{
+    const struct amp_gemm_args *g = &c->gemm;
+    struct amp_gemm_sample *s = &c->sample;
+    int row = g->layout == 'R', gemm = gemm_of(c->hook);
+    s->gemm = gemm >= 0 ? amp_real_beside((enum amp_hook_id)gemm, c->real) : NULL;
+    if (!s->gemm)
+        return 0;
+    int notrans = (g->ta == 'N') != row;
+    s->uplo = (g->tb == 'U') != row ? 'U' : 'L';
+    int64_t n = g->n, r = sample_columns(n);
+    s->first = r < n ? (int64_t)((turn * (uint64_t)r) % (uint64_t)(n - r + 1)) : 0;
+    s->ta = notrans ? 'N' : 'T';
+    s->tb = notrans ? 'T' : 'N';
+    s->m = n;
+    s->n = r;
+    s->k = g->k;
+    s->a = c->in[0].p;
+    s->lda = s->ldb = g->lda;
+    s->b = notrans ? s->a + s->first : s->a + s->first * g->lda;
+    s->c = g->c + s->first * g->ldc;
+    s->cols = g->ldc;
+    return 1;
+}
+
+static int plan_sample(struct amp_blas_call *c, uint64_t turn)
+{
+    const struct amp_gemm_args *g = &c->gemm;
+    struct amp_gemm_sample *s = &c->sample;
+    if (c->native_kind == AMP_NATIVE_SYRK)
+        return plan_syrk_sample(c, turn);
+    s->uplo = 0;
+    s->first = 0;
+    s->gemm = c->real;
+    int row = g->layout == 'R';
+    s->ta = row ? g->tb : g->ta;
+    s->tb = row ? g->ta : g->tb;
+    s->m = row ? g->n : g->m;
+    int64_t n = row ? g->m : g->n;
+    s->k = g->k;
+    s->a = row ? c->in[1].p : c->in[0].p;
+    s->lda = row ? g->ldb : g->lda;
+    const float *b = row ? c->in[0].p : c->in[1].p;
+    int64_t ldb = row ? g->lda : g->ldb;
+    int64_t r = sample_columns(n);
+    s->n = r;
+    if (s->tb == 'N' && r < n) { /* columns of B: every (n / r)-th */
+        int64_t step = n / r, first = (int64_t)(turn % (uint64_t)step);
+        s->b = b + first * ldb;
+        s->ldb = step * ldb;
+        s->c = g->c + first * g->ldc;
+        s->cols = step * g->ldc;
+    } else { /* rows of a transposed B: a block of them */
+        int64_t first = r < n ? (int64_t)((turn * (uint64_t)r) % (uint64_t)(n - r + 1)) : 0;
+        s->b = s->tb == 'N' ? b + first * ldb : b + first;
+        s->ldb = ldb;
+        s->c = g->c + first * g->ldc;
+        s->cols = g->ldc;
+    }
+    return 1;
+}
+
+/* The rows of sampled column j a check compares: a syrk's triangle. */
+static void sample_rows(const struct amp_gemm_sample *s, int64_t j, int64_t *lo, int64_t *hi)
+{
+    int64_t col = s->first + j;
+    *lo = s->uplo == 'L' ? col : 0;
+    *hi = s->uplo == 'U' ? col + 1 : s->m;
+}
+
+/* The real routine on the sample: C[:, J] into out (m x n, dense). */
+static void sample_fp32(const struct amp_blas_call *c, float *out)
+{
+    const struct amp_gemm_sample *s = &c->sample;
+    float alpha = c->gemm.alpha, beta = c->gemm.beta;
+    if (hook_form[c->hook] == FORM_CBLAS) {
+        typedef void (*cblas_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
+                                 int64_t, const float *, int64_t, float, float *, int64_t);
+        ((cblas_fn)s->gemm)(102 /* CblasColMajor */, s->ta == 'N' ? 111 : 112,
+                            s->tb == 'N' ? 111 : 112, s->m, s->n, s->k, alpha, s->a, s->lda, s->b,
+                            s->ldb, beta, out, s->m);
+        return;
+    }
+    typedef void (*f77_fn)(const char *, const char *, const void *, const void *, const void *,
+                           const float *, const float *, const void *, const float *, const void *,
+                           const float *, float *, const void *, size_t, size_t);
+    int64_t v64[6] = {s->m, s->n, s->k, s->lda, s->ldb, s->m};
+    int32_t v32[6];
+    for (int i = 0; i < 6; i++)
+        v32[i] = (int32_t)v64[i];
+    int wide = amp_hook_ilp64(c->hook);
+#define AMP_INT(i) (wide ? (const void *)&v64[i] : (const void *)&v32[i])
+    ((f77_fn)s->gemm)(&s->ta, &s->tb, AMP_INT(0), AMP_INT(1), AMP_INT(2), &alpha, s->a, AMP_INT(3),
+                      s->b, AMP_INT(4), &beta, out, AMP_INT(5), 1, 1);
+#undef AMP_INT
+}
+
+/* Whether auto checks this call by its sample rather than running it twice. */
+static int sampled(const struct amp_blas_call *c)
+{
+    return amp_audit_auto() && !c->audit_only && c->real && amp_blas_native_takes(c) &&
+           !amp_live_load(&amp_rt.cfg.output_round) && c->gemm.k > 0;
+}
+
+/* Sets up a check: the sample's before-values (its reference starts from
+ * them) and, when the call reads C, all of C for a run again as made. */
+static int check_begin(struct amp_blas_call *c)
+{
+    uint64_t turn = atomic_load_explicit(&c->audit_site->audited, memory_order_relaxed);
+    if (!plan_sample(c, turn))
+        return 0;
+    const struct amp_gemm_sample *s = &c->sample;
+    size_t before = c->acc_read ? referenced(&c->acc) : 0, ref = (size_t)(s->m * s->n);
+    if (ref > SIZE_MAX / sizeof(float) / 2 || before > SIZE_MAX / sizeof(float) / 2 - ref)
+        return 0;
+    c->shadow = malloc((before + ref) * sizeof(float));
+    if (!c->shadow)
+        return 0;
+    c->shadow_elems = before;
+    if (before)
+        copy_referenced(&c->acc, c->shadow, 1);
+    float *out = c->shadow + before;
+    for (int64_t j = 0; j < s->n && c->acc_read; j++)
+        memcpy(out + j * s->m, s->c + j * s->cols, (size_t)s->m * sizeof(float));
+    enum amp_auto_state st =
+        amp_auto_state_of(atomic_load_explicit(&c->audit_site->auto_state, memory_order_acquire));
+    c->check_keeps = st == AMP_AUTO_PROBATION ||
+                     (st == AMP_AUTO_LOWERED && !amp_audit_slow_size(c->audit_site, c->flops));
+    c->check = 1;
+    c->audit_mark = amp_cpu_now_ns(); /* the lowered run's CPU time, for a pay check */
+    return 1;
+}
+
+int amp_blas_audit_check(struct amp_blas_call *c)
+{
+    c->check = 0;
+    const struct amp_gemm_sample *s = &c->sample;
+    float *ref = c->shadow + c->shadow_elems;
+    struct amp_audit_result r = {.flops = c->flops};
+    c->ns_lowered = amp_cpu_now_ns() - c->audit_mark;
+    sample_fp32(c, ref);
+    struct amp_audit_sums sums = {0};
+    for (int pass = 0; pass < 2; pass++)
+        for (int64_t j = 0; j < s->n; j++) {
+            int64_t lo, hi;
+            sample_rows(s, j, &lo, &hi);
+            const float *low = s->c + j * s->cols + lo, *fp32 = ref + j * s->m + lo;
+            if (pass == 0)
+                amp_audit_sum(&sums, low, fp32, hi - lo);
+            else
+                r.elem_max = amp_audit_elem_max(&sums, low, fp32, hi - lo, r.elem_max);
+        }
+    r.err = amp_audit_relative_error(&sums);
+    r.nonfinite = sums.nonfinite;
+    r.sampled = 1;
+    amp_audit_record(c->audit_site, &r);
+    int keep = c->check_keeps && !r.nonfinite && r.err <= amp_rt.cfg.audit_tolerance;
+    if (!keep && c->shadow_elems)
+        copy_referenced(&c->acc, c->shadow, 0);
+    free(c->shadow);
+    c->shadow = NULL;
+    if (keep) {
+        amp_audit_ran_lowered(c->audit_site, c->flops);
+    } else if (c->site) {
+        /* The run as made that follows is timed: a pay check for free. */
+        c->pay = 2;
+        c->audit_mark = amp_cpu_now_ns();
+    }
+    return keep;
+}
+
+/* A pay check's verdict, to auto's site when auto decides (it runs the
+ * calls of a class that costs as made). */
+static void pay_verdict(struct amp_blas_call *c, uint64_t ns_made)
+{
+    enum amp_pay_verdict v = amp_pay_record(c->site, c->flops, c->ns_lowered, ns_made);
+    if (c->audit_site && amp_audit_auto())
+        amp_audit_pay_verdict(c->audit_site, c->flops, v, c->ns_lowered, ns_made);
+}
+
+void amp_blas_pay_rerun_done(struct amp_blas_call *c)
+{
+    c->pay = 0;
+    pay_verdict(c, amp_cpu_now_ns() - c->audit_mark);
+}
+
+void amp_blas_pay_begin(struct amp_blas_call *c)
+{
+    if (!c->site || c->audit || (c->check && !c->check_keeps) || !amp_pay_due(c->site, c->flops) ||
+        c->check || !c->has_acc || amp_live_load(&amp_rt.cfg.output_round))
+        return;
+    for (int i = 0; i < c->n_in; i++)
+        c->saved_arg[i] = c->arg[i] ? *c->arg[i] : NULL;
+    size_t n = referenced(&c->acc);
+    c->shadow = n && n <= SIZE_MAX / (2 * sizeof(float)) ? malloc(2 * n * sizeof(float)) : NULL;
+    if (!c->shadow)
+        return; /* no memory for it: this call is not checked */
+    c->shadow_elems = n;
+    copy_referenced(&c->acc, c->shadow, 1);
+    c->audit = 1;
+    c->pay = 1;
+    c->audit_mark = amp_cpu_now_ns();
+}
+
 int amp_blas_audit_begin(struct amp_blas_call *c)
 {
     int audit_this;
@@ -74,6 +337,11 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
     }
     if (!c->audit_site || !audit_this)
         return not_audited(c);
+    if (sampled(c)) {
+        if (check_begin(c))
+            return 1;
+        return not_audited(c);
+    }
     for (int i = 0; i < c->n_in; i++)
         c->saved_arg[i] = c->arg[i] ? *c->arg[i] : NULL;
     c->shadow = NULL;
@@ -99,17 +367,25 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
 
 void amp_blas_audit_cancel(struct amp_blas_call *c)
 {
-    if (!c->audit)
+    if (!c->audit && !c->check)
         return;
+    c->check = 0;
+    c->pay = 0;
     free(c->shadow);
     c->shadow = NULL;
     c->audit = 0;
 }
 
+/* The audit's clock: a pay check's is the process's CPU time. */
+static uint64_t audit_clock(const struct amp_blas_call *c)
+{
+    return c->pay ? amp_cpu_now_ns() : amp_now_ns();
+}
+
 void amp_blas_audit_swap(struct amp_blas_call *c)
 {
     amp_audit_test_slow_lowered(c->flops);
-    c->ns_lowered = amp_now_ns() - c->audit_mark;
+    c->ns_lowered = audit_clock(c) - c->audit_mark;
     /* What the program would have had from the lowered call. */
     if (c->has_acc && amp_live_load(&amp_rt.cfg.output_round))
         amp_blas_round_output(c);
@@ -122,14 +398,16 @@ void amp_blas_audit_swap(struct amp_blas_call *c)
         copy_referenced(&c->acc, lowered, 1);
         copy_referenced(&c->acc, before, 0);
     }
-    c->audit_mark = amp_now_ns(); /* the run as made starts */
+    c->audit_mark = audit_clock(c); /* the run as made starts */
 }
 
 void amp_blas_audit_finish(struct amp_blas_call *c)
 {
-    uint64_t ns_fp32 = amp_now_ns() - c->audit_mark;
+    uint64_t ns_fp32 = audit_clock(c) - c->audit_mark;
     if (!c->has_acc)
         return;
+    if (c->pay)
+        pay_verdict(c, ns_fp32);
     const float *lowered = c->shadow + c->shadow_elems;
     struct amp_audit_sums sums = {0};
     struct amp_audit_result r = {.flops = c->flops};
@@ -152,6 +430,24 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
     }
     r.err = amp_audit_relative_error(&sums);
     r.nonfinite = sums.nonfinite;
+    int clean = !r.nonfinite && r.err <= amp_rt.cfg.audit_tolerance;
+    if (c->pay) {
+        /* A pay check: the program keeps the lowered output, but under
+         * auto one over tolerance keeps fp32's and moves its site. */
+        c->pay = 0;
+        if (c->audit_site)
+            amp_audit_record(c->audit_site, &r);
+        if (clean || !amp_audit_auto()) {
+            copy_referenced(&c->acc, c->shadow + c->shadow_elems, 0);
+            amp_audit_ran_lowered(c->audit_site, c->flops);
+        } else {
+            c->outcome = AMP_OUTCOME_FP32;
+            c->t->fp32_depth++;
+        }
+        free(c->shadow);
+        c->shadow = NULL;
+        return;
+    }
     amp_audit_record(c->audit_site, &r);
     if (amp_audit_follows() && !c->audit_only) {
         copy_referenced(&c->acc, c->shadow + c->shadow_elems, 0);

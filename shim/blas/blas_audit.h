@@ -20,4 +20,17 @@ void amp_blas_audit_swap(struct amp_blas_call *c);
 void amp_blas_audit_finish(struct amp_blas_call *c);
 float amp_blas_audit_scalar(struct amp_blas_call *c, float lowered, float fp32);
 
+/* After the native executor ran a call auto checks by a sample
+ * (c->check): recomputes the sample in fp32 and compares. Returns 1 when
+ * the program keeps the lowered result; 0 when the call must run again as
+ * made (C already put back). */
+int amp_blas_audit_check(struct amp_blas_call *c);
+
+/* Before the native executor runs a call whose result the program is to
+ * keep lowered: counts it for its pay checks (runtime/site_time.h) and,
+ * when it is one to check, sets it up as an audit (c->audit, c->pay) whose
+ * lowered output the program keeps, so the hook runs it again as made
+ * after it. */
+void amp_blas_pay_begin(struct amp_blas_call *c);
+
 #endif

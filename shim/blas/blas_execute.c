@@ -1,12 +1,13 @@
 /* The CPU executor: runs a planned, lowered BLAS call one of three ways,
  * chosen here, unless the gate keeps it as made (shim/blas/blas_native.h:
  * too small for lowering to pay, counted small; no native units here,
- * counted nounits) or its operands do (shim/blas/blas_spread.h: their values
+ * counted nounits; no native kernel takes this call and emulation was not
+ * asked for, counted nonative) or its operands do (shim/blas/blas_spread.h: their values
  * lie too far from the origin for their spread, counted spread). Under the audit
  * (shim/blas/blas_audit.c) it is first counted at its site, which may keep
  * it as made; a gemm or syrk the native
  * executor (shim/blas/blas_native.c) takes runs as oneDNN low-precision
- * matmuls and is done; anything else is emulated: its multiplicands are
+ * matmuls and is done; anything else, when asked for, is emulated: its multiplicands are
  * rounded (round-to-nearest-even) into per-thread scratch with the caller's
  * own leading dimensions, and the hook then runs the real fp32 routine on
  * them, bit for bit the real routine on rounded operands. */
@@ -65,6 +66,12 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
     if (site_decides(c))
         return;
     c->audit_only = gate == AMP_CPU_AUDIT_ONLY;
+    /* Under the defaults only what runs on native units is lowered: an
+     * emulated product is slower than fp32 and changes the answer. */
+    if (!c->audit_only && !amp_blas_emulation_asked(c) && !amp_blas_native_fits(c)) {
+        c->outcome = AMP_OUTCOME_NO_NATIVE;
+        return;
+    }
     /* A call auto keeps fp32 for speed needs no spread check (it costs
      * microseconds on a small product). */
     if (!(amp_unlikely(amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_AUTO) &&
@@ -81,8 +88,28 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
             c->t->fp32_depth++;
         return;
     }
-    if (c->native_kind && !c->audit_only && amp_blas_native(c))
+    if (!c->audit_only && amp_blas_native_takes(c))
+        amp_blas_pay_begin(c);
+    if (c->native_kind && !c->audit_only && amp_blas_native(c)) {
+        if (amp_unlikely(c->check) && !amp_blas_audit_check(c)) {
+            /* Over tolerance, or a site auto keeps fp32: run as made. */
+            c->done = 0;
+            c->outcome = AMP_OUTCOME_FP32;
+            c->t->fp32_depth++;
+        }
         return;
+    }
+    /* The native executor could not run it after all (oneDNN refused, no
+     * memory): a check or a pay check set up for its native run is off;
+     * the call runs emulated where that was asked for, else as made, as
+     * the program would have. */
+    if (c->check || c->pay)
+        amp_blas_audit_cancel(c);
+    if (!c->audit_only && !amp_blas_emulation_asked(c)) {
+        amp_blas_audit_cancel(c);
+        c->outcome = AMP_OUTCOME_NO_NATIVE;
+        return;
+    }
     enum amp_lowp_dtype dtype = c->dtype;
     size_t offsets[2], total = 0;
     for (int i = 0; i < c->n_in; i++) {

@@ -562,12 +562,10 @@ enum amp_cpu_gate amp_cpu_auto_gate(enum amp_lowp_dtype dtype, double madds)
 {
     if (amp_live_load(&amp_rt.cfg.cpu_kernel) != AMP_CPU_KERNEL_AUTO)
         return AMP_CPU_LOWER;
-    /* Under AMPSHIM_AUDIT=auto the crossover gives way to measurement
-     * wherever there may be units: auto weighs each size class of a site
-     * (runtime/accuracy_audit.h) and keeps fp32 the ones that do not pay. */
-    if (madds < (double)AMP_NATIVE_MIN_MACS &&
-        (amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_AUTO ||
-         amp_cpu_native_units(dtype, NULL, 0) == 0))
+    /* AMPSHIM_AUDIT=auto keeps the crossover too: below it lowering costs
+     * more than it saves on every CPU measured, and finding that out again
+     * per call site cost more than it saved (bench/auto_pays.py). */
+    if (madds < (double)AMP_NATIVE_MIN_MACS)
         return AMP_CPU_SMALL;
     static _Atomic int said_never[AMP_DTYPE_COUNT];
     char why[192] = "";
@@ -579,8 +577,33 @@ enum amp_cpu_gate amp_cpu_auto_gate(enum amp_lowp_dtype dtype, double madds)
                 "nounits; AMPSHIM_AUDIT=1 measures what %s would cost, and "
                 "AMPSHIM_CPU_KERNEL=emulate lowers BLAS products anyway (rounded operands)",
                 amp_dtype_names[dtype], why, amp_dtype_names[dtype]);
-    return amp_live_load(&amp_rt.cfg.audit) != AMP_AUDIT_OFF ? AMP_CPU_AUDIT_ONLY
+    /* The study modes measure what lowering would cost (a machine with
+     * units would lower it); auto, which decides what runs, runs nothing
+     * twice for a lowering that cannot pay here. */
+    uint32_t audit = amp_live_load(&amp_rt.cfg.audit);
+    return audit != AMP_AUDIT_OFF && audit != AMP_AUDIT_AUTO ? AMP_CPU_AUDIT_ONLY
                                                              : AMP_CPU_NO_UNITS;
+}
+
+int amp_blas_native_fits(const struct amp_blas_call *c)
+{
+    const struct amp_gemm_args *a = &c->gemm;
+    return c->native_kind != AMP_NATIVE_NONE && c->dtype != AMP_DTYPE_TF32 &&
+           a->m >= AMP_NATIVE_MIN_SIDE && a->n >= AMP_NATIVE_MIN_SIDE &&
+           a->k >= AMP_NATIVE_MIN_SIDE;
+}
+
+int amp_blas_native_takes(const struct amp_blas_call *c)
+{
+    const struct amp_gemm_args *a = &c->gemm;
+    int kernel = amp_live_load(&amp_rt.cfg.cpu_kernel);
+    double macs = (double)a->m * (double)a->n * (double)a->k;
+    if (c->native_kind == AMP_NATIVE_SYRK)
+        macs /= 2;
+    return kernel != AMP_CPU_KERNEL_EMULATE && c->dtype != AMP_DTYPE_TF32 &&
+           c->native_kind != AMP_NATIVE_NONE &&
+           (kernel == AMP_CPU_KERNEL_NATIVE ||
+            (amp_blas_native_fits(c) && macs >= AMP_NATIVE_MIN_MACS));
 }
 
 int amp_blas_native(struct amp_blas_call *c)
@@ -594,12 +617,9 @@ int amp_blas_native(struct amp_blas_call *c)
     double macs = (double)a->m * (double)a->n * (double)a->k;
     if (c->native_kind == AMP_NATIVE_SYRK)
         macs /= 2;
-    /* Below the crossover only under AMPSHIM_AUDIT=auto, which measures
-     * whether it pays (amp_cpu_auto_gate). */
-    int measured = amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_AUTO;
     if (kernel == AMP_CPU_KERNEL_AUTO &&
-        ((macs < AMP_NATIVE_MIN_MACS && !measured) || a->m < AMP_NATIVE_MIN_SIDE ||
-         a->n < AMP_NATIVE_MIN_SIDE || a->k < AMP_NATIVE_MIN_SIDE))
+        (macs < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE || a->n < AMP_NATIVE_MIN_SIDE ||
+         a->k < AMP_NATIVE_MIN_SIDE))
         return 0;
     char why[192];
     if (amp_onednn_open(why, sizeof why) != AMP_ONEDNN_OK) {

@@ -147,7 +147,7 @@ int amp_plan_gemm(struct amp_blas_call *c, char layout, char ta, char tb, int64_
     c->has_acc = 1;
     c->acc_read = beta != 0.0f;
     c->native_kind = AMP_NATIVE_GEMM;
-    c->gemm = (struct amp_gemm_args){layout, ta, tb, m, n, k, ldc, alpha, beta, cm};
+    c->gemm = (struct amp_gemm_args){layout, ta, tb, m, n, k, ldc, alpha, beta, cm, lda, ldb};
     set_work(c, 2.0 * (double)m * (double)n * (double)k, m, n, k);
     return ok && m && n && k && alpha != 0.0f;
 }
@@ -238,7 +238,8 @@ int amp_plan_syrk(struct amp_blas_call *c, char layout, char uplo, char trans, i
         add_input(c, b, 0);
     } else {
         c->native_kind = AMP_NATIVE_SYRK;
-        c->gemm = (struct amp_gemm_args){layout, trans, uplo, n, n, k, ldc, alpha, beta, cm};
+        c->gemm =
+            (struct amp_gemm_args){layout, trans, uplo, n, n, k, ldc, alpha, beta, cm, lda, lda};
     }
     c->has_acc = 1;
     c->acc_read = beta != 0.0f;

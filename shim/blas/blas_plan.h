@@ -46,6 +46,21 @@ struct amp_gemm_args {
     int64_t m, n, k, ldc;
     float alpha, beta;
     float *c;
+    int64_t lda, ldb; /* as the caller gave them (a gemm's) */
+};
+
+/* The columns of a gemm's output auto's check recomputes in fp32, in
+ * column-major terms: C[:, J] = alpha op(A) op(B)[:, J] + beta C[:, J], the
+ * |J| = n columns cols apart from c (shim/blas/blas_audit.c); a syrk's is
+ * a block of columns of op(A) op(A)^T, compared on its triangle. */
+struct amp_gemm_sample {
+    char ta, tb;
+    char uplo;     /* a syrk's triangle of C (column-major terms), 0 for a gemm */
+    int64_t first; /* a syrk's first sampled column */
+    void *gemm;    /* the real sgemm that computes it (a syrk's: beside its routine) */
+    int64_t m, n, k, lda, ldb, cols;
+    const float *a, *b;
+    float *c;
 };
 
 struct amp_blas_call {
@@ -65,6 +80,12 @@ struct amp_blas_call {
     uint8_t done;          /* the native executor ran it: the real routine is not called */
     uint8_t explicit_request; /* asked for explicitly (runtime/decide.h) */
     uint8_t audit_only;       /* no native units here: audited, the program keeps the fp32 result */
+    uint8_t check;            /* auto's sampled check of a native gemm (shim/blas/blas_audit.c) */
+    uint8_t check_keeps;      /* ... whose lowered result the program keeps when it passes */
+    uint8_t pay;              /* a pay check (runtime/site_time.h): 1 an audit the program keeps
+                                 lowered, 2 a failed check's run as made, timed */
+    void *real;               /* the routine this call forwards to (its hook's, for this call) */
+    struct amp_gemm_sample sample;
     struct amp_gemm_args gemm;
     /* For the accuracy audit (shim/blas/blas_audit.c), set by the planners. */
     double flops;           /* the routine's floating-point operations */
@@ -132,6 +153,10 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
     c->native_kind = AMP_NATIVE_NONE;
     c->done = 0;
     c->audit = 0;
+    c->check = 0;
+    c->pay = 0;
+    c->real = NULL;
+    c->audit_site = NULL;
     c->output_rounded = 0;
     c->flops = 0;
     c->shape[0] = c->shape[1] = c->shape[2] = 0;
@@ -188,6 +213,9 @@ static inline void amp_blas_round_accumulator(struct amp_blas_call *c)
  * line: amp_blas_end below stays small). */
 void amp_blas_round_output(struct amp_blas_call *c);
 
+/* A failed check's run as made, timed for its pay check (blas_audit.c). */
+void amp_blas_pay_rerun_done(struct amp_blas_call *c);
+
 /* Rounds the output (AMPSHIM_OUTPUT=round), closes the fp32 region, counts. */
 static inline void amp_blas_end(struct amp_blas_call *c)
 {
@@ -215,12 +243,15 @@ static inline void amp_blas_end(struct amp_blas_call *c)
     case AMP_OUTCOME_SMALL:
     case AMP_OUTCOME_NO_UNITS:
     case AMP_OUTCOME_SPREAD:
+    case AMP_OUTCOME_NO_NATIVE:
         amp_count(c->t, c->hook, amp_outcome_counter(c->outcome), 1);
         break;
     }
     /* An audited call's two runs are timed by the audit, each on its own. */
     if (amp_unlikely(c->t0) && !c->audit)
         amp_cpu_time_add(c);
+    if (amp_unlikely(c->pay == 2))
+        amp_blas_pay_rerun_done(c);
 }
 
 /* A scalar result (dot, nrm2, asum) under AMPSHIM_OUTPUT=round. */

@@ -18,8 +18,8 @@ fp32 region (ampshim_fp32_push: run as made, counted fp32).
 - AMPSHIM_AUDIT=1: the audit table has each site's speed (fp32's time over
   lowered's on the same audited calls) and the line on the audited calls;
 - on a CPU without bf16 units (ONEDNN_MAX_CPU_ISA=AVX2), AMPSHIM_AUDIT=auto
-  keeps the site fp32, "not faster" (below: why that is no timing
-  threshold). Otherwise only presence and consistency are checked.
+  runs nothing twice: every call is counted nounits and no site is audited.
+  Otherwise only presence and consistency are checked.
 usage: cpu_time_check.py AMPCTL"""
 import json
 import os
@@ -137,12 +137,9 @@ ck.check("the audit's table: the site's speed", len(site) == 1 and site[0][8].en
          float(site[0][8][:-1]) > 0, a[-1500:])
 ck.check("the audit's line on its audited calls", "audited calls: lowered runs" in a, a[-600:])
 
-# A CPU without bf16 units (simulated): under auto a site's lowered run is
-# the emulated one, the fp32 routine plus the rounding, so it cannot be
-# faster and auto keeps the site fp32, "not faster", by measurement. (Its
-# median speed-up would reach 1.05 only if the machine slowed most of the
-# eight probation calls' fp32 runs by a third: not a timing threshold of
-# ours, a run that does strictly more work.)
+# A CPU without bf16 units (simulated): a lowered run would be the emulated
+# one, the fp32 routine plus the rounding, which cannot pay; auto knows that
+# without measuring it, and runs nothing twice.
 NO_UNITS = r"""
 import numpy as np
 a = np.random.default_rng(0).standard_normal((256, 256), dtype=np.float32)
@@ -152,7 +149,9 @@ for _ in range(24):
 env = {k: v for k, v in base.items() if k not in ("AMPSHIM_CPU_KERNEL", "AMPSHIM_LOWER_MIN")}
 env.update(ONEDNN_MAX_CPU_ISA="AVX2", AMPSHIM_AUDIT="auto", AMPSHIM_LOWER_MIN="")
 n = subprocess.run([sys.executable, "-c", NO_UNITS], env=env, capture_output=True, text=True).stderr
-ck.check("no bf16 units, auto: the site fp32, not faster, by measurement",
-         "| fp32 (not faster), 0% of its flops lowered" in n and "no native units here" in n,
+rows = [line.split() for line in n.splitlines() if line.startswith("cblas_sgemm ")]
+ck.check("no bf16 units, auto: every call counted nounits, none audited",
+         rows and rows[0][3] == "24" and rows[0][8] == "24" and "no native units here" in n and
+         not any(line[:1].isdigit() and "cblas_sgemm" in line for line in n.splitlines()),
          n[-1500:])
 ck.finish()

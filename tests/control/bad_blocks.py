@@ -12,7 +12,7 @@ import sys
 
 ampctl = sys.argv[1]
 uid, pid = os.getuid(), os.getpid()
-SIZE = 6642392  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 11)
+SIZE = 7975640  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 12)
 MAGIC = 0x314C544353504D41
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from check import Checker  # noqa: E402  (tests/check.py)
@@ -38,7 +38,7 @@ def refused(what, message):
               message in r.stderr and r.stderr.count("\n") == 1, repr(r.stderr))
 
 
-def header(version=11, size=SIZE, ops=None, hooks=None, owner=None):
+def header(version=12, size=SIZE, ops=None, hooks=None, owner=None):
     return struct.pack("<QIIqIIIIQ", MAGIC, version, size, owner or pid, uid, ops or 0,
                        hooks or 0, 192, 0)
 
