@@ -228,6 +228,15 @@ int amp_audit_slow_here(const struct amp_site *where, double flops)
            (st == AMP_AUTO_LOWERED && amp_audit_slow_size(s, flops));
 }
 
+int amp_audit_decided_lowered(const struct amp_site *where, double flops)
+{
+    struct amp_ctl_block *b = amp_ctl;
+    int16_t slot = where ? atomic_load_explicit(&where->audit_slot, memory_order_relaxed) : 0;
+    if (!b || slot <= 0 || slot > AMP_CTL_AUDIT_SITES)
+        return 0;
+    return amp_audit_auto() && amp_audit_keeps_lowered(&b->audit_site[slot - 1], flops);
+}
+
 struct amp_audit_site *amp_audit_enter(const struct amp_site *where, enum amp_lowp_dtype dtype,
                                        double flops, const int64_t shape[3], int *audit_this)
 {

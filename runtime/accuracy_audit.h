@@ -197,6 +197,11 @@ static inline int amp_audit_keeps_lowered(const struct amp_audit_site *s, double
             !amp_audit_slow_size(s, flops));
 }
 
+/* Whether auto has decided that calls of `flops` flops at site where run
+ * lowered (its site lowered, their size class not slow), without counting
+ * a call: 0 for a site it has not met. */
+int amp_audit_decided_lowered(const struct amp_site *where, double flops);
+
 /* Whether auto keeps a call of site s in fp32 by its own decision (counted
  * fp32, not passthrough): the site is fp32, or calls of this size are. */
 static inline int amp_audit_keeps_fp32(const struct amp_audit_site *s, double flops)

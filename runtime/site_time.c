@@ -184,8 +184,13 @@ int amp_pay_due(const struct amp_site *where, double flops)
         return 0;
     uint64_t n = atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed) + 1;
     atomic_fetch_add_explicit(&p->flops, flops > 0 ? (uint64_t)flops : 0, memory_order_relaxed);
-    return n == AMP_PAY_FIRST || n == 2 * AMP_PAY_FIRST || n == 4 * AMP_PAY_FIRST ||
-           n % AMP_PAY_EVERY == 0;
+    /* The k-th check is due from the class's call 32 2^k (k < 3), then
+     * every AMP_PAY_EVERY: a call that cannot take it (the audit checks it)
+     * leaves it to the next. */
+    uint64_t k = atomic_load_explicit(&p->checks, memory_order_relaxed);
+    uint64_t at =
+        k < 3 ? (uint64_t)AMP_PAY_FIRST << k : 4 * AMP_PAY_FIRST + (k - 2) * AMP_PAY_EVERY;
+    return n >= at;
 }
 
 enum amp_pay_verdict amp_pay_record(const struct amp_site *where, double flops, uint64_t ns_lowered,

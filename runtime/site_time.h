@@ -28,7 +28,7 @@ int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json);
  * (shim/blas/blas_audit.c), both runs timed in the process's CPU time. A
  * call site's native lowered calls are counted per size class
  * (amp_cpu_time_class), and the class's 32nd, 64th and 128th calls and
- * every 1024th after are checked, so a check costs at most a few percent
+ * every 1024th after are checked (or the next that can be), so a check costs at most a few percent
  * of what the class's calls took (none for a class of fewer than 32 calls);
  * AMPSHIM_CPU_TIMING_SAMPLE=0 turns them off. Each check votes: pays (as
  * made took AMPSHIM_AUDIT_MIN_SPEEDUP times as long or more), costs (as

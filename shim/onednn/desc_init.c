@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "runtime/accuracy_audit.h"
 #include "runtime/decide.h"
 #include "runtime/export.h"
 #include "runtime/log.h"
@@ -42,6 +43,17 @@ static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *
     int explicit_request;
     int dtype = amp_decide_lower_unaudited(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0, &outcome,
                                            &explicit_request);
+    /* AMPSHIM_AUDIT=auto: a shape first met at a call site auto has
+     * decided to lower (at this size) is lowered in its descriptor, as the
+     * defaults lower it: no twin, no conversion pass. Its calls are not
+     * audited again (a primitive lowered in its descriptor runs one way
+     * only); the shapes met before the decision keep their twins. */
+    if (dtype < 0 && amp_audit_auto()) {
+        struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0);
+        if (d.outcome == AMP_OUTCOME_LOWERED &&
+            amp_audit_decided_lowered(amp_site_of_call(caller, (enum amp_hook_id)row), 2 * madds))
+            dtype = (int)d.dtype;
+    }
     if ((dtype == AMP_DTYPE_BF16 || dtype == AMP_DTYPE_FP16) &&
         amp_cpu_gate((enum amp_lowp_dtype)dtype, madds, explicit_request) == AMP_CPU_LOWER &&
         amp_dnnl_desc_lower(desc, dir, dtype) == AMP_DNNL_NO_KERNEL && explicit_request)
