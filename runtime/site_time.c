@@ -322,7 +322,7 @@ int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
             snprintf(size, sizeof size, "%.2g-%.2g", from, to);
         else
             snprintf(size, sizeof size, "from %.2g", from);
-        fprintf(out, "%-24s %-36.36s %-18s %9" PRIu64 " %6" PRIu64 " %7.2fx %-11s %+12.3g\n",
+        fprintf(out, "%-24s %-36.36s %-18s %9" PRIu64 " %6" PRIu64 " %7.2fx %-11s %+12.2f\n",
                 amp_hook_names[s->hook], caller, size, r->calls, r->checks, speed,
                 amp_pay_verdict_names[v], r->saved / 1e6);
     }
@@ -335,7 +335,7 @@ int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
     }
     if (n)
         fprintf(out,
-                "lowering %s: about %.3g ms of CPU time %s on the %" PRIu64
+                "lowering %s: about %.1f ms of CPU time %s on the %" PRIu64
                 " lowered calls of checked sizes (%.2fx as fast lowered)",
                 saved >= 0 ? "paid" : "cost", fabs(saved) / 1e6, saved >= 0 ? "saved" : "lost",
                 lowered - unchecked, spent > 0 ? (spent + saved) / spent : 0.0);
