@@ -65,15 +65,15 @@ static int not_audited(struct amp_blas_call *c)
  *
  * Under AMPSHIM_AUDIT=auto a gemm the native executor runs is not run twice
  * in full: it runs lowered, and the real fp32 routine recomputes a sample
- * of the output's columns (1 in 32, at least AMP_CHECK_MIN_COLS; every
+ * of the output's columns (1 in 64, at least AMP_CHECK_MIN_COLS; every
  * column of a narrow output), which are compared with the lowered ones.
- * The check costs about a thirty-second of the fp32 call. When the site's
+ * The check costs about a sixty-fourth of the fp32 call. When the site's
  * state lets the program keep the lowered result (probation and lowered)
  * and the check passes, it keeps it; otherwise the whole call runs again as
  * made (C put back first when the call reads it) and the program keeps
  * fp32's result, as an audit over tolerance leaves it. */
-#define AMP_CHECK_MIN_COLS 16
-#define AMP_CHECK_SHARE 32
+#define AMP_CHECK_MIN_COLS 8
+#define AMP_CHECK_SHARE 64
 
 enum { FORM_CBLAS, FORM_F77 };
 static const uint8_t hook_form[AMP_HOOK_COUNT] = {
