@@ -417,6 +417,8 @@ static void auto_step(struct amp_audit_site *s, enum amp_auto_why verdict)
     enum amp_auto_state state = amp_auto_state_of(packed), next = state;
     uint32_t flips = (packed >> 8) & 0xff, streak = packed >> 16;
     uint32_t probation = amp_live_load(&amp_rt.cfg.audit_probation);
+    if (__atomic_load_n(&s->twin_audits, __ATOMIC_RELAXED) && probation > AMP_AUTO_TWIN_PROBATION)
+        probation = AMP_AUTO_TWIN_PROBATION;
     enum amp_auto_why why = verdict;
     double ratio = 0;
     if (state == AMP_AUTO_FP32_KEPT)

@@ -153,6 +153,14 @@ extern const char *const amp_auto_why_names[5];
  * both ways, then weighed. */
 #define AMP_AUTO_CLASS_TIMED 3u
 #define AMP_AUTO_FLIPS_MAX 3u
+/* The probation of a site whose audits run the whole call twice, with no
+ * cheaper check (a oneDNN primitive's: its twin and the program's
+ * primitive): one clean audit. A model's convolutions are mostly made in
+ * its first pass, and a shape first met once its site is decided is
+ * lowered in its descriptor with no twin: a longer probation would leave
+ * most of a model's shapes running twins (bench/auto_pays.py). A failed
+ * recheck still sends the site to fp32 at once. */
+#define AMP_AUTO_TWIN_PROBATION 1u
 _Static_assert((AMP_AUTO_HYSTERESIS * AMP_AUDIT_PROBATION_MAX) < 0xffffu,
                "the clean streak (16 bits) reaches an fp32 site's way back at every probation");
 extern const char *const amp_auto_state_names[4];

@@ -112,7 +112,8 @@ struct amp_audit_site {
      * whole): a policy entry written for the site names them exactly */
     uint64_t object_hash, function_hash;
     uint8_t python;                        /* 160: a Python site */
-    uint8_t reserved0;                     /* 161 */
+    uint8_t twin_audits;                   /* 161: its audits run the whole call twice (oneDNN
+                                              twins): auto's probation is AMP_AUTO_TWIN_PROBATION */
     int16_t op_around;                     /* 162: the float32-list op around its calls, or -1 */
     uint32_t reserved1;                    /* 164 */
     uint64_t offset;                       /* 168: the first call's return address in the object */

@@ -54,6 +54,8 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
     int audit_this;
     r->site = amp_audit_enter(amp_site_of_call(amp_tls_caller, hook), (enum amp_lowp_dtype)dtype,
                               flops, c->shape, &audit_this);
+    if (r->site && !__atomic_load_n(&r->site->twin_audits, __ATOMIC_RELAXED))
+        __atomic_store_n(&r->site->twin_audits, 1, __ATOMIC_RELAXED);
     r->rc = 0;
     r->converted = 0;
     /* AMPSHIM_AUDIT=auto: a call-site entry the user wrote wins (it
