@@ -174,6 +174,17 @@ static int64_t audit_sample_value(const char *v, char *err, size_t errlen)
     return n ? (int64_t)n : -1;
 }
 
+/* AMPSHIM_CPU_TIMING_SAMPLE: a sampling interval, or 0 (off). */
+static int64_t timing_sample_value(const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "0") == 0)
+        return 0;
+    uint32_t n = amp_parse_audit_sample(v, err, errlen);
+    if (!n)
+        snprintf(err, errlen, "'%s' is not a whole number from 0 (off) to 2147483648", v);
+    return n ? (int64_t)n : -1;
+}
+
 static int64_t audit_probation_value(const char *v, char *err, size_t errlen)
 {
     uint32_t n = amp_parse_audit_sample(v, err, errlen);
@@ -534,14 +545,14 @@ const struct amp_setting amp_settings[] = {
      .type = AMP_CTL_T_U64},
     {.env = "AMPSHIM_CPU_TIMING_SAMPLE",
      .ctl = "opt.cpu_timing_sample",
-     .values = "a whole number from 1 to 2147483648",
+     .values = "a whole number from 0 (off: no timing, no pay checks) to 2147483648",
      .default_text = "64",
      .live = 1,
      CFG(cpu_timing_sample),
      BLOCK(cpu_timing_sample),
-     .first = 1,
+     .first = 0,
      .limit = (1u << 31) + 1,
-     .parse = audit_sample_value,
+     .parse = timing_sample_value,
      .type = AMP_CTL_T_U64},
     {.env = "AMPSHIM_CUDA_FP16",
      .values = "fast, explicit",

@@ -190,10 +190,11 @@ static inline uint64_t amp_cpu_now_ns(void)
 extern __thread uint32_t amp_cpu_timing_tick __attribute__((tls_model("initial-exec")));
 static inline int amp_cpu_timing_due(void)
 {
-    if (amp_likely(++amp_cpu_timing_tick < amp_live_load(&amp_rt.cfg.cpu_timing_sample)))
+    uint32_t every = amp_live_load(&amp_rt.cfg.cpu_timing_sample);
+    if (amp_likely(++amp_cpu_timing_tick < every))
         return 0;
     amp_cpu_timing_tick = 0;
-    return 1;
+    return every != 0; /* 0: off */
 }
 
 /* ... and a timed call's wall time and flops (0: not known) added to its
