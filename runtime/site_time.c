@@ -87,6 +87,16 @@ static int by_time(const void *pa, const void *pb)
     return x != y ? (x < y ? 1 : -1) : a->i - b->i;
 }
 
+/* A JSON row's opening: its symbol and the site's names. */
+static void json_site(FILE *out, int first, const struct amp_cpu_site *s, const char *object,
+                      const char *function)
+{
+    fprintf(out, "%s{\"symbol\": \"%s\", \"object\": ", first ? "" : ", ", amp_hook_names[s->hook]);
+    amp_json_string(out, object);
+    fputs(", \"function\": ", out);
+    amp_json_string(out, function);
+}
+
 int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json)
 {
     static struct row rows[AMP_CTL_CPU_SITES];
@@ -129,11 +139,7 @@ int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json)
         const uint64_t *t = rows[r].t;
         const char *object = rows[r].object, *function = rows[r].function;
         if (json) {
-            fprintf(out, "%s{\"symbol\": \"%s\", \"object\": ", r ? ", " : "",
-                    amp_hook_names[s->hook]);
-            amp_json_string(out, object);
-            fputs(", \"function\": ", out);
-            amp_json_string(out, function);
+            json_site(out, r == 0, s, object, function);
             fprintf(out,
                     ", \"offset\": %" PRIu64 ", \"timed_lowered\": %" PRIu64
                     ", \"ns_lowered\": %" PRIu64 ", \"flops_lowered\": %" PRIu64
@@ -303,11 +309,7 @@ int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
         double speed = r->ns_low ? (double)r->ns_made / (double)r->ns_low : 0;
         uint32_t v = r->verdict < 4 ? r->verdict : 0;
         if (json) {
-            fprintf(out, "%s{\"symbol\": \"%s\", \"object\": ", k ? ", " : "",
-                    amp_hook_names[s->hook]);
-            amp_json_string(out, object);
-            fputs(", \"function\": ", out);
-            amp_json_string(out, function);
+            json_site(out, k == 0, s, object, function);
             fprintf(out,
                     ", \"flops_from\": %.0f, \"lowered_calls\": %" PRIu64
                     ", \"lowered_flops\": %" PRIu64 ", \"checks\": %" PRIu64

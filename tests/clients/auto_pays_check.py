@@ -39,16 +39,7 @@ print("bf16 units here:", native)
 
 
 def run(code, shim=True, **settings):
-    path = os.path.join(tmp, "program.py")
-    with open(path, "w") as f:
-        f.write(code)
-    env = dict(base, **settings)
-    if shim:
-        env["LD_PRELOAD"] = preload
-    r = subprocess.run([sys.executable, path], env=env, capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stdout[-2000:], r.stderr[-3000:])
-    return r.stdout, r.stderr
+    return client_util.run_program(code, tmp, preload, base, shim, **settings)
 
 
 def counter(report, symbol, column):

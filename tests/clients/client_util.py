@@ -102,3 +102,19 @@ class Checker(check.Checker):
     def differs(self, what, got, plain):
         self.check(what + " differs from plain fp32 (lowering happened)",
                    not np.array_equal(np.asarray(got), np.asarray(plain)))
+
+
+def run_program(code, folder, preload, base, shim=True, **settings):
+    """Writes code to FOLDER/program.py and runs it with this Python, in the
+    environment base plus settings, with preload as LD_PRELOAD when shim;
+    returns (stdout, stderr), both printed when it failed."""
+    path = os.path.join(folder, "program.py")
+    with open(path, "w") as f:
+        f.write(code)
+    env = dict(base, **settings)
+    if shim:
+        env["LD_PRELOAD"] = preload
+    r = subprocess.run([sys.executable, path], env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout[-2000:], r.stderr[-3000:])
+    return r.stdout, r.stderr

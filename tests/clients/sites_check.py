@@ -27,16 +27,7 @@ tmp = tempfile.mkdtemp(prefix="ampshim-sites-")
 
 
 def run(code, shim=True, **settings):
-    path = os.path.join(tmp, "program.py")
-    with open(path, "w") as f:
-        f.write(code)
-    env = dict(base, **settings)
-    if shim:
-        env["LD_PRELOAD"] = preload
-    r = subprocess.run([sys.executable, path], env=env, capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stdout, r.stderr)
-    return r.stdout, r.stderr
+    return client_util.run_program(code, tmp, preload, base, shim, **settings)
 
 
 # Where the CPU has no bf16 units the project's way to lower is emulation.
