@@ -677,6 +677,21 @@ static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
     return row[lb];
 }
 
+/* Variables of the project's own tools, not the shim's: a process that
+ * has them set is not told they are no setting. */
+static const char *const tool_variables[] = {
+    "AMPSHIM_BUILD_DIR", /* scripts/test.sh, the tests: where the build is */
+    "AMPSHIM_PIP_VENV",  /* scripts/install-deps.sh, meson: pip's venv (docs/using.md) */
+};
+
+static int tool_variable(const char *entry, size_t len)
+{
+    for (size_t i = 0; i < sizeof tool_variables / sizeof *tool_variables; i++)
+        if (strlen(tool_variables[i]) == len && strncmp(entry, tool_variables[i], len) == 0)
+            return 1;
+    return 0;
+}
+
 int amp_config_check_names(char *const *env)
 {
     static const char prefix[] = "AMPSHIM_";
@@ -685,8 +700,7 @@ int amp_config_check_names(char *const *env)
         const char *entry = *env;
         size_t len = strcspn(entry, "=");
         if (strncmp(entry, prefix, sizeof prefix - 1) != 0 ||
-            strncmp(entry, "AMPSHIM_TEST_", 13) == 0 ||
-            (len == 17 && strncmp(entry, "AMPSHIM_BUILD_DIR", 17) == 0))
+            strncmp(entry, "AMPSHIM_TEST_", 13) == 0 || tool_variable(entry, len))
             continue;
         const char *nearest = NULL;
         size_t best = SIZE_MAX;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "shim/blas/native_onednn.h"
+#include "runtime/ctl_names.h"
 #include "runtime/log.h"
 #include "runtime/report.h"
 #include "shim/blas/blas_native.h"
@@ -534,6 +535,19 @@ static void cpu_verdict(FILE *out)
     int8_t k = known_answer(dtype);
     if (!k && !amp_cpu_may_have_units(dtype)) /* a sure no costs nothing to ask */
         k = amp_cpu_native_units(dtype, NULL, 0) ? 1 : known_answer(dtype);
+    /* Not asked, but calls ran native (an explicit request, a size rule of
+     * 0: the gate asked nothing): the table's native column is the answer
+     * (nothing is asked of oneDNN at exit). */
+    uint64_t native = 0;
+    for (int h = 0; !k && amp_ctl && h < AMP_HOOK_COUNT; h++)
+        native += amp_ctl_counter(amp_ctl, h, AMP_CTL_NATIVE);
+    if (!k && native) {
+        fprintf(out,
+                "cpu %s: native units (%llu lowered calls ran on them, with AMPSHIM_LOWER_MIN "
+                "set or as explicit requests)\n",
+                name, (unsigned long long)native);
+        return;
+    }
     if (k == 1)
         fprintf(out,
                 "cpu %s: native units (%s): lowered products of %d^3 multiply-adds and more run "

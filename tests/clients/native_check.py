@@ -103,4 +103,19 @@ with torch.no_grad():
     for i in range(4):
         within_bf16(f"torch.bmm [{i}]", got[i].numpy(), P[i].numpy(), Q[i].numpy(),
                     P[i].double().numpy() @ Q[i].double().numpy(), 256)
+# The report agrees with itself (issue 51, item 4): with the size rule set
+# (AMPSHIM_LOWER_MIN=0, as the test setup has it) the gate never asks about
+# units, but calls ran native: the cpu line says native units, not "not
+# asked".
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+r = subprocess.run([sys.executable, "-c",
+                    "import numpy as np; a = np.ones((128, 128), np.float32); a @ a"],
+                   env=dict(os.environ, AMPSHIM_LOWER_MIN="0", AMPSHIM_REPORT="1"),
+                   capture_output=True, text=True, timeout=60)
+line = next((l for l in r.stderr.splitlines() if l.startswith("cpu bf16:")), "")
+c.check("the report's cpu line agrees with its native column (not 'not asked')",
+        "native units (" in line and "not asked" not in line, line)
 c.finish()

@@ -29,6 +29,10 @@ check "run -- CMD" test "$out" = "$shim"
 out=$("$ampctl" run --policy cpu:mm=fp32 sh -c 'echo "$AMPSHIM_POLICY $0 $1"' --json x)
 check "run's options, then the command's own (--json passed on): $out" \
     test "$out" = "cpu:mm=fp32 --json x"
+out=$("$ampctl" --json run printf '[%s]' a b)
+check "--json before run: the command's arguments once each ($out)" test "$out" = "[a][b]"
+out=$("$ampctl" --json run --json printf '[%s]' a b)
+check "--json twice: the same ($out)" test "$out" = "[a][b]"
 "$ampctl" run >/dev/null 2>&1
 check "run without a command is a usage error (2)" test $? -eq 2
 v=$("$ampctl" --version)

@@ -47,7 +47,10 @@ cases = [
     ("garbage", os.urandom(SIZE), 0o600, "bad magic"),
     ("truncated", header()[:20], 0o600, "truncated"),
     ("another layout version", header(version=99) + bytes(SIZE - 48), 0o600,
-     "another layout version"),
+     "has layout version 99; this ampctl reads version 12"),
+    # An older release's block is smaller: its version, not "truncated".
+    ("an older release's smaller block", header(version=11, size=6642392) + bytes(6642392 - 48),
+     0o600, "has layout version 11; this ampctl reads version 12"),
     ("another build's lists", header(ops=1, hooks=1) + bytes(SIZE - 48), 0o600,
      "other op or hook lists"),
     ("world-readable", header() + bytes(SIZE - 48), 0o644, "mode 0600"),

@@ -11,7 +11,8 @@
 #   AMPSHIM_AUDIT=auto runs nothing twice for a lowering that cannot pay:
 #   every call counted nounits, none audited, the results those without it;
 # - a misspelt AMPSHIM_ variable gets one warning naming the real one, and
-#   none in a program that makes no hooked call;
+#   none in a program that makes no hooked call; the project's tools'
+#   variables (AMPSHIM_PIP_VENV) get none;
 # - a process that ends by _exit writes its report; a vfork child that
 #   _exits after a failed exec writes none.
 # usage: no_units.sh LIBAMPSHIM MATMUL_DEMO
@@ -68,6 +69,9 @@ done
 LD_PRELOAD=$shim AMPSHIM_LOWERMIN=0 "$demo" >/dev/null 2>typo.err
 check "a misspelt variable: one line naming the real one ($(cat typo.err))" \
     '[ "$(wc -l <typo.err)" -eq 1 ] && grep -q "^ampshim: AMPSHIM_LOWERMIN: no such setting (did you mean AMPSHIM_LOWER_MIN?)" typo.err'
+LD_PRELOAD=$shim AMPSHIM_PIP_VENV=/opt/venv AMPSHIM_BUILD_DIR=/tmp "$demo" >/dev/null 2>tool.err
+check "the project's tools' variables (AMPSHIM_PIP_VENV): not called unknown ($(cat tool.err))" \
+    '[ ! -s tool.err ]'
 LD_PRELOAD=$shim AMPSHIM_LOWERMIN=0 sh -c 'echo quiet | cat >/dev/null' 2>quiet.err
 check "no hooked call: nothing said ($(cat quiet.err))" '[ ! -s quiet.err ]'
 LD_PRELOAD=$shim AMPSHIM_LOWERMIN=0 AMPSHIM_STRICT=1 "$demo" >/dev/null 2>&1

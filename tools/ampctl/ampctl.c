@@ -651,6 +651,9 @@ int main(int argc, char **argv)
         else
             argv[++n] = argv[i];
     }
+    /* The compacted list ends where it ends: what lay after it (the last
+     * arguments again, once per --json taken out) is never run's command's. */
+    argv[n + 1] = NULL;
     argc = n + 1;
     if (argc < 2)
         return usage(NULL);

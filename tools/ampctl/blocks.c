@@ -47,6 +47,19 @@ static struct amp_ctl_block *map_block(long pid, const char *fd_path, int writab
                  "the control block of %ld is not owned by you with mode 0600: refused", pid);
         return NULL;
     }
+    /* The header first: a block of another release has another size, and
+     * its layout version says so better than its length. */
+    struct amp_ctl_block head;
+    ssize_t got = pread(fd, &head, offsetof(struct amp_ctl_block, exe), 0);
+    if (got == (ssize_t)offsetof(struct amp_ctl_block, exe) && head.magic == AMP_CTL_MAGIC &&
+        head.version != AMP_CTL_VERSION) {
+        close(fd);
+        snprintf(why, whylen,
+                 "the control block of %ld has layout version %u; this ampctl reads version %u "
+                 "(another ampshim release: use the ampctl of the program's shim)",
+                 pid, head.version, AMP_CTL_VERSION);
+        return NULL;
+    }
     if ((size_t)st.st_size < sizeof(struct amp_ctl_block)) {
         close(fd);
         snprintf(why, whylen, "the control block of %ld is truncated (%lld bytes)", pid,
