@@ -57,6 +57,21 @@ if env -u LD_PRELOAD meson install -C "$build" --no-rebuild --quiet --destdir "$
     check "... and runs a command under it" test -n "$lib" -a "$out" = "$lib"
     out=$("$staged" run -- sh -c 'echo "${LD_PRELOAD##* }"')
     check "... with -- too" test -n "$lib" -a "$out" = "$lib"
+    # Issue 51, item 1: a library planted two levels above bin (the build
+    # tree's place: a prefix right inside a shared folder) is not taken
+    # outside a build tree, nor one another user owns or could replace.
+    planted=${staged%/bin/ampctl}/../libampshim.so
+    cp "$lib" "$planted" && chmod 644 "$planted"
+    check "a library planted above the install prefix is not taken" \
+        test "$("$staged" which | head -1)" = "$lib"
+    rm -f "$planted"
+    if [ "$(id -u)" = 0 ]; then
+        chown 65534 "$lib"
+        out=$("$staged" which 2>/dev/null | head -1)
+        check "... nor its own install's library once another user owns it ($out)" \
+            test "$out" != "$lib"
+        chown 0 "$lib"
+    fi
     # Only what a user runs: the libraries, ampctl, headers, pkg-config
     # files and man pages; no test, benchmark or example.
     extra=$(find "$stage" -type f -o -type l | sed "s|^$stage||" | grep -v \

@@ -463,11 +463,34 @@ static int verb_policy(int argc, char **argv)
     return 0;
 }
 
+/* Whether a library found beside ampctl may be preloaded into the caller's
+ * processes: it and its folder owned by the caller or root, and neither
+ * writable by all (a sticky folder such as /tmp excepted, where others
+ * cannot replace what the caller owns; group write, a umask of 002, is the
+ * owner's choice). A file another user could have put or changed there is
+ * not taken. */
+static int trusted(const char *path)
+{
+    struct stat st, dir;
+    char folder[8400];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (slash)
+        *slash = '\0';
+    if (stat(path, &st) != 0 || stat(slash ? folder : ".", &dir) != 0)
+        return 0;
+    uid_t me = getuid();
+    return (st.st_uid == me || st.st_uid == 0) && !(st.st_mode & S_IWOTH) &&
+           (dir.st_uid == me || dir.st_uid == 0) &&
+           (!(dir.st_mode & S_IWOTH) || (dir.st_mode & S_ISVTX));
+}
+
 /* The shim: the build tree's when ampctl runs from there, else the installed one. */
 /* libampshim.so (or another library of the install, by name) for this
- * ampctl: beside its build tree (tools/ampctl/ampctl in the build
- * directory), in its own install wherever that is (bindir/../libdir: an
- * install moved or staged with DESTDIR), then in the configured libdir. */
+ * ampctl: beside its build tree (tools/ampctl/ampctl in a meson build
+ * directory: build.ninja two levels up), in its own install wherever that
+ * is (bindir/../libdir: an install moved or staged with DESTDIR), then in
+ * the configured libdir; one found beside ampctl only when trusted. */
 static int find_library(const char *name, char *out, size_t outlen)
 {
     char self[4096];
@@ -477,11 +500,15 @@ static int find_library(const char *name, char *out, size_t outlen)
         char *slash = strrchr(self, '/');
         if (slash) {
             *slash = '\0';
+            char marker[4200];
+            snprintf(marker, sizeof marker, "%s/../../build.ninja", self);
+            int build_tree = access(marker, R_OK) == 0;
             const char *relative[] = {"../..", AMPSHIM_BIN_TO_LIB};
-            for (size_t i = 0; i < sizeof relative / sizeof *relative; i++) {
+            for (size_t i = build_tree ? 0 : 1; i < sizeof relative / sizeof *relative; i++) {
                 char path[8400];
                 snprintf(path, sizeof path, "%s/%s/%s", self, relative[i], name);
-                if (access(path, R_OK) == 0 && realpath(path, out) && strlen(out) < outlen)
+                if (access(path, R_OK) == 0 && realpath(path, out) && strlen(out) < outlen &&
+                    trusted(out))
                     return 0;
             }
         }
