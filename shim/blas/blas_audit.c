@@ -213,6 +213,31 @@ static void sample_fp32(const struct amp_blas_call *c, float *out)
 #undef AMP_INT
 }
 
+void amp_blas_warm_real(struct amp_blas_call *c)
+{
+    static _Atomic int warmed;
+    if (atomic_load_explicit(&warmed, memory_order_relaxed) || atomic_exchange(&warmed, 1))
+        return;
+    /* 128: a 64^3 product took OpenBLAS 0.3.21's small-matrix path, which takes
+     * no buffer (tests/stress/memory_runs_out.c) */
+    enum { N = 128 };
+    static float a[N * N], out[N * N];
+    struct amp_blas_call w = *c;
+    struct amp_gemm_sample *s = &w.sample;
+    int gemm = c->native_kind == AMP_NATIVE_SYRK ? gemm_of(c->hook) : (int)c->hook;
+    s->gemm = gemm < 0                            ? NULL
+              : c->native_kind == AMP_NATIVE_SYRK ? amp_real_beside((enum amp_hook_id)gemm, c->real)
+                                                  : c->real;
+    if (!s->gemm)
+        return;
+    s->ta = s->tb = 'N';
+    s->m = s->n = s->k = s->lda = s->ldb = N;
+    s->a = s->b = a;
+    w.gemm.alpha = 1.0f;
+    w.gemm.beta = 0.0f;
+    sample_fp32(&w, out);
+}
+
 /* Whether auto checks this call by its sample rather than running it twice. */
 static int sampled(const struct amp_blas_call *c)
 {

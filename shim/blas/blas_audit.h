@@ -33,4 +33,12 @@ int amp_blas_audit_check(struct amp_blas_call *c);
  * after it. */
 void amp_blas_pay_begin(struct amp_blas_call *c);
 
+/* Once per process, before the first product the native executor takes
+ * away from the program's BLAS: the real sgemm on a small product of the
+ * shim's own, so the BLAS takes its buffers while memory is to be had.
+ * Without the shim the program's first product would have; a later call
+ * the executor gives back (no memory for it) would otherwise find the BLAS
+ * unable to take them and (OpenBLAS 0.3.21) retrying for ever. */
+void amp_blas_warm_real(struct amp_blas_call *c);
+
 #endif

@@ -88,8 +88,10 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
             c->t->fp32_depth++;
         return;
     }
-    if (!c->audit_only && amp_blas_native_takes(c))
+    if (!c->audit_only && amp_blas_native_takes(c)) {
+        amp_blas_warm_real(c);
         amp_blas_pay_begin(c);
+    }
     if (c->native_kind && !c->audit_only && amp_blas_native(c)) {
         if (amp_unlikely(c->check) && !amp_blas_audit_check(c)) {
             /* Over tolerance, or a site auto keeps fp32: run as made. */
