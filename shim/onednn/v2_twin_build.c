@@ -214,7 +214,23 @@ int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkin
         ok = AMP_DNNL_NO_KERNEL;
         goto out;
     }
-    if (!amp_dn_impl_is_native(tpd, why, whylen)) {
+    if (!amp_dn_impl_is_native(tpd, why, whylen) && d == FWD) {
+        /* A channels-last output (torch's channels_last) has native kernels
+         * only with its input in the same plain layout: the first input in
+         * the program's own layout, in the low dtype (strides count
+         * elements, so only the type changes). */
+        const dnnl_memory_desc_t *own = amp_dn_arg_md(pd, r->in[0]);
+        if (own && own->format_kind == dnnl_blocked && own->format_desc.blocking.inner_nblks == 0) {
+            dnnl_memory_desc_t *in = desc_md(&desc, k, r->in[0]);
+            *in = *own;
+            in->data_type = tw->key.dtype == AMP_DTYPE_FP16 ? dnnl_f16 : dnnl_bf16;
+            amp_dn.dnnl_primitive_desc_destroy(tpd);
+            tpd = NULL;
+            if (amp_dn.dnnl_primitive_desc_create(&tpd, &desc, attr, engine, hint) != dnnl_success)
+                tpd = NULL;
+        }
+    }
+    if (!tpd || !amp_dn_impl_is_native(tpd, why, whylen)) {
         ok = AMP_DNNL_NO_KERNEL;
         goto out;
     }

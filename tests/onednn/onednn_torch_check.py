@@ -13,6 +13,7 @@ shim lowers in their descriptors. Checked here:
 - A ResNet basic block (torchvision) trains a step: forward and backward
   lowered, its input gradient within 5% (relative norm) of float64.
 - torch.linalg (solve, qr) bit-identical to torch without the shim.
+- A channels_last Conv2d lowered on native units, within the same bound.
 - With AMPSHIM_ENABLE=0 (--same), every result bit-identical to torch
   without the shim.
 - Where oneDNN has no native kernel for the lowered convolutions
@@ -222,4 +223,20 @@ c.check("ResNet block backward lowered",
         counter("stats.dnnl_convolution_2d_backward_data.lowered") > lowered)
 rel = float((x.grad.double() - x64.grad).norm() / x64.grad.norm())
 c.check("ResNet block input gradient within 5% of float64", rel < 0.05, f"{rel:.3g}")
+
+# channels_last (issue 51, item 10): its convolutions were counted nounits
+# (the twin's input in oneDNN's chosen layout beside a channels-last output
+# had only a reference kernel); now native, within the bf16 bound.
+with torch.no_grad():
+    xc = t["x2"].contiguous(memory_format=torch.channels_last)
+    wc = t["w2"].contiguous(memory_format=torch.channels_last)
+    low, nounits = (counter("stats.dnnl_convolution_2d_forward.lowered"),
+                    counter("stats.dnnl_convolution_2d_forward.nounits"))
+    yc = F.conv2d(xc, wc, t["b2"], stride=2, padding=1).contiguous().numpy()
+    c.check("a channels_last Conv2d lowered, not counted nounits",
+            counter("stats.dnnl_convolution_2d_forward.lowered") == low + 1 and
+            counter("stats.dnnl_convolution_2d_forward.nounits") == nounits)
+    check_bound(c, "channels_last Conv2d forward", yc,
+                F.conv2d(d["x2"], d["w2"], d["b2"], stride=2, padding=1).numpy(),
+                F.conv2d(a["x2"], a["w2"], a["b2"], stride=2, padding=1).numpy(), 32 * 9)
 c.finish()
