@@ -75,6 +75,11 @@ static int not_audited(struct amp_blas_call *c)
 #define AMP_CHECK_MIN_COLS 8
 #define AMP_CHECK_SHARE 64
 
+/* The most a check or a pay check copies aside (the output before the
+ * call, and a pay check's lowered output): 256 MiB. A larger output is not
+ * checked: the program's memory is not doubled for a measurement. */
+#define AMP_CHECK_SHADOW_MAX ((size_t)256 << 20)
+
 enum { FORM_CBLAS, FORM_F77 };
 static const uint8_t hook_form[AMP_HOOK_COUNT] = {
 #define AMP_X_FORM(sym, routine, KIND, FORM, INTS, op, op_beta) [AMP_HOOK_##sym] = FORM_##FORM,
@@ -254,7 +259,8 @@ static int check_begin(struct amp_blas_call *c)
         return 0;
     const struct amp_gemm_sample *s = &c->sample;
     size_t before = c->acc_read ? referenced(&c->acc) : 0, ref = (size_t)(s->m * s->n);
-    if (ref > SIZE_MAX / sizeof(float) / 2 || before > SIZE_MAX / sizeof(float) / 2 - ref)
+    if (ref > SIZE_MAX / sizeof(float) / 2 || before > SIZE_MAX / sizeof(float) / 2 - ref ||
+        (before + ref) * sizeof(float) > AMP_CHECK_SHADOW_MAX)
         return 0;
     c->shadow = malloc((before + ref) * sizeof(float));
     if (!c->shadow)
@@ -335,9 +341,10 @@ void amp_blas_pay_begin(struct amp_blas_call *c)
     for (int i = 0; i < c->n_in; i++)
         c->saved_arg[i] = c->arg[i] ? *c->arg[i] : NULL;
     size_t n = referenced(&c->acc);
-    c->shadow = n && n <= SIZE_MAX / (2 * sizeof(float)) ? malloc(2 * n * sizeof(float)) : NULL;
+    c->shadow =
+        n && n <= AMP_CHECK_SHADOW_MAX / (2 * sizeof(float)) ? malloc(2 * n * sizeof(float)) : NULL;
     if (!c->shadow)
-        return; /* no memory for it: this call is not checked */
+        return; /* too large, or no memory for it: this call is not checked */
     c->shadow_elems = n;
     copy_referenced(&c->acc, c->shadow, 1);
     c->audit = 1;
