@@ -10,6 +10,7 @@ tree="$work/a b:c"
 mkdir -p "$tree/tools/ampctl"
 cp "$ampctl" "$tree/tools/ampctl/ampctl"
 cp "$lib" "$tree/libampshim.so"
+: >"$tree/build.ninja" # what makes it a build tree to ampctl
 # blas_check lower fails unless the shim is loaded; run it in a child of sh.
 "$tree/tools/ampctl/ampctl" run -- sh -c '"$1" lower bf16 >/dev/null && echo child-ok' sh "$check" \
     >"$work/out" 2>"$work/err"
