@@ -454,6 +454,21 @@ static void auto_step(struct amp_audit_site *s, enum amp_auto_why verdict)
     auto_move(s, state, next, flips, streak, why, ratio);
 }
 
+/* One call's two runs, timed, into its size class's least times per flop
+ * (per call when its flops are not known). Under audit_lock. */
+static void time_pair(struct amp_audit_site *s, double flops, uint64_t ns_lowered, uint64_t ns_made)
+{
+    int c = amp_flops_class(flops);
+    double f = flops >= 1 ? flops : 1;
+    uint32_t n = atomic_load_explicit(&s->speed_count[c], memory_order_relaxed);
+    float per[2] = {(float)((double)ns_lowered / f), (float)((double)ns_made / f)};
+    for (int k = 0; k < 2; k++)
+        if (!n || per[k] < atomic_load_explicit(&s->speed_best[c][k], memory_order_relaxed))
+            atomic_store_explicit(&s->speed_best[c][k], per[k], memory_order_relaxed);
+    if (n < 255)
+        atomic_store_explicit(&s->speed_count[c], (uint8_t)(n + 1), memory_order_relaxed);
+}
+
 /* After a timed audit of size class c: a class never weighed is weighed as
  * soon as AMP_AUTO_CLASS_TIMED of its calls are timed, and the site moves
  * if that changes what it does: a site fp32 only for being slow goes
@@ -494,14 +509,7 @@ void amp_audit_pay_verdict(struct amp_audit_site *s, double flops, int verdict, 
                          &s->auto_state, memory_order_relaxed)) == AMP_AUTO_FP32) {
         /* A check's run as made at a site kept fp32 for speed: a timed pair
          * as an audit's, which may bring the site back for this size. */
-        uint32_t n = atomic_load_explicit(&s->speed_count[c], memory_order_relaxed);
-        double f = flops >= 1 ? flops : 1;
-        float per[2] = {(float)((double)ns_lowered / f), (float)((double)ns_made / f)};
-        for (int k = 0; k < 2; k++)
-            if (!n || per[k] < atomic_load_explicit(&s->speed_best[c][k], memory_order_relaxed))
-                atomic_store_explicit(&s->speed_best[c][k], per[k], memory_order_relaxed);
-        if (n < 255)
-            atomic_store_explicit(&s->speed_count[c], (uint8_t)(n + 1), memory_order_relaxed);
+        time_pair(s, flops, ns_lowered, ns_made);
         auto_weigh_new_class(s, c);
         amp_unlock_quietly(&audit_lock, &quiet);
         return;
@@ -553,17 +561,8 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
     atomic_store_explicit(&s->ns_fp32,
                           atomic_load_explicit(&s->ns_fp32, memory_order_relaxed) + r->ns_fp32,
                           memory_order_relaxed);
-    if (r->ns_lowered && r->ns_fp32) {
-        int c = amp_flops_class(r->flops);
-        double f = r->flops >= 1 ? r->flops : 1; /* per flop, or per call when not known */
-        uint32_t n = atomic_load_explicit(&s->speed_count[c], memory_order_relaxed);
-        float per[2] = {(float)((double)r->ns_lowered / f), (float)((double)r->ns_fp32 / f)};
-        for (int k = 0; k < 2; k++)
-            if (!n || per[k] < atomic_load_explicit(&s->speed_best[c][k], memory_order_relaxed))
-                atomic_store_explicit(&s->speed_best[c][k], per[k], memory_order_relaxed);
-        if (n < 255)
-            atomic_store_explicit(&s->speed_count[c], (uint8_t)(n + 1), memory_order_relaxed);
-    }
+    if (r->ns_lowered && r->ns_fp32)
+        time_pair(s, r->flops, r->ns_lowered, r->ns_fp32);
     if (amp_audit_auto()) {
         int clean = !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance;
         auto_step(s, clean ? AMP_AUTO_WHY_CLEAN : AMP_AUTO_WHY_ERROR);

@@ -118,6 +118,17 @@ static int gemm_of(enum amp_hook_id hook)
     return f - 1 < 0 ? -1 : f - 1;
 }
 
+/* The real sgemm a check or the warm-up calls: the call's own routine for
+ * a gemm, the sgemm of the same library, family and form for a syrk (NULL
+ * where that library has none). */
+static void *real_sgemm(const struct amp_blas_call *c)
+{
+    if (c->native_kind != AMP_NATIVE_SYRK)
+        return c->real;
+    int gemm = gemm_of(c->hook);
+    return gemm >= 0 ? amp_real_beside((enum amp_hook_id)gemm, c->real) : NULL;
+}
+
 /* A syrk's sample: a block of C's columns, in column-major terms (a
  * row-major syrk is the column-major one of the other triangle and the
  * other transposition). */
@@ -125,8 +136,8 @@ static int plan_syrk_sample(struct amp_blas_call *c, uint64_t turn)
 {
     const struct amp_gemm_args *g = &c->gemm;
     struct amp_gemm_sample *s = &c->sample;
-    int row = g->layout == 'R', gemm = gemm_of(c->hook);
-    s->gemm = gemm >= 0 ? amp_real_beside((enum amp_hook_id)gemm, c->real) : NULL;
+    int row = g->layout == 'R';
+    s->gemm = real_sgemm(c);
     if (!s->gemm)
         return 0;
     int notrans = (g->ta == 'N') != row;
@@ -154,7 +165,7 @@ static int plan_sample(struct amp_blas_call *c, uint64_t turn)
         return plan_syrk_sample(c, turn);
     s->uplo = 0;
     s->first = 0;
-    s->gemm = c->real;
+    s->gemm = real_sgemm(c);
     int row = g->layout == 'R';
     s->ta = row ? g->tb : g->ta;
     s->tb = row ? g->ta : g->tb;
@@ -229,10 +240,7 @@ void amp_blas_warm_real(struct amp_blas_call *c)
     static float a[N * N], out[N * N];
     struct amp_blas_call w = *c;
     struct amp_gemm_sample *s = &w.sample;
-    int gemm = c->native_kind == AMP_NATIVE_SYRK ? gemm_of(c->hook) : (int)c->hook;
-    s->gemm = gemm < 0                            ? NULL
-              : c->native_kind == AMP_NATIVE_SYRK ? amp_real_beside((enum amp_hook_id)gemm, c->real)
-                                                  : c->real;
+    s->gemm = real_sgemm(c);
     if (!s->gemm)
         return;
     s->ta = s->tb = 'N';
@@ -335,8 +343,11 @@ void amp_blas_pay_rerun_done(struct amp_blas_call *c)
 
 void amp_blas_pay_begin(struct amp_blas_call *c)
 {
-    if (!c->site || c->audit || (c->check && !c->check_keeps) || !amp_pay_due(c->site, c->flops) ||
-        c->check || !c->has_acc || amp_live_load(&amp_rt.cfg.output_round))
+    /* Counted when the program is to keep its lowered result; checked
+     * unless auto's check already runs on this call (the next takes it). */
+    int kept = !c->check || c->check_keeps;
+    if (!c->site || c->audit || !kept || !amp_pay_due(c->site, c->flops) || c->check ||
+        !c->has_acc || amp_live_load(&amp_rt.cfg.output_round))
         return;
     for (int i = 0; i < c->n_in; i++)
         c->saved_arg[i] = c->arg[i] ? *c->arg[i] : NULL;

@@ -607,13 +607,19 @@ int amp_blas_native_fits(const struct amp_blas_call *c)
            a->k >= AMP_NATIVE_MIN_SIDE;
 }
 
-int amp_blas_native_takes(const struct amp_blas_call *c)
+/* The multiply-adds the routine does (syrk: one triangle), in double: no
+ * int64 overflow. */
+static double native_macs(const struct amp_blas_call *c)
 {
     const struct amp_gemm_args *a = &c->gemm;
-    int kernel = amp_live_load(&amp_rt.cfg.cpu_kernel);
     double macs = (double)a->m * (double)a->n * (double)a->k;
-    if (c->native_kind == AMP_NATIVE_SYRK)
-        macs /= 2;
+    return c->native_kind == AMP_NATIVE_SYRK ? macs / 2 : macs;
+}
+
+int amp_blas_native_takes(const struct amp_blas_call *c)
+{
+    int kernel = amp_live_load(&amp_rt.cfg.cpu_kernel);
+    double macs = native_macs(c);
     return kernel != AMP_CPU_KERNEL_EMULATE && c->dtype != AMP_DTYPE_TF32 &&
            c->native_kind != AMP_NATIVE_NONE &&
            (kernel == AMP_CPU_KERNEL_NATIVE ||
@@ -622,19 +628,9 @@ int amp_blas_native_takes(const struct amp_blas_call *c)
 
 int amp_blas_native(struct amp_blas_call *c)
 {
-    const struct amp_gemm_args *a = &c->gemm;
-    int kernel = amp_live_load(&amp_rt.cfg.cpu_kernel);
-    if (kernel == AMP_CPU_KERNEL_EMULATE || c->dtype == AMP_DTYPE_TF32)
-        return 0; /* asked for, or no hardware has tf32 on a CPU */
-    /* The multiply-adds the routine does (syrk: one triangle), in double:
-     * no int64 overflow. */
-    double macs = (double)a->m * (double)a->n * (double)a->k;
-    if (c->native_kind == AMP_NATIVE_SYRK)
-        macs /= 2;
-    if (kernel == AMP_CPU_KERNEL_AUTO &&
-        (macs < AMP_NATIVE_MIN_MACS || a->m < AMP_NATIVE_MIN_SIDE || a->n < AMP_NATIVE_MIN_SIDE ||
-         a->k < AMP_NATIVE_MIN_SIDE))
-        return 0;
+    if (!amp_blas_native_takes(c))
+        return 0; /* emulation asked for, tf32 (no CPU has it), or not a size auto takes */
+    double macs = native_macs(c);
     char why[192];
     if (amp_onednn_open(why, sizeof why) != AMP_ONEDNN_OK) {
         say_emulated(why);
