@@ -16,6 +16,7 @@
 
 #include "policy/policy.h"
 #include "blocks.h"
+#include "check.h"
 #include "render.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/config.h"
@@ -31,6 +32,8 @@ static int json;
 
 static const char usage_text[] = "usage: ampctl [--json] VERB [ARGS]\n"
                                  "  run [--dtype D] [--policy P] [--report] [--] CMD [ARGS...]\n"
+                                 "  check [--tolerance X] [--output PATH]... [--policy-out FILE]\n"
+                                 "        [--max-runs N] [--] CMD [ARGS...]\n"
                                  "  which\n"
                                  "  ps\n"
                                  "  status PID\n"
@@ -661,15 +664,33 @@ static int verb_run(int argc, char **argv)
     return failure("cannot run %s: %s", argv[i], strerror(errno));
 }
 
+/* ampctl check (check.h): the shim found as run finds it. */
+static int verb_check(int argc, char **argv)
+{
+    char found[4200], shim[4200];
+    if (find_shim(found, sizeof found) < 0)
+        return failure("cannot find libampshim.so (looked beside ampctl's build tree and in %s)%s",
+                       AMPSHIM_LIBDIR, "");
+    if (preloadable_path(found, shim, sizeof shim) < 0)
+        return failure("%s: its path has a space or colon, which LD_PRELOAD cannot hold, and no "
+                       "link to it could be made in /tmp/ampshim-run-UID%s",
+                       found, "");
+    return ampctl_check(argc, argv, json, shim);
+}
+
 int main(int argc, char **argv)
 {
     /* --json may stand anywhere before "--" or run's command (whose own
      * arguments are never read). */
     int n = 0;
     for (int i = 1; i < argc; i++) {
+        int runs = n >= 1 && strcmp(argv[1], "run") == 0,
+            checks = n >= 1 && strcmp(argv[1], "check") == 0;
         int run_command =
-            n >= 1 && strcmp(argv[1], "run") == 0 && argv[i][0] != '-' &&
-            !(n >= 2 && (strcmp(argv[n], "--dtype") == 0 || strcmp(argv[n], "--policy") == 0));
+            (runs || checks) && argv[i][0] != '-' &&
+            !(n >= 2 && runs &&
+              (strcmp(argv[n], "--dtype") == 0 || strcmp(argv[n], "--policy") == 0)) &&
+            !(n >= 2 && checks && ampctl_check_option_takes_value(argv[n]));
         if (strcmp(argv[i], "--") == 0 || run_command) {
             while (i < argc)
                 argv[++n] = argv[i++];
@@ -691,6 +712,8 @@ int main(int argc, char **argv)
     char **vargv = argv + 2;
     if (strcmp(verb, "run") == 0)
         return verb_run(vargc, vargv);
+    if (strcmp(verb, "check") == 0)
+        return verb_check(vargc, vargv);
     if (strcmp(verb, "which") == 0)
         return verb_which(vargc);
     if (strcmp(verb, "--version") == 0 || strcmp(verb, "version") == 0) {
