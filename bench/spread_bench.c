@@ -1,6 +1,7 @@
 /* What the spread check (shim/blas/blas_spread.h) costs a lowered product,
  * side by side in one run: per n x n x n sgemm, the check of both operands
- * (a sample of at most 1024 elements each), the rounding pass the emulated
+ * (each operand's summed index whole, the
+ * sample the hook reads: amp_spread_samples), the rounding pass the emulated
  * path makes over both anyway, and the real fp32 sgemm, in microseconds
  * (medians); the check's share of the sgemm's time. The operands are
  * random (the check reads them as a lowered call would: lowered); meson runs
@@ -38,11 +39,12 @@ int main(void)
         enum { ROUNDS = 31 };
         double check[ROUNDS], round[ROUNDS], gemm[ROUNDS], loss = 0;
         int reps = n <= 128 ? 200 : n <= 512 ? 20 : 2;
+        int64_t samples = amp_spread_samples(2.0 * n * n * n); /* as the hook reads them */
         for (int r = 0; r < ROUNDS; r++) {
             double t0 = now();
             for (int i = 0; i < reps; i++)
-                loss += amp_operand_spread_loss(&oa, AMP_DTYPE_BF16) +
-                        amp_operand_spread_loss(&ob, AMP_DTYPE_BF16);
+                loss += amp_operand_spread_loss(&oa, AMP_DTYPE_BF16, samples) +
+                        amp_operand_spread_loss(&ob, AMP_DTYPE_BF16, samples);
             double t1 = now();
             for (int i = 0; i < reps; i++) {
                 amp_operand_round(&oa, scratch, AMP_DTYPE_BF16);

@@ -14,7 +14,11 @@ process:
 - AMPSHIM_AUDIT=1: the audit's table has the site, its spread column and
   fp32? yes, and the policy it writes keeps the site fp32;
 - AMPSHIM_AUDIT=auto: the site goes to fp32 on the evidence, the answer is
-  the no-shim one."""
+  the no-shim one;
+- one feature far from the origin (a year, 2024 +- 3) among 256 centred
+  ones, at its first, a middle and its last place: the product is kept as
+  made and the labels are the no-shim ones (the check reads every summed
+  index, not a sample of them)."""
 import hashlib
 import os
 import sys
@@ -45,8 +49,29 @@ def measure(offset):
     print(repr(out))
 
 
+def measure_feature(place):
+    import numpy as np
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((8192, 256)).astype(np.float32)
+    x[:, place] = 2024 + rng.integers(-3, 4, 8192)
+    c = x[rng.choice(8192, 16, replace=False)].copy()
+    for _ in range(3):
+        labels = ((x * x).sum(1)[:, None] - 2 * np.matmul(x, c.T) + (c * c).sum(1)[None, :]).argmin(1)
+        for j in range(16):
+            if (labels == j).any():
+                c[j] = x[labels == j].mean(0)
+    out = {"labels": labels.tolist(),
+           "bits": hashlib.sha256(labels.tobytes() + c.tobytes()).hexdigest()}
+    for w in ("lowered", "spread"):
+        out[w] = counter("cblas_sgemm", w)
+    print(repr(out))
+
+
 if len(sys.argv) == 3 and sys.argv[1] == "--measure":
-    measure(float(sys.argv[2]))
+    if sys.argv[2].startswith("feature:"):
+        measure_feature(int(sys.argv[2][8:]))
+    else:
+        measure(float(sys.argv[2]))
     sys.exit(0)
 
 ck = Checker("spread_check")
@@ -116,6 +141,14 @@ with open(policy) as f:
 ck.check("the audit's policy keeps the site fp32, saying why",
          all(any(line.startswith(f"cpu:cblas_sgemm@{where}=fp32") and "spread" in line
                  for line in text.splitlines()) for where in lines), text)
+
+for place in (0, 137, 255):
+    plain, _ = run(f"feature:{place}", shim=False)
+    got, _ = run(f"feature:{place}", **simulated)
+    ck.check(f"one far feature at place {place} of 256: kept as made, counted spread",
+             got.get("spread", 0) > 0 and got.get("lowered", 1) == 0, f"{brief(got)}")
+    ck.check(f"one far feature at place {place} of 256: labels bit for bit the no-shim ones",
+             got.get("bits") is not None and got.get("bits") == plain.get("bits"))
 
 auto, report = run(100, AMPSHIM_AUDIT="auto", **simulated)
 ck.check("AMPSHIM_AUDIT=auto: the answer is the no-shim one",

@@ -37,7 +37,7 @@ static double loss_along(float *p, int64_t rows, int64_t cols, enum amp_lowp_dty
 {
     struct amp_operand o = contiguous(p, rows, cols);
     o.free_dir = (uint8_t)dir;
-    return amp_operand_spread_loss(&o, dtype);
+    return amp_operand_spread_loss(&o, dtype, AMP_SPREAD_BUDGET);
 }
 
 static double loss_of(float *p, int64_t rows, int64_t cols, enum amp_lowp_dtype dtype)
@@ -93,6 +93,49 @@ int main(void)
     CHECK(loss_of(t, R, C, AMP_DTYPE_BF16) > 0.3 && loss_of(a, C, R, AMP_DTYPE_BF16) > 0.3,
           "... and either way for an operand without a free index");
 
+    /* One feature far from the origin (a year: 2024 +- 3, bf16's spacing
+     * there is 8) among 256 centred ones, at every position, in either
+     * layout, read with the sample a k-means assignment of 2048 points to
+     * 16 centres reads (amp_spread_samples): every summed index is seen, so
+     * the one feature is found wherever it lies. */
+    {
+        enum { P = 2048, F = 256 };
+        float *rows = malloc(sizeof(float) * P * F), *colsm = malloc(sizeof(float) * P * F);
+        int64_t samples = amp_spread_samples(2.0 * P * F * 16);
+        int missed_rows = 0, missed_cols = 0;
+        double least = 1e30;
+        for (int far = 0; rows && colsm && far < F; far++) {
+            for (int i = 0; i < P; i++)
+                for (int j = 0; j < F; j++) {
+                    float v = j == far ? (float)(2024 + (int)(7 * uniform()) - 3) : (float)normal();
+                    rows[i * F + j] = v;
+                    colsm[j * P + i] = v;
+                }
+            struct amp_operand by_rows = contiguous(rows, P, F), by_cols = contiguous(colsm, F, P);
+            by_rows.free_dir = AMP_FREE_ACROSS;
+            by_cols.free_dir = AMP_FREE_WITHIN;
+            double lr = amp_operand_spread_loss(&by_rows, AMP_DTYPE_BF16, samples);
+            double lc = amp_operand_spread_loss(&by_cols, AMP_DTYPE_BF16, samples);
+            missed_rows += !(lr > AMP_SPREAD_LOSS_DEFAULT);
+            missed_cols += !(lc > AMP_SPREAD_LOSS_DEFAULT);
+            least = lr < least ? lr : least;
+            least = lc < least ? lc : least;
+        }
+        CHECK(rows && colsm && missed_rows == 0 && missed_cols == 0,
+              "one far feature among 256, at each of its 256 places: missed %d by rows, %d by "
+              "columns (least loss %.3g, %lld samples)",
+              missed_rows, missed_cols, least, (long long)samples);
+        /* The same 256 features all centred: lowered. */
+        for (int i = 0; rows && i < P * F; i++)
+            rows[i] = (float)normal();
+        struct amp_operand centred_rows = contiguous(rows, P, F);
+        centred_rows.free_dir = AMP_FREE_ACROSS;
+        double c256 = rows ? amp_operand_spread_loss(&centred_rows, AMP_DTYPE_BF16, samples) : 1;
+        CHECK(c256 < AMP_SPREAD_LOSS_DEFAULT, "256 centred features: %.3g, lowered", c256);
+        free(rows);
+        free(colsm);
+    }
+
     /* Lines at offsets from 10 to 30, each with a spread of 0.1 along it:
      * what matters is the free index's spread, large from line to line and
      * small along each. */
@@ -124,7 +167,7 @@ int main(void)
     for (int i = 0; i < 3 * 4000; i++)
         t[i] = (float)(100.0 + normal());
     struct amp_operand v = {t, 1, 4000, 3, 1, AMP_TRI_FULL, 0, AMP_FREE_EITHER};
-    double strided = amp_operand_spread_loss(&v, AMP_DTYPE_BF16);
+    double strided = amp_operand_spread_loss(&v, AMP_DTYPE_BF16, AMP_SPREAD_BUDGET);
     CHECK(strided > 0.11 && strided < 0.18, "a strided vector around 100: %.4g", strided);
 
     /* An upper triangle (column major: inner index <= line index) of centred
@@ -135,7 +178,7 @@ int main(void)
         for (int i = 0; i < N; i++)
             t[line * N + i] = i <= line ? (float)normal() : (i % 7 ? 1e6f + (float)i : NAN);
     struct amp_operand tri = {t, N, N, N, N, AMP_TRI_LE, 0, AMP_FREE_EITHER};
-    double triangle = amp_operand_spread_loss(&tri, AMP_DTYPE_BF16);
+    double triangle = amp_operand_spread_loss(&tri, AMP_DTYPE_BF16, AMP_SPREAD_BUDGET);
     CHECK(triangle < 0.003, "only the triangle the routine reads: %.4g", triangle);
 
     /* Inf and NaN among centred values are left out. */
@@ -151,7 +194,7 @@ int main(void)
         t[i] = i % 5 == 0 ? NAN : i % 7 == 0 ? -INFINITY : i % 3 == 0 ? 3e38f : (float)normal();
     feclearexcept(FE_ALL_EXCEPT);
     double wild = loss_of(t, R, C, AMP_DTYPE_BF16) + loss_of(t, R, C, AMP_DTYPE_FP16) +
-                  amp_operand_spread_loss(&tri, AMP_DTYPE_BF16);
+                  amp_operand_spread_loss(&tri, AMP_DTYPE_BF16, AMP_SPREAD_BUDGET);
     CHECK(!fetestexcept(FE_ALL_EXCEPT), "no exception flag raised (%g)", wild);
     feraiseexcept(FE_DIVBYZERO);
     loss_of(t, R, C, AMP_DTYPE_FP16);
