@@ -69,6 +69,71 @@ double amp_audit_relative_error(const struct amp_audit_sums *s)
     return s->diff2 > 0 ? INFINITY : 0.0;
 }
 
+void amp_audit_spread_begin(struct amp_audit_spread *s, int64_t width)
+{
+    memset(s, 0, sizeof *s);
+    if (width > 0 && (uint64_t)width < SIZE_MAX / (4 * sizeof(double)))
+        s->place = calloc((size_t)width * 4, sizeof(double));
+    s->width = s->place ? width : 0;
+    for (int64_t i = 0; i < s->width; i++)
+        s->place[4 * i] = NAN; /* no shift yet */
+}
+
+void amp_audit_spread_line(struct amp_audit_spread *s, const float *low, const float *ref,
+                           int64_t first, int64_t n)
+{
+    double shift = NAN, ln = 0, ls = 0, lq = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double r = ref[i], l = low[i];
+        if (!isfinite(r) || !isfinite(l))
+            continue; /* Inf/NaN are the other measures' business */
+        s->diff2 += (l - r) * (l - r);
+        s->count += 1;
+        if (shift != shift)
+            shift = r;
+        double d = r - shift;
+        ln += 1;
+        ls += d;
+        lq += d * d;
+        int64_t p = first + i;
+        if (p >= 0 && p < s->width) {
+            double *a = s->place + 4 * p;
+            if (a[0] != a[0])
+                a[0] = r;
+            double e = r - a[0];
+            a[1] += 1;
+            a[2] += e;
+            a[3] += e * e;
+        }
+    }
+    if (ln >= 2) {
+        double w = lq - ls * ls / ln;
+        s->within_q += w > 0 ? w : 0;
+        s->within_n += ln;
+    }
+}
+
+double amp_audit_spread_error(struct amp_audit_spread *s)
+{
+    double across_q = 0, across_n = 0;
+    for (int64_t p = 0; p < s->width; p++) {
+        const double *a = s->place + 4 * p;
+        if (a[1] >= 2) {
+            double w = a[3] - a[2] * a[2] / a[1];
+            across_q += w > 0 ? w : 0;
+            across_n += a[1];
+        }
+    }
+    free(s->place);
+    s->place = NULL;
+    double within = s->within_n > 0 && s->within_q > 0 ? s->within_q / s->within_n : -1;
+    double across = across_n > 0 && across_q > 0 ? across_q / across_n : -1;
+    double v = within < 0 ? across : across < 0 ? within : within < across ? within : across;
+    if (!(v > 0) || !(s->count > 0))
+        return 0;
+    return sqrt(s->diff2 / s->count / v);
+}
+
 /* ---- the sites ---- */
 
 _Static_assert(AMP_POLICY_MAX_SITES >= AMP_CTL_AUDIT_SITES,
@@ -564,7 +629,7 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
     if (r->ns_lowered && r->ns_fp32)
         time_pair(s, r->flops, r->ns_lowered, r->ns_fp32);
     if (amp_audit_auto()) {
-        int clean = !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance;
+        int clean = amp_audit_clean(r);
         auto_step(s, clean ? AMP_AUTO_WHY_CLEAN : AMP_AUTO_WHY_ERROR);
         if (clean && r->ns_lowered && r->ns_fp32)
             auto_weigh_new_class(s, amp_flops_class(r->flops));
@@ -592,6 +657,9 @@ void amp_audit_record(struct amp_audit_site *s, const struct amp_audit_result *r
     double emax = atomic_load_explicit(&s->elem_max, memory_order_relaxed);
     if (r->elem_max > emax)
         atomic_store_explicit(&s->elem_max, r->elem_max, memory_order_relaxed);
+    float smax = atomic_load_explicit(&s->spread_err_max, memory_order_relaxed);
+    if (r->spread_err > smax)
+        atomic_store_explicit(&s->spread_err_max, (float)r->spread_err, memory_order_relaxed);
     amp_unlock_quietly(&audit_lock, &quiet);
 }
 

@@ -27,7 +27,35 @@ struct amp_audit_result {
     uint64_t ns_lowered, ns_fp32;
     double flops; /* the call's: its size class, for the speed */
     int sampled;  /* compared on a sample of the output (auto's check of a native gemm) */
+    /* rms(lowered - fp32) / the fp32 output's spread (its standard deviation
+     * along a free index, the smaller of the two, pooled: amp_audit_spread):
+     * what cancellation after the product leaves of the difference. 0 when
+     * not measured (a device call, a oneDNN primitive's). */
+    double spread_err;
 };
+
+/* The error against the output's own spread. A layer's product of centred
+ * data varies about as much as it is large, so this is its relative error
+ * again (0.002-0.004 in bf16); a Gram or distance product of data far from
+ * the origin has outputs that share most of their value, and what the
+ * program reads of them (|x|^2 - 2 x.c + |c|^2, a probability's deviation
+ * from uniform) is their spread, which lowering's error can swamp while the
+ * relative Frobenius error stays small. Fed the output a line at a time:
+ * the spread within each line and, per place, across lines (up to `width`
+ * places), each shifted by its first value. */
+struct amp_audit_spread {
+    double within_q, within_n, diff2, count;
+    double *place; /* [width][4]: shift, n, sum, sum of squares; NULL: within lines only */
+    int64_t width;
+};
+void amp_audit_spread_begin(struct amp_audit_spread *s, int64_t width);
+/* One line of the output: n values at places first.. of a line. */
+void amp_audit_spread_line(struct amp_audit_spread *s, const float *low, const float *ref,
+                           int64_t first, int64_t n);
+/* The error (rms difference over the pooled standard deviation, the
+ * smaller of within and across lines), 0 when the output has no spread;
+ * frees what begin took. */
+double amp_audit_spread_error(struct amp_audit_spread *s);
 
 /* Sums over an output, fed element by element or by whole lines. */
 struct amp_audit_sums {
@@ -100,6 +128,15 @@ void amp_audit_test_slow_lowered(double flops);
  * as an audit's and may bring the site back for this size. */
 void amp_audit_pay_verdict(struct amp_audit_site *s, double flops, int verdict, uint64_t ns_lowered,
                            uint64_t ns_made);
+
+/* Whether an audited call's result is within the tolerances: no Inf/NaN
+ * introduced, its relative error within AMPSHIM_AUDIT_TOLERANCE and its
+ * error against its output's spread within AMPSHIM_AUDIT_SPREAD_TOLERANCE. */
+static inline int amp_audit_clean(const struct amp_audit_result *r)
+{
+    return !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance &&
+           !(r->spread_err > amp_rt.cfg.audit_spread_tolerance);
+}
 
 /* Adds one audited call's result to its site. */
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);

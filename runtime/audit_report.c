@@ -30,6 +30,8 @@ struct site_view {
     uint64_t lowered_flops, transition[4];
     uint64_t spread_calls; /* kept as made by the spread check */
     double spread_max;
+    double spread_err_max, spread_tolerance; /* error against the output's spread, and its
+                                                tolerance (the block's) */
     uint64_t ns_lowered, ns_fp32;            /* the audited calls' two runs */
     float class_speed[AMP_CPU_TIME_CLASSES]; /* auto's speed per size class (0: unknown) */
     uint32_t slow_classes;                   /* ... those a lowered site runs fp32 */
@@ -104,6 +106,9 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
             x->transition[j] = atomic_load_explicit(&s->transition[j], memory_order_relaxed);
         x->spread_calls = atomic_load_explicit(&s->spread_calls, memory_order_relaxed);
         x->spread_max = atomic_load_explicit(&s->spread_max, memory_order_relaxed);
+        x->spread_err_max = atomic_load_explicit(&s->spread_err_max, memory_order_relaxed);
+        x->spread_tolerance =
+            atomic_load_explicit(&b->audit_spread_tolerance, memory_order_relaxed);
         x->ns_lowered = atomic_load_explicit(&s->ns_lowered, memory_order_relaxed);
         x->ns_fp32 = atomic_load_explicit(&s->ns_fp32, memory_order_relaxed);
         for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++)
@@ -223,14 +228,16 @@ static void caller_fields(const struct site_view *x, char *object, size_t object
 }
 
 /* Whether a site stays in fp32: AMPSHIM_AUDIT=auto's final decision where it
- * made one (lowered, or fp32), else by its largest error and whether the
- * spread check kept any of its calls. */
+ * made one (lowered, or fp32), else by its largest errors (relative, and
+ * against its output's spread) and whether the spread check kept any of its
+ * calls. */
 static int keeps_fp32(const struct site_view *x, double tolerance)
 {
     unsigned state = x->auto_state & 0xff;
     if (x->auto_mode && state != AMP_AUTO_PROBATION)
         return state != AMP_AUTO_LOWERED;
-    return x->nonfinite_calls || x->spread_calls || (x->audited && !(x->err_max <= tolerance));
+    return x->nonfinite_calls || x->spread_calls ||
+           (x->audited && (!(x->err_max <= tolerance) || x->spread_err_max > x->spread_tolerance));
 }
 
 static void json_number(FILE *out, double v)
@@ -266,9 +273,10 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                 (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed), tolerance,
                 n, n == 1 ? "" : "s", dropped ? " (the table was full: some not kept)" : "");
         fprintf(out,
-                "%-4s %-10s %-10s %-10s %-9s %8s %8s %-8s %-7s %6s %-5s %-5s %-18s %-34s %s%s\n",
-                "rank", "err max", "err mean", "elem max", "inf/nan", "calls", "audited", "spread",
-                "speed", "flops%", "dtype", "fp32?", "symbol", "caller", "shapes",
+                "%-4s %-10s %-10s %-10s %-9s %-9s %8s %8s %-8s %-7s %6s %-5s %-5s %-18s %-34s "
+                "%s%s\n",
+                "rank", "err max", "err mean", "elem max", "err/spr", "inf/nan", "calls", "audited",
+                "spread", "speed", "flops%", "dtype", "fp32?", "symbol", "caller", "shapes",
                 mode == AMP_AUDIT_AUTO ? "\n     | auto: state, share of its flops lowered, "
                                          "transitions (state@call)"
                                        : "");
@@ -305,6 +313,8 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
                     has_evidence(x) && keeps_fp32(x, tolerance) ? "true" : "false");
             fprintf(out, ", \"spread_calls\": %" PRIu64 ", \"spread_max\": ", x->spread_calls);
             json_number(out, x->spread_max);
+            fputs(", \"spread_err_max\": ", out);
+            json_number(out, x->audited && x->device != AMP_DEVICE_CUDA ? x->spread_err_max : NAN);
             fprintf(out, ", \"ns_lowered\": %" PRIu64 ", \"ns_fp32\": %" PRIu64 ", \"speedup\": ",
                     x->ns_lowered, x->ns_fp32);
             json_number(out, speedup(x) > 0 ? speedup(x) : NAN);
@@ -333,18 +343,21 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
             }
             fputs("]}", out);
         } else {
-            char err_max[16], err_mean[16], elem[16], spread[16], speed[16];
+            char err_max[16], err_mean[16], elem[16], spread[16], speed[16], err_spread[16];
             snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
             snprintf(err_mean, sizeof err_mean, x->audited ? "%.3g" : "-", x->err_mean);
             int elementwise = x->audited && x->device != AMP_DEVICE_CUDA;
             snprintf(elem, sizeof elem, elementwise ? "%.3g" : "-", x->elem_max);
+            /* measured by the BLAS audits (0 where it was not) */
+            snprintf(err_spread, sizeof err_spread,
+                     elementwise && x->spread_err_max > 0 ? "%.3g" : "-", x->spread_err_max);
             snprintf(spread, sizeof spread, x->spread_calls ? "%.3g" : "-", x->spread_max);
             snprintf(speed, sizeof speed, speedup(x) > 0 ? "%.2fx" : "-", speedup(x));
             fprintf(out,
-                    "%-4d %-10s %-10s %-10s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
+                    "%-4d %-10s %-10s %-10s %-9s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
                     " %-8s %-7s %6.2f %-5s %-5s %-18s %-34s %s\n",
-                    i + 1, err_max, err_mean, elem, x->nonfinite_calls, x->calls, x->audited,
-                    spread, speed, share, dtype_name((unsigned)x->dtype),
+                    i + 1, err_max, err_mean, elem, err_spread, x->nonfinite_calls, x->calls,
+                    x->audited, spread, speed, share, dtype_name((unsigned)x->dtype),
                     !has_evidence(x)           ? "?"
                     : keeps_fp32(x, tolerance) ? "yes"
                                                : "no",
@@ -425,6 +438,9 @@ int amp_audit_write_policy(FILE *out, const struct amp_ctl_block *b, double tole
         if (x->audited)
             fprintf(out, " err max %.3g, mean %.3g, %" PRIu64 " of %" PRIu64 " calls audited",
                     x->err_max, x->err_mean, x->audited, x->calls);
+        if (x->audited && x->spread_err_max > x->spread_tolerance)
+            fprintf(out, "; err against its output's spread %.3g (over %g: cancellation)",
+                    x->spread_err_max, x->spread_tolerance);
         if (x->nonfinite_calls)
             fprintf(out, ", Inf/NaN in %" PRIu64, x->nonfinite_calls);
         if (x->spread_calls)

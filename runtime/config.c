@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -40,6 +41,7 @@ void amp_config_defaults(struct amp_config *cfg)
     cfg->cpu_timing_sample = AMP_CPU_TIMING_SAMPLE_DEFAULT;
     cfg->lower_min[AMP_DEVICE_CPU] = cfg->lower_min[AMP_DEVICE_CUDA] = AMP_LOWER_MIN_AUTO;
     cfg->audit_tolerance = AMP_AUDIT_DEFAULT_TOLERANCE;
+    cfg->audit_spread_tolerance = AMP_AUDIT_DEFAULT_SPREAD_TOLERANCE;
     cfg->spread_loss = AMP_SPREAD_LOSS_DEFAULT;
     cfg->audit_min_speedup = AMP_AUDIT_MIN_SPEEDUP_DEFAULT;
 }
@@ -223,6 +225,19 @@ static int parse_audit_tolerance(struct amp_config *cfg, const char *v, char *er
     return x < 0 ? -1 : (cfg->audit_tolerance = x, 0);
 }
 
+static int parse_audit_spread_tolerance(struct amp_config *cfg, const char *v, char *err,
+                                        size_t errlen)
+{
+    if (amp_parse_word(v, (const char *const[]){"off", NULL}) == 0) {
+        cfg->audit_spread_tolerance = INFINITY;
+        return 0;
+    }
+    double x = amp_parse_audit_tolerance(v, err, errlen);
+    if (x < 0)
+        snprintf(err, errlen, "'%s' is not a positive number or off", v);
+    return x < 0 ? -1 : (cfg->audit_spread_tolerance = x, 0);
+}
+
 static int parse_spread_loss(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
     double x = amp_parse_spread_loss(v, err, errlen);
@@ -401,6 +416,11 @@ static int parse_log_file(struct amp_config *cfg, const char *v, char *err, size
 static void publish_tolerance(struct amp_ctl_block *b, const struct amp_config *cfg)
 {
     atomic_store(&b->audit_tolerance, cfg->audit_tolerance);
+}
+
+static void publish_spread_tolerance(struct amp_ctl_block *b, const struct amp_config *cfg)
+{
+    atomic_store(&b->audit_spread_tolerance, cfg->audit_spread_tolerance);
 }
 
 #define CFG(field) .cfg_field = offsetof(struct amp_config, field)
@@ -622,6 +642,11 @@ const struct amp_setting amp_settings[] = {
      .default_text = "0.01",
      .parse_env = parse_audit_tolerance,
      .publish = publish_tolerance},
+    {.env = "AMPSHIM_AUDIT_SPREAD_TOLERANCE",
+     .values = "a positive number, or off",
+     .default_text = "0.01",
+     .parse_env = parse_audit_spread_tolerance,
+     .publish = publish_spread_tolerance},
     {.env = "AMPSHIM_SPREAD_LOSS",
      .values = "off, or a number from 0 (off)",
      .default_text = "0.015625",

@@ -44,6 +44,10 @@ enum amp_audit_mode {
 };
 extern const char *const amp_audit_mode_names[AMP_AUDIT_MODE_COUNT + 1]; /* NULL-ended */
 #define AMP_AUDIT_DEFAULT_TOLERANCE 0.01
+/* AMPSHIM_AUDIT_SPREAD_TOLERANCE: the error against an output's own spread
+ * (runtime/accuracy_audit.h, amp_audit_spread) above which a site stays
+ * fp32 */
+#define AMP_AUDIT_DEFAULT_SPREAD_TOLERANCE 0.01
 /* AMPSHIM_AUDIT_MIN_SPEEDUP's default: how much faster than fp32 a site's
  * audited lowered runs must be for AMPSHIM_AUDIT=auto to lower it. */
 #define AMP_AUDIT_MIN_SPEEDUP_DEFAULT 1.05
@@ -81,13 +85,14 @@ struct amp_config {
     /* MiB of freed scratch the shim's device pool keeps past a
      * synchronisation (AMPSHIM_CUDA_POOL_KEEP; its release threshold). */
     uint32_t cuda_pool_keep_mib;
-    uint32_t cuda_timing;        /* enum amp_cuda_timing_mode */
-    uint32_t cuda_timing_sample; /* time every Nth hooked CUDA call */
-    uint32_t cpu_timing_sample;  /* time every Nth CPU call that is not a pass-through */
-    double audit_tolerance;      /* relative Frobenius error above which a site stays fp32 */
-    double spread_loss;          /* AMPSHIM_SPREAD_LOSS; 0: no spread check */
-    double audit_min_speedup;    /* auto: fp32 time / lowered time a site needs; 0: any */
-    char audit_policy[PATH_MAX]; /* where the generated policy goes at exit ("" none) */
+    uint32_t cuda_timing;          /* enum amp_cuda_timing_mode */
+    uint32_t cuda_timing_sample;   /* time every Nth hooked CUDA call */
+    uint32_t cpu_timing_sample;    /* time every Nth CPU call that is not a pass-through */
+    double audit_tolerance;        /* relative Frobenius error above which a site stays fp32 */
+    double audit_spread_tolerance; /* error against the output's spread, the same; off: Inf */
+    double spread_loss;            /* AMPSHIM_SPREAD_LOSS; 0: no spread check */
+    double audit_min_speedup;      /* auto: fp32 time / lowered time a site needs; 0: any */
+    char audit_policy[PATH_MAX];   /* where the generated policy goes at exit ("" none) */
     enum amp_threads_mode threads;
     char threads_list[512]; /* comma-separated tids and name globs */
     enum amp_report_mode report;

@@ -26,7 +26,7 @@
  * 9: the spread counter (the tenth slot), the audit sites' spread
  * evidence and time, CPU time per hook; 8: ten counter slots (nounits); 5: the small counter and lower_min; 4: the
  * audit's settings and call sites; 3: eight counter slots */
-#define AMP_CTL_VERSION 12u
+#define AMP_CTL_VERSION 13u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
 #define AMP_CTL_MAX_HOOKS 384
@@ -111,11 +111,12 @@ struct amp_audit_site {
     /* 144: FNV-1a hashes of the full native names when they were cut (0 when
      * whole): a policy entry written for the site names them exactly */
     uint64_t object_hash, function_hash;
-    uint8_t python;                        /* 160: a Python site */
-    uint8_t twin_audits;                   /* 161: its audits run the whole call twice (oneDNN
+    uint8_t python;      /* 160: a Python site */
+    uint8_t twin_audits; /* 161: its audits run the whole call twice (oneDNN
                                               twins): auto's probation is AMP_AUTO_TWIN_PROBATION */
-    int16_t op_around;                     /* 162: the float32-list op around its calls, or -1 */
-    uint32_t reserved1;                    /* 164 */
+    int16_t op_around;   /* 162: the float32-list op around its calls, or -1 */
+    /* 164: the largest error against its output's spread (amp_audit_result.spread_err) */
+    _Atomic float spread_err_max;
     uint64_t offset;                       /* 168: the first call's return address in the object */
     _Atomic uint64_t calls;                /* 176: lowered calls from here */
     _Atomic uint64_t audited;              /* 184: of those, run both ways and compared */
@@ -281,6 +282,9 @@ struct amp_ctl_block {
             _Atomic uint32_t votes, verdict;
         } pay[AMP_CPU_TIME_CLASSES];
     } cpu_site[AMP_CTL_CPU_SITES];
+    /* AMPSHIM_AUDIT_SPREAD_TOLERANCE, for the generated policy (its
+     * relative error's is audit_tolerance) */
+    _Atomic double audit_spread_tolerance;
 };
 
 _Static_assert(offsetof(struct amp_thread, fp32_depth) == 0, "layout");

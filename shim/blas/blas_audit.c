@@ -297,21 +297,26 @@ int amp_blas_audit_check(struct amp_blas_call *c)
     c->ns_lowered = amp_cpu_now_ns() - c->audit_mark;
     sample_fp32(c, ref);
     struct amp_audit_sums sums = {0};
+    struct amp_audit_spread spread;
+    amp_audit_spread_begin(&spread, s->m);
     for (int pass = 0; pass < 2; pass++)
         for (int64_t j = 0; j < s->n; j++) {
             int64_t lo, hi;
             sample_rows(s, j, &lo, &hi);
             const float *low = s->c + j * s->cols + lo, *fp32 = ref + j * s->m + lo;
-            if (pass == 0)
+            if (pass == 0) {
                 amp_audit_sum(&sums, low, fp32, hi - lo);
-            else
+                amp_audit_spread_line(&spread, low, fp32, lo, hi - lo);
+            } else {
                 r.elem_max = amp_audit_elem_max(&sums, low, fp32, hi - lo, r.elem_max);
+            }
         }
     r.err = amp_audit_relative_error(&sums);
+    r.spread_err = amp_audit_spread_error(&spread);
     r.nonfinite = sums.nonfinite;
     r.sampled = 1;
     amp_audit_record(c->audit_site, &r);
-    int keep = c->check_keeps && !r.nonfinite && r.err <= amp_rt.cfg.audit_tolerance;
+    int keep = c->check_keeps && amp_audit_clean(&r);
     if (!keep && c->shadow_elems)
         copy_referenced(&c->acc, c->shadow, 0);
     free(c->shadow);
@@ -457,6 +462,8 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
     r.ns_lowered = c->ns_lowered;
     r.ns_fp32 = ns_fp32;
     /* Both passes walk the output's lines; the lowered copy is compact. */
+    struct amp_audit_spread spread;
+    amp_audit_spread_begin(&spread, c->acc.inner);
     for (int pass = 0; pass < 2; pass++) {
         size_t at = 0;
         for (int64_t line = 0; line < c->acc.outer; line++) {
@@ -464,16 +471,19 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
             if (!amp_operand_line(&c->acc, line, &lo, &hi))
                 continue;
             const float *fp32 = c->acc.p + line * c->acc.ld + lo;
-            if (pass == 0)
+            if (pass == 0) {
                 amp_audit_sum(&sums, lowered + at, fp32, hi - lo);
-            else
+                amp_audit_spread_line(&spread, lowered + at, fp32, lo, hi - lo);
+            } else {
                 r.elem_max = amp_audit_elem_max(&sums, lowered + at, fp32, hi - lo, r.elem_max);
+            }
             at += (size_t)(hi - lo);
         }
     }
     r.err = amp_audit_relative_error(&sums);
+    r.spread_err = amp_audit_spread_error(&spread);
     r.nonfinite = sums.nonfinite;
-    int clean = !r.nonfinite && r.err <= amp_rt.cfg.audit_tolerance;
+    int clean = amp_audit_clean(&r);
     if (c->pay) {
         /* A pay check: the program keeps the lowered output, but under
          * auto one over tolerance keeps fp32's and moves its site. */
