@@ -56,7 +56,7 @@ for name in plain:
     check(f"{name}: the audit leaves the result bit-identical to a run without the shim",
           audited.get(name) == plain[name])
 rows = [line.split() for line in report.splitlines() if line[:1].isdigit()]
-callers = {(r[12], r[13]) for r in rows if len(r) > 13}
+callers = {(r[13], r[14]) for r in rows if len(r) > 14}
 # A product's site is the line of products() that made it, not numpy's or
 # torch's library.
 source = open(__file__).read().splitlines()
@@ -71,5 +71,5 @@ if "torch_mm" in plain:
     check("torch.mm: sgemm_ from its line of products()",
           ("sgemm_", f"audit_check.py:{torch_line}") in callers, str(callers))
 check("every site audited, errors finite and small (bf16 on random data)",
-      rows and all(r[6] != "0" and r[1] != "inf" and float(r[1]) < 0.02 for r in rows), report[-3000:])
+      rows and all(r[7] != "0" and r[1] != "inf" and float(r[1]) < 0.02 for r in rows), report[-3000:])
 checker.finish()

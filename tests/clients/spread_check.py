@@ -124,7 +124,7 @@ work = tempfile.mkdtemp(prefix="spread_check_")
 policy = os.path.join(work, "audit.policy")
 audited, report = run(100, AMPSHIM_AUDIT="1", AMPSHIM_AUDIT_POLICY=policy, **simulated)
 rows = [line.split() for line in report.splitlines() if line[:1].isdigit()]
-site = [r for r in rows if len(r) > 13 and r[12] == "cblas_sgemm"]
+site = [r for r in rows if len(r) > 14 and r[13] == "cblas_sgemm"]
 print("\n".join(line for line in report.splitlines() if "audit" in line or line[:1].isdigit()))
 ck.check("AMPSHIM_AUDIT=1: the answer is the no-shim one",
          audited.get("bits") is not None and audited.get("bits") == far_plain.get("bits"))
@@ -134,8 +134,8 @@ source = open(__file__).read().splitlines()
 end = next(i for i, text in enumerate(source) if text.startswith("if len(sys.argv)"))
 lines = {f"spread_check.py:{i + 1}" for i, text in enumerate(source[:end]) if "(x @ c.T)" in text}
 ck.check("the audit's table: cblas_sgemm from measure()'s product lines, their spread, fp32? yes",
-         len(site) == 2 and {r[13] for r in site} == lines and
-         all(float(r[7]) > 0.05 and r[11] == "yes" for r in site), f"{site} {lines}")
+         len(site) == 2 and {r[14] for r in site} == lines and
+         all(float(r[8]) > 0.05 and r[12] == "yes" for r in site), f"{site} {lines}")
 with open(policy) as f:
     text = f.read()
 ck.check("the audit's policy keeps the site fp32, saying why",

@@ -12,7 +12,7 @@ import sys
 
 ampctl = sys.argv[1]
 uid, pid = os.getuid(), os.getpid()
-SIZE = 8000216  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 12)
+SIZE = 8000224  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 13)
 MAGIC = 0x314C544353504D41
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from check import Checker  # noqa: E402  (tests/check.py)
@@ -38,7 +38,7 @@ def refused(what, message):
               message in r.stderr and r.stderr.count("\n") == 1, repr(r.stderr))
 
 
-def header(version=12, size=SIZE, ops=None, hooks=None, owner=None):
+def header(version=13, size=SIZE, ops=None, hooks=None, owner=None):
     return struct.pack("<QIIqIIIIQ", MAGIC, version, size, owner or pid, uid, ops or 0,
                        hooks or 0, 192, 0)
 
@@ -47,10 +47,10 @@ cases = [
     ("garbage", os.urandom(SIZE), 0o600, "bad magic"),
     ("truncated", header()[:20], 0o600, "truncated"),
     ("another layout version", header(version=99) + bytes(SIZE - 48), 0o600,
-     "has layout version 99; this ampctl reads version 12"),
+     "has layout version 99; this ampctl reads version 13"),
     # An older release's block is smaller: its version, not "truncated".
-    ("an older release's smaller block", header(version=11, size=6642392) + bytes(6642392 - 48),
-     0o600, "has layout version 11; this ampctl reads version 12"),
+    ("an older release's smaller block", header(version=12, size=8000216) + bytes(8000216 - 48),
+     0o600, "has layout version 12; this ampctl reads version 13"),
     ("another build's lists", header(ops=1, hooks=1) + bytes(SIZE - 48), 0o600,
      "other op or hook lists"),
     ("world-readable", header() + bytes(SIZE - 48), 0o644, "mode 0600"),

@@ -71,7 +71,7 @@ def site_row(report):
     lines = report.splitlines()
     for i, line in enumerate(lines):
         f = line.split()
-        if len(f) > 12 and f[0].isdigit() and f[12] == SYMBOL:
+        if len(f) > 13 and f[0].isdigit() and f[13] == SYMBOL:
             nxt = lines[i + 1] if i + 1 < len(lines) and lines[i + 1].lstrip().startswith("|") \
                 else ""
             return f, nxt
@@ -95,7 +95,7 @@ ck.check("... while the twin ran on every call (native 12)", counts.get("native"
 row, _ = site_row(report)
 ck.check("the audit table has the convolution's site", row is not None)
 if row:
-    calls, audited, speed = int(row[5]), int(row[6]), row[8]
+    calls, audited, speed = int(row[6]), int(row[7]), row[9]
     ck.check("... every call audited (12 of 12)", calls == 12 and audited == 12)
     ck.check(f"... a bf16 error (err max {row[1]} within 1e-4..1e-2)",
              1e-4 < float(row[1]) < 1e-2)

@@ -6,7 +6,7 @@
  *   as made        AMPSHIM_ENABLE=0 (byte for byte the program without us)
  *   as made again  AMPSHIM_AUDIT=1 on one call per site: the program keeps
  *                  fp32's results, and the audit's policy lists the sites
- *                  that would lower (their "=lower" entries)
+ *                  that would lower (its entries of audited sites)
  *   lowered        the caller's own settings
  *   a trial        the caller's settings with a policy file keeping some
  *                  of those sites fp32
@@ -267,8 +267,8 @@ static int status_code(int status)
 
 /* ---- the sites, and trial policies ---- */
 
-/* The sites the audited run as made saw lowering: its policy's "=lower"
- * entries, each turned into its "=fp32" twin. */
+/* The sites the audited run as made saw lowering: its policy's entries of
+ * audited sites, each made an "=fp32" one. */
 static void read_sites(struct check *k)
 {
     char path[PATH_MAX], line[1024];
@@ -277,10 +277,16 @@ static void read_sites(struct check *k)
     if (!f)
         return;
     while (fgets(line, sizeof line, f) && k->n_sites < MAX_SITES) {
-        char *at = line[0] == '#' ? NULL : strstr(line, "=lower");
-        if (!at || (at[6] != ' ' && at[6] != '\n' && at[6] != 0))
+        /* every site the audit ran lowered ("N of M calls audited"): the
+         * ones it would keep fp32 lower under the caller's settings too */
+        if (line[0] == '#' || !strstr(line, "calls audited"))
             continue;
-        strcpy(at, "=fp32");
+        char *at = strstr(line, "=lower");
+        if (!at)
+            at = strstr(line, "=fp32");
+        if (!at)
+            continue;
+        strcpy(at, "=fp32"); /* the entry alone, without its comment */
         k->site[k->n_sites] = strdup(line);
         if (k->site[k->n_sites])
             k->n_sites++;
