@@ -234,6 +234,11 @@ static const struct amp_site *site_for_key(const struct amp_site *fresh)
                 atomic_store_explicit(&s->audit_slot, 0, memory_order_relaxed);
                 atomic_store_explicit(&s->time_slot, 0, memory_order_relaxed);
                 atomic_store_explicit(&s->kept_by_op, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->last_output, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->recurrent, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->last_a, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->last_b, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->recurrence_calls, 0, memory_order_relaxed);
                 site_map[i] = s;
             }
             break;
@@ -449,6 +454,30 @@ void amp_sites_report(FILE *out)
             by_op[site_pool[i].op_around] += n;
             total += n;
         }
+    }
+    /* recurrences (shim/blas/blas_recurrence.h) */
+    uint64_t kept = 0;
+    unsigned recurrent = 0;
+    for (unsigned i = 0; i < used; i++)
+        if (atomic_load_explicit(&site_pool[i].recurrent, memory_order_relaxed)) {
+            recurrent++;
+            kept += atomic_load_explicit(&site_pool[i].recurrence_calls, memory_order_relaxed);
+        }
+    if (recurrent) {
+        fprintf(out,
+                "recurrences: %" PRIu64 " calls at %u call site%s ran fp32 (an operand was the "
+                "site's own earlier output):",
+                kept, recurrent, recurrent == 1 ? "" : "s");
+        unsigned shown = 0;
+        for (unsigned i = 0; i < used && shown < 8; i++)
+            if (atomic_load_explicit(&site_pool[i].recurrent, memory_order_relaxed)) {
+                char object[64], function[96];
+                amp_site_display(&site_pool[i], object, sizeof object, function, sizeof function);
+                fprintf(out, "%s %s %s:%s", shown ? "," : "", amp_hook_names[site_pool[i].hook],
+                        object, function);
+                shown++;
+            }
+        fprintf(out, "%s\n", recurrent > shown ? ", ..." : "");
     }
     if (!total)
         return;

@@ -34,6 +34,13 @@ struct amp_site {
     _Atomic int16_t audit_slot, time_slot; /* index + 1 in the control block's tables; 0
                                               none yet, -1 no room */
     _Atomic uint64_t kept_by_op;           /* calls op_around kept fp32 (amp_site_kept_by_op) */
+    /* Recurrences (shim/blas/blas_recurrence.h): the fingerprints of the last
+     * output a gemm of this site kept lowered and of that call's operands;
+     * whether a later call was a step (the site is a recurrence), and its
+     * calls kept fp32 since */
+    _Atomic uint64_t last_output, last_a, last_b;
+    _Atomic uint8_t recurrent;
+    _Atomic uint64_t recurrence_calls;
 };
 
 /* The site of the current call of hook from return_address; NULL when the

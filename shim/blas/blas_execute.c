@@ -2,8 +2,10 @@
  * chosen here, unless the gate keeps it as made (shim/blas/blas_native.h:
  * too small for lowering to pay, counted small; no native units here,
  * counted nounits; no native kernel takes this call and emulation was not
- * asked for, counted nonative) or its operands do (shim/blas/blas_spread.h: their values
- * lie too far from the origin for their spread, counted spread). Under the audit
+ * asked for, counted nonative), its site is a recurrence (shim/blas/blas_recurrence.h:
+ * an operand is its own earlier lowered output, counted fp32) or its operands keep it
+ * (shim/blas/blas_spread.h: their values lie too far from the origin for their spread,
+ * counted spread). Under the audit
  * (shim/blas/blas_audit.c) it is first counted at its site, which may keep
  * it as made; a gemm or syrk the native
  * executor (shim/blas/blas_native.c) takes runs as oneDNN low-precision
@@ -15,6 +17,7 @@
 
 #include "shim/blas/blas_audit.h"
 #include "shim/blas/blas_native.h"
+#include "shim/blas/blas_recurrence.h"
 #include "shim/blas/blas_spread.h"
 
 #include "runtime/sites.h"
@@ -72,6 +75,8 @@ void amp_blas_lower(struct amp_blas_call *c, int valid)
         c->outcome = AMP_OUTCOME_NO_NATIVE;
         return;
     }
+    if (amp_blas_recurrence_keeps(c))
+        return;
     /* A call auto keeps fp32 for speed needs no spread check (it costs
      * microseconds on a small product). */
     if (!(amp_unlikely(amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_AUTO) &&

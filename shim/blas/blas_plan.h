@@ -102,6 +102,7 @@ struct amp_blas_call {
     uint64_t t0;
     void *timed_caller;          /* a timed call's return address (its site) */
     const struct amp_site *site; /* a lowered call's site, once found (runtime/sites.h) */
+    uint64_t print_a, print_b;   /* its operands' fingerprints (shim/blas/blas_recurrence.h) */
 };
 
 /* Adds a timed call's wall time and flops to its hook's row of the block
@@ -167,6 +168,7 @@ static inline int amp_blas_begin(struct amp_blas_call *c, struct amp_thread *t,
         d.outcome != AMP_OUTCOME_INTERNAL && amp_unlikely(amp_cpu_timing_due()) ? amp_now_ns() : 0;
     c->timed_caller = amp_tls_caller; /* this call's: a nested hook may change the thread's */
     c->site = NULL;
+    c->print_a = c->print_b = 0;
     c->outcome = d.outcome;
     c->dtype = d.dtype;
     c->explicit_request = (uint8_t)d.explicit_request;
@@ -213,6 +215,10 @@ static inline void amp_blas_round_accumulator(struct amp_blas_call *c)
  * line: amp_blas_end below stays small). */
 void amp_blas_round_output(struct amp_blas_call *c);
 
+/* A gemm the program keeps lowered: its output's and operands' fingerprints
+ * for its site's next call (shim/blas/blas_recurrence.h; out of line). */
+void amp_blas_recurrence_note(const struct amp_blas_call *c);
+
 /* A failed check's run as made, timed for its pay check (blas_audit.c). */
 void amp_blas_pay_rerun_done(struct amp_blas_call *c);
 
@@ -232,6 +238,8 @@ static inline void amp_blas_end(struct amp_blas_call *c)
         amp_count(c->t, c->hook, AMP_CTL_LOWERED, 1);
         amp_count(c->t, c->hook, c->done ? AMP_CTL_NATIVE : AMP_CTL_EMULATED, 1);
         amp_count(c->t, c->hook, AMP_CTL_CONVERTED, c->converted);
+        if (c->site && c->native_kind == AMP_NATIVE_GEMM)
+            amp_blas_recurrence_note(c);
         break;
     case AMP_OUTCOME_FP32:
         c->t->fp32_depth--;

@@ -1,0 +1,113 @@
+/* Recurrences (blas_recurrence.h): fingerprints of a gemm's logical
+ * matrices, compared by content. */
+#include "shim/blas/blas_recurrence.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "runtime/log.h"
+#include "runtime/sites.h"
+
+/* A logical matrix: element (i, j) at p[i * rs + j * cs]. */
+struct view {
+    const float *p;
+    int64_t rows, cols, rs, cs;
+};
+
+/* C (m x n), op(A) (m x k) and op(B) (k x n) of the call's arguments. */
+static struct view output_view(const struct amp_gemm_args *g)
+{
+    int row = g->layout == 'R';
+    return (struct view){g->c, g->m, g->n, row ? g->ldc : 1, row ? 1 : g->ldc};
+}
+
+static struct view operand_view(const struct amp_blas_call *c, int which)
+{
+    const struct amp_gemm_args *g = &c->gemm;
+    int row = g->layout == 'R';
+    int trans = (which == 0 ? g->ta : g->tb) != 'N';
+    int64_t ld = which == 0 ? g->lda : g->ldb;
+    /* stored by rows and not transposed, or by columns and transposed:
+     * consecutive columns are adjacent */
+    int along_rows = row != trans;
+    return (struct view){c->in[which].p, which == 0 ? g->m : g->k, which == 0 ? g->k : g->n,
+                         along_rows ? ld : 1, along_rows ? 1 : ld};
+}
+
+/* A fingerprint of v: FNV-1a over its shape and the bits of 12 elements at
+ * fixed places (rows 0, 1/3, 2/3 and last; columns 0, 1/2 and last); 0
+ * (none) for a matrix too small, or whose sampled elements are all one
+ * value (zeros just made, a constant: no evidence of where they came from). */
+static uint64_t fingerprint(const struct view *v)
+{
+    if (!v->p || v->rows < 2 || v->cols < 2)
+        return 0;
+    const int64_t is[4] = {0, v->rows / 3, 2 * v->rows / 3, v->rows - 1};
+    const int64_t js[3] = {0, v->cols / 2, v->cols - 1};
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = (h ^ (uint64_t)v->rows) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)v->cols) * 0x100000001b3ull;
+    uint32_t first = 0;
+    int varied = 0;
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++) {
+            uint32_t bits;
+            memcpy(&bits, v->p + is[a] * v->rs + js[b] * v->cs, sizeof bits);
+            if (a == 0 && b == 0)
+                first = bits;
+            varied |= bits != first;
+            h = (h ^ bits) * 0x100000001b3ull;
+        }
+    return varied && h ? h : 0;
+}
+
+int amp_blas_recurrence_keeps(struct amp_blas_call *c)
+{
+    struct amp_site *s = (struct amp_site *)c->site;
+    uint32_t audit = amp_live_load(&amp_rt.cfg.audit);
+    /* AMPSHIM_AUDIT=1 and follow measure every lowered call as it comes */
+    if (!s || c->native_kind != AMP_NATIVE_GEMM || c->explicit_request || audit == AMP_AUDIT_ON ||
+        audit == AMP_AUDIT_FOLLOW)
+        return 0;
+    int found = atomic_load_explicit(&s->recurrent, memory_order_relaxed);
+    if (!found) {
+        uint64_t last = atomic_load_explicit(&s->last_output, memory_order_relaxed);
+        struct view a = operand_view(c, 0), b = operand_view(c, 1);
+        uint64_t fa = fingerprint(&a), fb = fingerprint(&b);
+        /* One operand the site's last output, the other the same as at its
+         * last call (the operator of pi <- pi P, M <- M A): a layer chain
+         * through one function (each layer's output the next one's input,
+         * each with its own weights) is not a recurrence. */
+        found =
+            last &&
+            ((fa == last && fb && fb == atomic_load_explicit(&s->last_b, memory_order_relaxed)) ||
+             (fb == last && fa && fa == atomic_load_explicit(&s->last_a, memory_order_relaxed)));
+        c->print_a = fa;
+        c->print_b = fb;
+        if (!found)
+            return 0;
+        atomic_store_explicit(&s->recurrent, 1, memory_order_relaxed);
+        char object[64], function[96];
+        amp_site_display(s, object, sizeof object, function, sizeof function);
+        amp_log(AMP_LOG_INFO,
+                "%s from %s:%s: an operand is this call site's own earlier lowered output (a "
+                "recurrence): its calls run as made in fp32 from now on",
+                amp_hook_names[c->hook], object, function);
+    }
+    atomic_fetch_add_explicit(&s->recurrence_calls, 1, memory_order_relaxed);
+    c->outcome = AMP_OUTCOME_FP32;
+    c->t->fp32_depth++;
+    return 1;
+}
+
+void amp_blas_recurrence_note(const struct amp_blas_call *c)
+{
+    struct amp_site *s = (struct amp_site *)c->site;
+    if (!s || c->native_kind != AMP_NATIVE_GEMM ||
+        atomic_load_explicit(&s->recurrent, memory_order_relaxed))
+        return;
+    struct view v = output_view(&c->gemm);
+    atomic_store_explicit(&s->last_output, fingerprint(&v), memory_order_relaxed);
+    atomic_store_explicit(&s->last_a, c->print_a, memory_order_relaxed);
+    atomic_store_explicit(&s->last_b, c->print_b, memory_order_relaxed);
+}
