@@ -29,7 +29,7 @@
 #define AMP_CTL_VERSION 13u
 #define AMP_CTL_MAX_THREADS 192
 #define AMP_CTL_MAX_OPS 256
-#define AMP_CTL_MAX_HOOKS 384
+#define AMP_CTL_MAX_HOOKS 448
 #define AMP_CTL_POLICY_NONE 0xffu
 
 /* ampctl's request for one thread. */
@@ -245,7 +245,7 @@ struct amp_ctl_block {
     _Atomic uint8_t policy[2][AMP_CTL_MAX_OPS]; /* 192: [device][op] category or NONE */
     _Atomic uint64_t
         exited[AMP_CTL_MAX_HOOKS][AMP_CTL_COUNTER_SLOTS]; /* 704: counters of threads that ended */
-    struct amp_thread threads[AMP_CTL_MAX_THREADS];       /* 37568 */
+    struct amp_thread threads[AMP_CTL_MAX_THREADS];       /* 43712 */
     _Atomic uint32_t audit_sites;                         /* sites in use */
     _Atomic uint32_t audit_dropped;                       /* sites not kept: the table was full */
     _Atomic uint64_t audit_flops; /* every lowered call's flops while the audit was on */
@@ -305,13 +305,13 @@ _Static_assert(offsetof(struct amp_ctl_block, dtype) == 128, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, cpu_kernel) == 136, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, policy) == 192, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, exited) == 704, "layout");
-_Static_assert(offsetof(struct amp_ctl_block, threads) == 37568, "layout");
+_Static_assert(offsetof(struct amp_ctl_block, threads) == 43712, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit) == 140, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_tolerance) == 152, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_request) == 160, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, lower_min) == 168, "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_sites) ==
-                   37568 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread),
+                   43712 + AMP_CTL_MAX_THREADS * sizeof(struct amp_thread),
                "layout");
 _Static_assert(offsetof(struct amp_ctl_block, audit_site) ==
                    offsetof(struct amp_ctl_block, audit_sites) + 16,

@@ -237,6 +237,9 @@ static const struct amp_site *site_for_key(const struct amp_site *fresh)
                 atomic_store_explicit(&s->last_output, 0, memory_order_relaxed);
                 atomic_store_explicit(&s->recurrent, 0, memory_order_relaxed);
                 atomic_store_explicit(&s->last_a, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->consumed, 0, memory_order_relaxed);
+                atomic_store_explicit(&s->consumer_hook, -1, memory_order_relaxed);
+                atomic_store_explicit(&s->consumer_calls, 0, memory_order_relaxed);
                 atomic_store_explicit(&s->last_b, 0, memory_order_relaxed);
                 atomic_store_explicit(&s->recurrence_calls, 0, memory_order_relaxed);
                 site_map[i] = s;
@@ -478,6 +481,31 @@ void amp_sites_report(FILE *out)
                 shown++;
             }
         fprintf(out, "%s\n", recurrent > shown ? ", ..." : "");
+    }
+    /* consumers (runtime/products.h) */
+    unsigned consumed = 0, shown = 0;
+    uint64_t after = 0;
+    for (unsigned i = 0; i < used; i++)
+        if (atomic_load_explicit(&site_pool[i].consumed, memory_order_relaxed)) {
+            consumed++;
+            after += atomic_load_explicit(&site_pool[i].consumer_calls, memory_order_relaxed);
+        }
+    if (consumed) {
+        fprintf(out,
+                "consumers: a lowered product of %u call site%s went into a solve or "
+                "factorisation; %" PRIu64 " later calls ran fp32:",
+                consumed, consumed == 1 ? "" : "s", after);
+        for (unsigned i = 0; i < used && shown < 8; i++)
+            if (atomic_load_explicit(&site_pool[i].consumed, memory_order_relaxed)) {
+                char object[64], function[96];
+                amp_site_display(&site_pool[i], object, sizeof object, function, sizeof function);
+                int16_t h = atomic_load_explicit(&site_pool[i].consumer_hook, memory_order_relaxed);
+                fprintf(out, "%s %s %s:%s into %s", shown ? "," : "",
+                        amp_hook_names[site_pool[i].hook], object, function,
+                        h >= 0 && h < AMP_HOOK_COUNT ? amp_hook_names[h] : "?");
+                shown++;
+            }
+        fprintf(out, "%s\n", consumed > shown ? ", ..." : "");
     }
     if (!total)
         return;

@@ -40,6 +40,12 @@ struct amp_site {
      * calls kept fp32 since */
     _Atomic uint64_t last_output, last_a, last_b;
     _Atomic uint8_t recurrent;
+    /* a lowered output of this site went into a LAPACK solve or
+     * factorisation (runtime/products.h): its name, and the calls
+     * kept fp32 since */
+    _Atomic uint8_t consumed;
+    _Atomic int16_t consumer_hook;
+    _Atomic uint64_t consumer_calls;
     _Atomic uint64_t recurrence_calls;
 };
 

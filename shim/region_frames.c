@@ -28,6 +28,7 @@
 #include "runtime/decide.h"
 #include "runtime/export.h"
 #include "runtime/log.h"
+#include "runtime/products.h"
 #include "shim/region_hook.h"
 #include "shim/resolve.h"
 
@@ -150,6 +151,18 @@ void *amp_region_hook_enter(int hook, int device, void **slot)
     struct amp_thread *t = amp_thread_enter();
     if (!t)
         return real;
+#if defined(__x86_64__) && defined(__ELF__)
+    /* A CPU LAPACK routine's matrix, matched with the lowered products
+     * (runtime/products.h): the stub pushed the argument registers just
+     * below the return address, rdi first; the seventh and later arguments
+     * lie above it, on the caller's stack. */
+    if (device == AMP_DEVICE_CPU && t->fp32_depth == 0 && !amp_call_from_library(amp_tls_caller)) {
+        void *regs[6];
+        for (int i = 0; i < 6; i++)
+            regs[i] = slot[-1 - i];
+        amp_products_consumer(hook, regs, (void *const *)(slot + 1));
+    }
+#endif
     if (amp_tls_region_frames)
         prune_while((uintptr_t)(slot + 1), 0);
     enum amp_outcome o =

@@ -238,7 +238,7 @@ static inline void amp_blas_end(struct amp_blas_call *c)
         amp_count(c->t, c->hook, AMP_CTL_LOWERED, 1);
         amp_count(c->t, c->hook, c->done ? AMP_CTL_NATIVE : AMP_CTL_EMULATED, 1);
         amp_count(c->t, c->hook, AMP_CTL_CONVERTED, c->converted);
-        if (c->site && c->native_kind == AMP_NATIVE_GEMM)
+        if (c->site && c->native_kind)
             amp_blas_recurrence_note(c);
         break;
     case AMP_OUTCOME_FP32:

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/log.h"
+#include "runtime/products.h"
 #include "runtime/sites.h"
 
 /* A logical matrix: element (i, j) at p[i * rs + j * cs]. */
@@ -61,13 +62,41 @@ static uint64_t fingerprint(const struct view *v)
     return varied && h ? h : 0;
 }
 
+/* A square output the program keeps lowered: into the ring. */
+static void products_note(const struct amp_blas_call *c, struct amp_site *s)
+{
+    const struct amp_gemm_args *g = &c->gemm;
+    if (g->m != g->n || g->m < 2)
+        return;
+    int row = g->layout == 'R';
+    int64_t rs = row ? g->ldc : 1, cs = row ? 1 : g->ldc;
+    if (c->native_kind == AMP_NATIVE_SYRK) {
+        /* its computed triangle: the lower one, or the upper read as lower */
+        int upper = g->tb == 'U';
+        amp_products_add(upper ? amp_products_fingerprint(g->c, NULL, g->n, g->n, cs, rs)
+                               : amp_products_fingerprint(g->c, NULL, g->n, g->n, rs, cs),
+                         s);
+        return;
+    }
+    amp_products_add(amp_products_fingerprint(g->c, NULL, g->n, g->n, rs, cs), s);
+    amp_products_add(amp_products_fingerprint(g->c, NULL, g->n, g->n, cs, rs), s);
+}
+
 int amp_blas_recurrence_keeps(struct amp_blas_call *c)
 {
     struct amp_site *s = (struct amp_site *)c->site;
     uint32_t audit = amp_live_load(&amp_rt.cfg.audit);
     /* AMPSHIM_AUDIT=1 and follow measure every lowered call as it comes */
-    if (!s || c->native_kind != AMP_NATIVE_GEMM || c->explicit_request || audit == AMP_AUDIT_ON ||
+    if (!s || !c->native_kind || c->explicit_request || audit == AMP_AUDIT_ON ||
         audit == AMP_AUDIT_FOLLOW)
+        return 0;
+    if (amp_unlikely(atomic_load_explicit(&s->consumed, memory_order_relaxed))) {
+        atomic_fetch_add_explicit(&s->consumer_calls, 1, memory_order_relaxed);
+        c->outcome = AMP_OUTCOME_FP32;
+        c->t->fp32_depth++;
+        return 1;
+    }
+    if (c->native_kind != AMP_NATIVE_GEMM)
         return 0;
     int found = atomic_load_explicit(&s->recurrent, memory_order_relaxed);
     if (!found) {
@@ -103,7 +132,10 @@ int amp_blas_recurrence_keeps(struct amp_blas_call *c)
 void amp_blas_recurrence_note(const struct amp_blas_call *c)
 {
     struct amp_site *s = (struct amp_site *)c->site;
-    if (!s || c->native_kind != AMP_NATIVE_GEMM ||
+    if (!s || c->audit_only)
+        return;
+    products_note(c, s);
+    if (c->native_kind != AMP_NATIVE_GEMM ||
         atomic_load_explicit(&s->recurrent, memory_order_relaxed))
         return;
     struct view v = output_view(&c->gemm);

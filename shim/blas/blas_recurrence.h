@@ -28,7 +28,11 @@
  * returned. */
 int amp_blas_recurrence_keeps(struct amp_blas_call *c);
 
-/* amp_blas_recurrence_note, called as a lowered gemm ends, is declared in
- * blas_plan.h (amp_blas_end calls it). */
+/* amp_blas_recurrence_note, called as a lowered gemm or syrk ends, is
+ * declared in blas_plan.h (amp_blas_end calls it); it also keeps the last
+ * 16 square outputs the program kept lowered, any site's, for the
+ * consumers below. */
+
+/* The ring and the consumers: runtime/products.h. */
 
 #endif

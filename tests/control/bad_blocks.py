@@ -12,7 +12,7 @@ import sys
 
 ampctl = sys.argv[1]
 uid, pid = os.getuid(), os.getpid()
-SIZE = 8000224  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 13)
+SIZE = 9261792  # sizeof(struct amp_ctl_block), pinned by runtime/control.h (version 13)
 MAGIC = 0x314C544353504D41
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from check import Checker  # noqa: E402  (tests/check.py)

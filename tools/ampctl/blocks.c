@@ -49,9 +49,15 @@ static struct amp_ctl_block *map_block(long pid, const char *fd_path, int writab
     }
     /* The header first: a block of another release has another size, and
      * its layout version says so better than its length. */
-    struct amp_ctl_block head;
-    ssize_t got = pread(fd, &head, offsetof(struct amp_ctl_block, exe), 0);
-    if (got == (ssize_t)offsetof(struct amp_ctl_block, exe) && head.magic == AMP_CTL_MAGIC &&
+    struct {
+        uint64_t magic;
+        uint32_t version;
+    } head; /* the block's first fields (the block itself is megabytes: not on a stack) */
+    _Static_assert(offsetof(struct amp_ctl_block, magic) == 0 &&
+                       offsetof(struct amp_ctl_block, version) == 8,
+                   "the header's place");
+    ssize_t got = pread(fd, &head, sizeof head, 0);
+    if (got == (ssize_t)sizeof head && head.magic == AMP_CTL_MAGIC &&
         head.version != AMP_CTL_VERSION) {
         close(fd);
         snprintf(why, whylen,
