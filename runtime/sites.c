@@ -458,54 +458,44 @@ void amp_sites_report(FILE *out)
             total += n;
         }
     }
-    /* recurrences (shim/blas/blas_recurrence.h) */
-    uint64_t kept = 0;
-    unsigned recurrent = 0;
-    for (unsigned i = 0; i < used; i++)
-        if (atomic_load_explicit(&site_pool[i].recurrent, memory_order_relaxed)) {
-            recurrent++;
-            kept += atomic_load_explicit(&site_pool[i].recurrence_calls, memory_order_relaxed);
-        }
-    if (recurrent) {
-        fprintf(out,
-                "recurrences: %" PRIu64 " calls at %u call site%s ran fp32 (an operand was the "
-                "site's own earlier output):",
-                kept, recurrent, recurrent == 1 ? "" : "s");
-        unsigned shown = 0;
-        for (unsigned i = 0; i < used && shown < 8; i++)
-            if (atomic_load_explicit(&site_pool[i].recurrent, memory_order_relaxed)) {
-                char object[64], function[96];
-                amp_site_display(&site_pool[i], object, sizeof object, function, sizeof function);
-                fprintf(out, "%s %s %s:%s", shown ? "," : "", amp_hook_names[site_pool[i].hook],
-                        object, function);
-                shown++;
+    /* recurrences (shim/blas/blas_recurrence.h) and consumers (runtime/products.h) */
+    for (int kind = 0; kind < 2; kind++) {
+        unsigned n = 0, shown = 0;
+        uint64_t kept = 0;
+        for (unsigned i = 0; i < used; i++)
+            if (atomic_load_explicit(kind ? &site_pool[i].consumed : &site_pool[i].recurrent,
+                                     memory_order_relaxed)) {
+                n++;
+                kept += atomic_load_explicit(kind ? &site_pool[i].consumer_calls
+                                                  : &site_pool[i].recurrence_calls,
+                                             memory_order_relaxed);
             }
-        fprintf(out, "%s\n", recurrent > shown ? ", ..." : "");
-    }
-    /* consumers (runtime/products.h) */
-    unsigned consumed = 0, shown = 0;
-    uint64_t after = 0;
-    for (unsigned i = 0; i < used; i++)
-        if (atomic_load_explicit(&site_pool[i].consumed, memory_order_relaxed)) {
-            consumed++;
-            after += atomic_load_explicit(&site_pool[i].consumer_calls, memory_order_relaxed);
+        if (!n)
+            continue;
+        if (kind)
+            fprintf(out,
+                    "consumers: a lowered product of %u call site%s went into a solve or "
+                    "factorisation; %" PRIu64 " later calls ran fp32:",
+                    n, n == 1 ? "" : "s", kept);
+        else
+            fprintf(out,
+                    "recurrences: %" PRIu64 " calls at %u call site%s ran fp32 (an operand was "
+                    "the site's own earlier output):",
+                    kept, n, n == 1 ? "" : "s");
+        for (unsigned i = 0; i < used && shown < 8; i++) {
+            if (!atomic_load_explicit(kind ? &site_pool[i].consumed : &site_pool[i].recurrent,
+                                      memory_order_relaxed))
+                continue;
+            char object[64], function[96];
+            amp_site_display(&site_pool[i], object, sizeof object, function, sizeof function);
+            fprintf(out, "%s %s %s:%s", shown ? "," : "", amp_hook_names[site_pool[i].hook], object,
+                    function);
+            int16_t h = atomic_load_explicit(&site_pool[i].consumer_hook, memory_order_relaxed);
+            if (kind)
+                fprintf(out, " into %s", h >= 0 && h < AMP_HOOK_COUNT ? amp_hook_names[h] : "?");
+            shown++;
         }
-    if (consumed) {
-        fprintf(out,
-                "consumers: a lowered product of %u call site%s went into a solve or "
-                "factorisation; %" PRIu64 " later calls ran fp32:",
-                consumed, consumed == 1 ? "" : "s", after);
-        for (unsigned i = 0; i < used && shown < 8; i++)
-            if (atomic_load_explicit(&site_pool[i].consumed, memory_order_relaxed)) {
-                char object[64], function[96];
-                amp_site_display(&site_pool[i], object, sizeof object, function, sizeof function);
-                int16_t h = atomic_load_explicit(&site_pool[i].consumer_hook, memory_order_relaxed);
-                fprintf(out, "%s %s %s:%s into %s", shown ? "," : "",
-                        amp_hook_names[site_pool[i].hook], object, function,
-                        h >= 0 && h < AMP_HOOK_COUNT ? amp_hook_names[h] : "?");
-                shown++;
-            }
-        fprintf(out, "%s\n", consumed > shown ? ", ..." : "");
+        fprintf(out, "%s\n", n > shown ? ", ..." : "");
     }
     if (!total)
         return;

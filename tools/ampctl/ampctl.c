@@ -628,6 +628,21 @@ static int verb_settings(int argc, char **argv)
     return 0;
 }
 
+/* The shim run and check preload, as a path LD_PRELOAD can hold; 0, or 1
+ * with one line on standard error. */
+static int shim_to_preload(char *shim, size_t size)
+{
+    char found[4200];
+    if (find_shim(found, sizeof found) < 0)
+        return failure("cannot find libampshim.so (looked beside ampctl's build tree and in %s)%s",
+                       AMPSHIM_LIBDIR, "");
+    if (preloadable_path(found, shim, size) < 0)
+        return failure("%s: its path has a space or colon, which LD_PRELOAD cannot hold, and no "
+                       "link to it could be made in /tmp/ampshim-run-UID%s",
+                       found, "");
+    return 0;
+}
+
 static int verb_run(int argc, char **argv)
 {
     /* Options, then the command: after "--", or at the first word that is
@@ -647,14 +662,9 @@ static int verb_run(int argc, char **argv)
         i++;
     if (i >= argc)
         return usage("run needs a command: ampctl run [OPTIONS] [--] CMD [ARGS...]");
-    char found[4200], shim[4200], preload[8400];
-    if (find_shim(found, sizeof found) < 0)
-        return failure("cannot find libampshim.so (looked beside ampctl's build tree and in %s)%s",
-                       AMPSHIM_LIBDIR, "");
-    if (preloadable_path(found, shim, sizeof shim) < 0)
-        return failure("%s: its path has a space or colon, which LD_PRELOAD cannot hold, and no "
-                       "link to it could be made in /tmp/ampshim-run-UID%s",
-                       found, "");
+    char shim[4200], preload[8400];
+    if (shim_to_preload(shim, sizeof shim) != 0)
+        return 1;
     /* After what the environment preloads already: a sanitizer runtime or an
      * allocator preloaded first must stay first. */
     const char *old = getenv("LD_PRELOAD");
@@ -667,14 +677,9 @@ static int verb_run(int argc, char **argv)
 /* ampctl check (check.h): the shim found as run finds it. */
 static int verb_check(int argc, char **argv)
 {
-    char found[4200], shim[4200];
-    if (find_shim(found, sizeof found) < 0)
-        return failure("cannot find libampshim.so (looked beside ampctl's build tree and in %s)%s",
-                       AMPSHIM_LIBDIR, "");
-    if (preloadable_path(found, shim, sizeof shim) < 0)
-        return failure("%s: its path has a space or colon, which LD_PRELOAD cannot hold, and no "
-                       "link to it could be made in /tmp/ampshim-run-UID%s",
-                       found, "");
+    char shim[4200];
+    if (shim_to_preload(shim, sizeof shim) != 0)
+        return 1;
     return ampctl_check(argc, argv, json, shim);
 }
 
