@@ -8,7 +8,11 @@ gives fp32's outcome back:
 - a recurrence on its own output (a Markov chain; its mass is conserved);
 - a product feeding a solve (least squares by the normal equations);
 - an iteration stopped on a decision (k-means until no label changes);
-- softmax over large logits, its argmax saved as an int64 .npy.
+- softmax over large logits, its argmax saved as an int64 .npy;
+- cancellation under the spread threshold: k nearest neighbours by the
+  expanded distance, data at offset 3 (the neighbours saved);
+- orthogonalisation: block Gram-Schmidt with reorthogonalisation (BCGS2),
+  its loss of orthogonality.
 A layer of centred data whose outputs (stdout, .npy, .npz, a text file and
 a raw float32 file) stay within tolerance is passed with nothing written,
 its printed time seen as noise, and --json says the same.
@@ -90,6 +94,30 @@ for it in range(1, 80):
 print("iterations", it)
 np.save("labels.npy", labels)
 """,
+    "knn_offset": """import numpy as np
+rng = np.random.default_rng(23)
+x = (rng.standard_normal((3000, 48)) + 3.0).astype(np.float32)
+q = x[:200] + 0.05 * rng.standard_normal((200, 48)).astype(np.float32)
+d = (q * q).sum(1)[:, None] - 2 * (q @ x.T) + (x * x).sum(1)[None, :]
+np.save("neighbours.npy", np.argsort(d, 1)[:, :5])
+print("done")
+""",
+    "block_gram_schmidt": """import numpy as np
+rng = np.random.default_rng(29)
+n, b = 4000, 32
+a = rng.standard_normal((n, 8 * b)).astype(np.float32)
+a[:, b:] += 0.9 * a[:, :1]
+q = np.zeros_like(a)
+for k in range(0, a.shape[1], b):
+    v = a[:, k:k + b].copy()
+    for _ in range(2):
+        if k:
+            v -= q[:, :k] @ (q[:, :k].T @ v)
+        v, _ = np.linalg.qr(v)
+    q[:, k:k + b] = v
+loss = float(np.abs(q.T @ q - np.eye(q.shape[1], dtype=np.float32)).max())
+print("orthogonal" if loss < 1e-4 else "lost orthogonality")
+""",
     "softmax_argmax": """import numpy as np
 rng = np.random.default_rng(41)
 h = rng.standard_normal((512, 192)).astype(np.float32) * 4
@@ -141,7 +169,7 @@ def outcome(d, **settings):
     outputs (fp32's own figures printed by it)."""
     import numpy as np
     out = run(d, **settings)
-    for name in ("labels.npy", "tokens.npy"):
+    for name in ("labels.npy", "tokens.npy", "neighbours.npy"):
         p = os.path.join(d, name)
         if os.path.exists(p):
             out += "%s %s\n" % (name, np.load(p).tobytes().hex()[:64] +
