@@ -233,6 +233,12 @@ ck.check("--json: the printed time is noise (two runs as made differ)", so and s
 npz = [o for o in j.get("outputs", []) if o["name"] == "layer.npz"]
 ck.check("--json: the .npz's two arrays read as values", npz and npz[0]["values"] == 1024 * 128 + 10 and npz[0]["readable"])
 
+# A program that lowers nothing: the check says nothing was tested.
+r = subprocess.run([ampctl, "check", "--", sys.executable, "-c", "print(1)"], capture_output=True,
+                   text=True, cwd=d)
+ck.check("a program that lowers nothing: exit 0, and it says nothing was tested",
+         r.returncode == 0 and "no call site was lowered: nothing was tested" in r.stdout, r.stdout)
+
 # Bad input: one line, exit 2, nothing run.
 r = subprocess.run([ampctl, "check", "--tolerance", "x", "--", "true"], capture_output=True,
                    text=True)

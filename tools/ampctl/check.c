@@ -663,7 +663,11 @@ int ampctl_check(int argc, char **argv, int json, const char *shim)
             printf("exit status changed: %d as made, %d lowered\n", status_code(run[0].status),
                    status_code(run[2].status));
         printf("lowered call sites: %d\n", k.n_sites);
-        if (same) {
+        if (same && !k.n_sites) {
+            printf("verdict: the outputs match, but no call site was lowered: nothing was tested "
+                   "(AMPSHIM_REPORT=1 says why: no hooked call, sizes below the size rule, no "
+                   "native units)\n");
+        } else if (same) {
             printf("verdict: lowering keeps every output within tolerance\n");
         } else if (!k.n_sites) {
             printf("verdict: outputs changed, but no call site was lowered in the audited run "
