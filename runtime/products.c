@@ -27,19 +27,20 @@ static struct {
 static _Atomic unsigned ring_next;
 
 uint64_t amp_products_fingerprint(const float *p, const double *pd, int64_t rows, int64_t cols,
-                                  int64_t rs, int64_t cs)
+                                  int64_t rs, int64_t cs, int below)
 {
-    if (rows < 2 || cols < 2 || rows != cols)
+    if ((!p && !pd) || rows < 2 || cols < 2 || (below && rows != cols))
         return 0;
     const int64_t is[4] = {0, rows / 3, 2 * rows / 3, rows - 1};
     const int64_t js[3] = {0, cols / 2, cols - 1};
-    uint64_t h = 0xcbf29ce484222325ull ^ 0x5a;
+    uint64_t h = 0xcbf29ce484222325ull;
     h = (h ^ (uint64_t)rows) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)cols) * 0x100000001b3ull;
     uint32_t first = 0;
     int varied = 0, n = 0;
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 3; b++) {
-            if (is[a] <= js[b])
+            if (below && is[a] <= js[b])
                 continue; /* below the diagonal: ridge's shift of it changes nothing */
             int64_t at = is[a] * rs + js[b] * cs;
             float v = p ? p[at] : (float)pd[at];
@@ -128,7 +129,7 @@ void amp_products_consumer(int hook, void *const regs[6], void *const *stack)
             return; /* a workspace query */
     }
     int dbl = amp_hook_routines[hook][0] == 'd';
-    uint64_t print = amp_products_fingerprint(dbl ? NULL : a, dbl ? a : NULL, *n, *n, 1, *lda);
+    uint64_t print = amp_products_fingerprint(dbl ? NULL : a, dbl ? a : NULL, *n, *n, 1, *lda, 1);
     struct amp_site *s = amp_products_find(print);
     if (!s || atomic_exchange_explicit(&s->consumed, 1, memory_order_relaxed))
         return;

@@ -18,13 +18,15 @@
 
 #include "runtime/sites.h"
 
-/* The fingerprint of a square matrix, float (p) or double (pd) values,
- * element (i, j) at i * rs + j * cs, over 5 places below its diagonal (a
- * syrk's one triangle and the full symmetric matrix numpy makes of it
- * agree; a ridge's shift of the diagonal leaves it); 0: none (too small,
- * not square, or the places all one value). */
+/* The fingerprint of a matrix, float (p) or double (pd) values, element
+ * (i, j) at i * rs + j * cs: FNV-1a over its shape and 12 elements at fixed
+ * places (rows 0, 1/3, 2/3 and last; columns 0, 1/2 and last); with below,
+ * of a square one, only the 5 of them below its diagonal (a syrk's one
+ * triangle and the full symmetric matrix numpy makes of it agree; a ridge's
+ * shift of the diagonal leaves it). 0: none (too small, not square when
+ * asked, or the places all one value: zeros just made, a constant). */
 uint64_t amp_products_fingerprint(const float *p, const double *pd, int64_t rows, int64_t cols,
-                                  int64_t rs, int64_t cs);
+                                  int64_t rs, int64_t cs, int below);
 
 /* A square output the program kept lowered, by its fingerprint, with its
  * site: the last 16 are kept, any site's (shim/blas/blas_recurrence.c adds

@@ -3,7 +3,6 @@
 #include "shim/blas/blas_recurrence.h"
 
 #include <stdatomic.h>
-#include <string.h>
 
 #include "runtime/log.h"
 #include "runtime/products.h"
@@ -35,31 +34,10 @@ static struct view operand_view(const struct amp_blas_call *c, int which)
                          along_rows ? ld : 1, along_rows ? 1 : ld};
 }
 
-/* A fingerprint of v: FNV-1a over its shape and the bits of 12 elements at
- * fixed places (rows 0, 1/3, 2/3 and last; columns 0, 1/2 and last); 0
- * (none) for a matrix too small, or whose sampled elements are all one
- * value (zeros just made, a constant: no evidence of where they came from). */
+/* A fingerprint of v, all 12 places (runtime/products.h). */
 static uint64_t fingerprint(const struct view *v)
 {
-    if (!v->p || v->rows < 2 || v->cols < 2)
-        return 0;
-    const int64_t is[4] = {0, v->rows / 3, 2 * v->rows / 3, v->rows - 1};
-    const int64_t js[3] = {0, v->cols / 2, v->cols - 1};
-    uint64_t h = 0xcbf29ce484222325ull;
-    h = (h ^ (uint64_t)v->rows) * 0x100000001b3ull;
-    h = (h ^ (uint64_t)v->cols) * 0x100000001b3ull;
-    uint32_t first = 0;
-    int varied = 0;
-    for (int a = 0; a < 4; a++)
-        for (int b = 0; b < 3; b++) {
-            uint32_t bits;
-            memcpy(&bits, v->p + is[a] * v->rs + js[b] * v->cs, sizeof bits);
-            if (a == 0 && b == 0)
-                first = bits;
-            varied |= bits != first;
-            h = (h ^ bits) * 0x100000001b3ull;
-        }
-    return varied && h ? h : 0;
+    return amp_products_fingerprint(v->p, NULL, v->rows, v->cols, v->rs, v->cs, 0);
 }
 
 /* A square output the program keeps lowered: into the ring. */
@@ -73,13 +51,13 @@ static void products_note(const struct amp_blas_call *c, struct amp_site *s)
     if (c->native_kind == AMP_NATIVE_SYRK) {
         /* its computed triangle: the lower one, or the upper read as lower */
         int upper = g->tb == 'U';
-        amp_products_add(upper ? amp_products_fingerprint(g->c, NULL, g->n, g->n, cs, rs)
-                               : amp_products_fingerprint(g->c, NULL, g->n, g->n, rs, cs),
+        amp_products_add(upper ? amp_products_fingerprint(g->c, NULL, g->n, g->n, cs, rs, 1)
+                               : amp_products_fingerprint(g->c, NULL, g->n, g->n, rs, cs, 1),
                          s);
         return;
     }
-    amp_products_add(amp_products_fingerprint(g->c, NULL, g->n, g->n, rs, cs), s);
-    amp_products_add(amp_products_fingerprint(g->c, NULL, g->n, g->n, cs, rs), s);
+    amp_products_add(amp_products_fingerprint(g->c, NULL, g->n, g->n, rs, cs, 1), s);
+    amp_products_add(amp_products_fingerprint(g->c, NULL, g->n, g->n, cs, rs, 1), s);
 }
 
 int amp_blas_recurrence_keeps(struct amp_blas_call *c)
