@@ -2,9 +2,15 @@
  * AMPSHIM_STRICT can stop a misconfigured run before main), print the exit
  * report at unload. */
 #include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <ucontext.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/export.h"
@@ -18,6 +24,7 @@
 
 void amp_dlopen_hook_init(void);
 void amp_longjmp_hook_init(void);
+static void report_at_sigterm(void);
 
 /* A second copy of the library in one process (two LD_PRELOAD entries, a
  * program that dlopens another build): the copy found second stays inert,
@@ -47,22 +54,37 @@ __attribute__((constructor)) static void ampshim_load(void)
         amp_log(AMP_LOG_ERROR, "cannot set up fork handlers; autocast is off in this process");
         atomic_store_explicit(&amp_rt.mode, AMP_MODE_INERT, memory_order_release);
     }
+    report_at_sigterm();
 }
 
 /* The reports (AMPSHIM_REPORT, the audit's), once per process: at unload,
  * or at _exit for a process that ends without running destructors. Only
  * the process whose block holds the counters writes them: a vfork child
  * shares its parent's memory and has another pid. */
-static _Atomic long reported_by;
+static _Atomic long reported_by, reports_done_by;
 
 static void write_reports(void)
 {
     long pid = (long)getpid();
-    if (atomic_load(&amp_rt.mode) != AMP_MODE_ACTIVE || !amp_ctl || amp_ctl->pid != pid ||
-        atomic_exchange(&reported_by, pid) == pid)
+    if (atomic_load(&amp_rt.mode) != AMP_MODE_ACTIVE || !amp_ctl || amp_ctl->pid != pid)
         return;
+    if (atomic_exchange(&reported_by, pid) == pid) {
+        /* Another thread writes them (a SIGTERM handled on a BLAS worker
+         * while the main thread reaches _exit): wait for it, up to 2 s. */
+        for (int i = 0; i < 2000 && atomic_load(&reports_done_by) != pid; i++)
+            nanosleep(&(struct timespec){0, 1000000}, NULL);
+        return;
+    }
+    /* A SIGTERM while they are written (a pool worker at _exit, which
+     * Pool.terminate signals too) waits until they are. */
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &term, &old);
     amp_report_print();
     amp_audit_print();
+    atomic_store(&reports_done_by, pid);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 __attribute__((destructor)) static void ampshim_unload(void)
@@ -99,6 +121,95 @@ AMP_EXPORT _Noreturn void _exit(int status)
 AMP_EXPORT _Noreturn void _Exit(int status)
 {
     end_process(next_Exit ? next_Exit : next_exit, status);
+}
+
+/* SIGTERM (Pool.terminate, the end of a multiprocessing.Pool with-block,
+ * kill): where a report was asked for and the program left SIGTERM at its
+ * default, the process writes its reports, then dies of the same signal,
+ * as it would have. The handler is installed at load only then; a handler
+ * the program installs later replaces it, and exec resets it.
+ *
+ * Writing a report takes locks (the C library's malloc and stdio), so it is
+ * written only where the interrupted thread cannot hold one of them: it
+ * was not inside the C library, or was waiting in a system call there (an
+ * idle worker blocked in read or a futex: the instruction before the one
+ * it resumes at is a syscall). Anywhere else in the C library the process
+ * dies at once, without its report, as it would have without the shim.
+ * The shim's own locks are taken with signals blocked, so the handler is
+ * never inside one. Should the report still wait on a lock another thread
+ * holds, an alarm ends the process by SIGTERM two seconds later all the
+ * same. SA_RESETHAND puts the default back on entry and SA_NODEFER leaves
+ * SIGTERM deliverable, so raising it ends the process. */
+enum { LIBC_RANGES = 4 };
+static uintptr_t libc_text[LIBC_RANGES][2];
+
+static int libc_segments(struct dl_phdr_info *info, size_t size, void *base)
+{
+    (void)size;
+    if (info->dlpi_addr != (uintptr_t)base)
+        return 0;
+    int n = 0;
+    for (int i = 0; i < info->dlpi_phnum && n < LIBC_RANGES; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            libc_text[n][0] = info->dlpi_addr + ph->p_vaddr;
+            libc_text[n][1] = libc_text[n][0] + ph->p_memsz;
+            n++;
+        }
+    }
+    return 1;
+}
+
+/* Whether a report may be written from a thread interrupted at pc. */
+static int report_safe_at(uintptr_t pc)
+{
+    for (int i = 0; i < LIBC_RANGES && libc_text[i][1]; i++)
+        if (pc >= libc_text[i][0] && pc < libc_text[i][1]) {
+            const unsigned char *op = (const unsigned char *)pc;
+            return pc - 2 >= libc_text[i][0] && op[-2] == 0x0f && op[-1] == 0x05; /* syscall */
+        }
+    return 1;
+}
+
+static void end_by_sigterm(int unused)
+{
+    (void)unused;
+    raise(SIGTERM);
+}
+
+static void on_sigterm(int sig, siginfo_t *info, void *context)
+{
+    (void)info;
+    uintptr_t pc = 0;
+#if defined(__x86_64__)
+    pc = (uintptr_t)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
+#else
+    (void)context; /* the pc is not read here: the report is written, the alarm behind it */
+#endif
+    if (report_safe_at(pc)) {
+        signal(SIGALRM, end_by_sigterm);
+        alarm(2);
+        write_reports();
+    }
+    raise(sig);
+}
+
+static void report_at_sigterm(void)
+{
+    struct sigaction old,
+        sa = {.sa_sigaction = on_sigterm, .sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER};
+    Dl_info libc;
+    if (atomic_load(&amp_rt.mode) != AMP_MODE_ACTIVE ||
+        (amp_rt.cfg.report == AMP_REPORT_OFF &&
+         amp_live_load(&amp_rt.cfg.audit) == AMP_AUDIT_OFF) ||
+        sigaction(SIGTERM, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+        old.sa_handler != SIG_DFL || !dladdr((void *)sigaction, &libc) || !libc.dli_fbase)
+        return;
+    dl_iterate_phdr(libc_segments, libc.dli_fbase);
+    if (!libc_text[0][1])
+        return; /* the C library's code not found: no report at SIGTERM */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
 }
 
 #include "ampshim.h"
