@@ -66,14 +66,19 @@ static int not_audited(struct amp_blas_call *c)
  * Under AMPSHIM_AUDIT=auto a gemm the native executor runs is not run twice
  * in full: it runs lowered, and the real fp32 routine recomputes a sample
  * of the output's columns (1 in 64, at least AMP_CHECK_MIN_COLS; every
- * column of a narrow output), which are compared with the lowered ones.
- * The check costs about a sixty-fourth of the fp32 call. When the site's
+ * column of a narrow output) and, of a gemm's tall output, a block of its
+ * rows (1 in 8, at least AMP_CHECK_MIN_ROWS), which are compared with the
+ * lowered ones. Recomputing every row made the real routine pack all of
+ * op(A) for a few columns: a check of a 512x1024x1024 product cost 15% of
+ * the lowered call, against 1/64 of the fp32 call's arithmetic. When the site's
  * state lets the program keep the lowered result (probation and lowered)
  * and the check passes, it keeps it; otherwise the whole call runs again as
  * made (C put back first when the call reads it) and the program keeps
  * fp32's result, as an audit over tolerance leaves it. */
 #define AMP_CHECK_MIN_COLS 8
 #define AMP_CHECK_SHARE 64
+#define AMP_CHECK_MIN_ROWS 128
+#define AMP_CHECK_ROW_SHARE 8
 
 /* The most a check or a pay check copies aside (the output before the
  * call, and a pay check's lowered output): 256 MiB. A larger output is not
@@ -178,17 +183,27 @@ static int plan_sample(struct amp_blas_call *c, uint64_t turn)
     int64_t ldb = row ? g->lda : g->ldb;
     int64_t r = sample_columns(n);
     s->n = r;
+    /* A block of the rows, moving from check to check: op(A)'s rows are
+     * A's rows (A + first) or, transposed, its columns (A + first * lda). */
+    int64_t rows = s->m / AMP_CHECK_ROW_SHARE;
+    rows = rows < AMP_CHECK_MIN_ROWS ? AMP_CHECK_MIN_ROWS : rows;
+    int64_t row0 = 0;
+    if (rows < s->m) {
+        row0 = (int64_t)((turn * (uint64_t)rows) % (uint64_t)(s->m - rows + 1));
+        s->a += s->ta == 'N' ? row0 : row0 * s->lda;
+        s->m = rows;
+    }
     if (s->tb == 'N' && r < n) { /* columns of B: every (n / r)-th */
         int64_t step = n / r, first = (int64_t)(turn % (uint64_t)step);
         s->b = b + first * ldb;
         s->ldb = step * ldb;
-        s->c = g->c + first * g->ldc;
+        s->c = g->c + first * g->ldc + row0;
         s->cols = step * g->ldc;
     } else { /* rows of a transposed B: a block of them */
         int64_t first = r < n ? (int64_t)((turn * (uint64_t)r) % (uint64_t)(n - r + 1)) : 0;
         s->b = s->tb == 'N' ? b + first * ldb : b + first;
         s->ldb = ldb;
-        s->c = g->c + first * g->ldc;
+        s->c = g->c + first * g->ldc + row0;
         s->cols = g->ldc;
     }
     return 1;
