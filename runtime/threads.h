@@ -154,6 +154,16 @@ static inline void amp_counter_add(_Atomic uint64_t *c, uint64_t n)
 void *amp_scratch(struct amp_thread *t, size_t bytes);
 void amp_scratch_done(struct amp_thread *t);
 
+/* A buffer of the shim's own for one call (an audit's, a check's or a pay
+ * check's copy of an output), NULL without memory; amp_shadow_free takes
+ * it back (NULL is fine). One of 64 KiB or more is mapped and unmapped
+ * directly, never through malloc: glibc moves its mmap and trim thresholds
+ * when a large malloc'd block is freed, and the program's own arrays then
+ * came from a heap it trimmed and faulted in again (pay checks in a numpy
+ * script: 22k page faults where plain fp32 made 2.9k). */
+void *amp_shadow_alloc(size_t bytes);
+void amp_shadow_free(void *p);
+
 static inline void amp_count(struct amp_thread *t, enum amp_hook_id hook,
                              enum amp_ctl_counter which, uint64_t n)
 {

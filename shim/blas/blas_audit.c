@@ -285,7 +285,7 @@ static int check_begin(struct amp_blas_call *c)
     if (ref > SIZE_MAX / sizeof(float) / 2 || before > SIZE_MAX / sizeof(float) / 2 - ref ||
         (before + ref) * sizeof(float) > AMP_CHECK_SHADOW_MAX)
         return 0;
-    c->shadow = malloc((before + ref) * sizeof(float));
+    c->shadow = amp_shadow_alloc((before + ref) * sizeof(float));
     if (!c->shadow)
         return 0;
     c->shadow_elems = before;
@@ -334,7 +334,7 @@ int amp_blas_audit_check(struct amp_blas_call *c)
     int keep = c->check_keeps && amp_audit_clean(&r);
     if (!keep && c->shadow_elems)
         copy_referenced(&c->acc, c->shadow, 0);
-    free(c->shadow);
+    amp_shadow_free(c->shadow);
     c->shadow = NULL;
     if (keep) {
         amp_audit_ran_lowered(c->audit_site, c->flops);
@@ -372,8 +372,9 @@ void amp_blas_pay_begin(struct amp_blas_call *c)
     for (int i = 0; i < c->n_in; i++)
         c->saved_arg[i] = c->arg[i] ? *c->arg[i] : NULL;
     size_t n = referenced(&c->acc);
-    c->shadow =
-        n && n <= AMP_CHECK_SHADOW_MAX / (2 * sizeof(float)) ? malloc(2 * n * sizeof(float)) : NULL;
+    c->shadow = n && n <= AMP_CHECK_SHADOW_MAX / (2 * sizeof(float))
+                    ? amp_shadow_alloc(2 * n * sizeof(float))
+                    : NULL;
     if (!c->shadow)
         return; /* too large, or no memory for it: this call is not checked */
     c->shadow_elems = n;
@@ -412,7 +413,9 @@ int amp_blas_audit_begin(struct amp_blas_call *c)
     if (c->has_acc) {
         size_t n = referenced(&c->acc);
         /* The accumulator as it was, then the lowered output. */
-        c->shadow = n && n <= SIZE_MAX / (2 * sizeof(float)) ? malloc(2 * n * sizeof(float)) : NULL;
+        c->shadow = n && n <= SIZE_MAX / (2 * sizeof(float))
+                        ? amp_shadow_alloc(2 * n * sizeof(float))
+                        : NULL;
         if (!c->shadow) {
             static _Atomic int said;
             if (!atomic_exchange(&said, 1))
@@ -434,7 +437,7 @@ void amp_blas_audit_cancel(struct amp_blas_call *c)
         return;
     c->check = 0;
     c->pay = 0;
-    free(c->shadow);
+    amp_shadow_free(c->shadow);
     c->shadow = NULL;
     c->audit = 0;
 }
@@ -476,9 +479,15 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
     struct amp_audit_result r = {.flops = c->flops};
     r.ns_lowered = c->ns_lowered;
     r.ns_fp32 = ns_fp32;
-    /* Both passes walk the output's lines; the lowered copy is compact. */
+    /* Both passes walk the output's lines; the lowered copy is compact. The
+     * spread is measured on the matrix's own lines (line_len long), also
+     * where a contiguous output is walked as one long line: as one, its
+     * "spread along a line" was the whole output's, and its places array
+     * as long as the output (16 MiB of doubles for a 512x1024 C). */
+    int64_t width =
+        c->acc.line_len > 0 && c->acc.line_len < c->acc.inner ? c->acc.line_len : c->acc.inner;
     struct amp_audit_spread spread;
-    amp_audit_spread_begin(&spread, c->acc.inner);
+    amp_audit_spread_begin(&spread, width);
     for (int pass = 0; pass < 2; pass++) {
         size_t at = 0;
         for (int64_t line = 0; line < c->acc.outer; line++) {
@@ -488,7 +497,13 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
             const float *fp32 = c->acc.p + line * c->acc.ld + lo;
             if (pass == 0) {
                 amp_audit_sum(&sums, lowered + at, fp32, hi - lo);
-                amp_audit_spread_line(&spread, lowered + at, fp32, lo, hi - lo);
+                for (int64_t i = lo; i < hi;) { /* one matrix line at a time */
+                    int64_t end = (i / width + 1) * width;
+                    end = end < hi ? end : hi;
+                    amp_audit_spread_line(&spread, lowered + at + (i - lo), fp32 + (i - lo),
+                                          i % width, end - i);
+                    i = end;
+                }
             } else {
                 r.elem_max = amp_audit_elem_max(&sums, lowered + at, fp32, hi - lo, r.elem_max);
             }
@@ -511,7 +526,7 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
             c->outcome = AMP_OUTCOME_FP32;
             c->t->fp32_depth++;
         }
-        free(c->shadow);
+        amp_shadow_free(c->shadow);
         c->shadow = NULL;
         return;
     }
@@ -520,7 +535,7 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
         copy_referenced(&c->acc, c->shadow + c->shadow_elems, 0);
         amp_audit_ran_lowered(c->audit_site, c->flops);
     }
-    free(c->shadow);
+    amp_shadow_free(c->shadow);
     c->shadow = NULL;
 }
 

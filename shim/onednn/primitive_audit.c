@@ -68,7 +68,7 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
     for (int i = 0; i < n; i++)
         total += out[i].elems;
     float *shadow = n > 0 && total && total <= SIZE_MAX / (2 * sizeof(float))
-                        ? malloc(2 * total * sizeof(float))
+                        ? amp_shadow_alloc(2 * total * sizeof(float))
                         : NULL;
     if (!shadow) {
         if (n > 0) {
@@ -86,7 +86,7 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
     int built;
     int ran = amp_dnnl_twin_run(c, t, dtype, real, stream, nargs, args, &r->converted, &built);
     if (ran != 0) { /* nothing of the program's written */
-        free(shadow);
+        amp_shadow_free(shadow);
         return ran;
     }
     amp_audit_test_slow_lowered(flops);
@@ -106,6 +106,6 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
             amp_audit_ran_lowered(r->site, flops);
         }
     }
-    free(shadow);
+    amp_shadow_free(shadow);
     return AMP_DNNL_AUDIT_RAN;
 }

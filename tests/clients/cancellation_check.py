@@ -10,7 +10,8 @@ it runs on any CPU:
   it for the layer; the policy keeps the Gram's site fp32 saying why, and
   lowers the layer's; the JSON carries spread_err_max;
 - AMPSHIM_AUDIT_SPREAD_TOLERANCE=off: the Gram's site is lowered again;
-- AMPSHIM_AUDIT=auto: the Gram's site goes fp32, the layer's is lowered.
+- AMPSHIM_AUDIT=auto: the Gram's site goes fp32, the layer's is lowered;
+- the same product into a contiguous and a strided output: one err/spr.
 Run with LD_PRELOAD=libampshim.so; it starts its own children."""
 import json
 import os
@@ -107,6 +108,37 @@ ck.check("AMPSHIM_AUDIT=auto: the Gram's site fp32 for an audit over tolerance",
          "fp32 (an audit over tolerance" in auto_line(auto, gram_line), auto[-2500:])
 ck.check("... the layer's site not for its error (lowered, or fp32 only where emulation is "
          "slower)", "over tolerance" not in auto_line(auto, layer_line), auto[-2500:])
+
+# The full audit measures the spread along the output's own lines whether
+# C is contiguous or not: the same product into a contiguous array and into
+# a slice of a wider one (ldc > n) has one err/spr. Its rows are offsets
+# (constant along a row, 30 apart) with a small spread along them, so the
+# spread of the whole output is far larger than along a row: a contiguous
+# C walked as one long line measured that one (0.001 against 0.2).
+LAYOUT = '''import numpy as np
+rng = np.random.default_rng(4)
+a = (30 * rng.standard_normal((512, 1)) + rng.standard_normal((512, 64))).astype(np.float32)
+b = (1 + 0.01 * rng.standard_normal((64, 256))).astype(np.float32)
+wide = np.zeros((512, 300), dtype=np.float32)
+for _ in range(2):
+    c = a @ b
+    np.matmul(a, b, out=wide[:, :256])
+'''
+lpath = os.path.join(tmp, "layout.py")
+with open(lpath, "w") as f:
+    f.write(LAYOUT)
+r = subprocess.run([sys.executable, lpath], env=dict(base, AMPSHIM_AUDIT="1"), capture_output=True,
+                   text=True)
+spr = {}
+for line in r.stderr.splitlines():
+    f = line.split()
+    if len(f) > 14 and f[0].isdigit() and f[14].startswith("layout.py:"):
+        spr[int(f[14].split(":")[1])] = f[4]
+ck.check("a contiguous and a strided output: both audited", len(spr) == 2, r.stderr[-2000:])
+if len(spr) == 2:
+    v = [float(x) for x in spr.values()]
+    ck.check("... one err/spr (%s), measured along a row (over 0.01)" % " ".join(spr.values()),
+             abs(v[0] - v[1]) <= 0.02 * max(v) and min(v) > 0.01)
 
 # The JSON (ampctl audit's, and the report's) carries the measure.
 j = subprocess.run([sys.executable, "-c", PROGRAM.replace(
