@@ -66,9 +66,9 @@ static int not_audited(struct amp_blas_call *c)
  * Under AMPSHIM_AUDIT=auto a gemm the native executor runs is not run twice
  * in full: it runs lowered, and the real fp32 routine recomputes a sample
  * of the output's columns (1 in 64, at least AMP_CHECK_MIN_COLS; every
- * column of a narrow output) and, of a gemm's tall output, a block of its
- * rows (1 in 8, at least AMP_CHECK_MIN_ROWS), which are compared with the
- * lowered ones. Recomputing every row made the real routine pack all of
+ * column of a narrow output) and, of a gemm's tall output, 1 in 8 of its
+ * rows (at least AMP_CHECK_MIN_ROWS, in 8 blocks spread over them), which
+ * are compared with the lowered ones. Recomputing every row made the real routine pack all of
  * op(A) for a few columns: a check of a 512x1024x1024 product cost 15% of
  * the lowered call, against 1/64 of the fp32 call's arithmetic. When the site's
  * state lets the program keep the lowered result (probation and lowered)
@@ -79,6 +79,7 @@ static int not_audited(struct amp_blas_call *c)
 #define AMP_CHECK_SHARE 64
 #define AMP_CHECK_MIN_ROWS 128
 #define AMP_CHECK_ROW_SHARE 8
+#define AMP_CHECK_ROW_BLOCKS 8
 
 /* The most a check or a pay check copies aside (the output before the
  * call, and a pay check's lowered output): 256 MiB. A larger output is not
@@ -156,6 +157,9 @@ static int plan_syrk_sample(struct amp_blas_call *c, uint64_t turn)
     s->k = g->k;
     s->a = c->in[0].p;
     s->lda = s->ldb = g->lda;
+    s->blocks = 1;
+    s->block_rows = n;
+    s->block_step = 0;
     s->b = notrans ? s->a + s->first : s->a + s->first * g->lda;
     s->c = g->c + s->first * g->ldc;
     s->cols = g->ldc;
@@ -183,15 +187,26 @@ static int plan_sample(struct amp_blas_call *c, uint64_t turn)
     int64_t ldb = row ? g->lda : g->ldb;
     int64_t r = sample_columns(n);
     s->n = r;
-    /* A block of the rows, moving from check to check: op(A)'s rows are
-     * A's rows (A + first) or, transposed, its columns (A + first * lda). */
-    int64_t rows = s->m / AMP_CHECK_ROW_SHARE;
-    rows = rows < AMP_CHECK_MIN_ROWS ? AMP_CHECK_MIN_ROWS : rows;
-    int64_t row0 = 0;
-    if (rows < s->m) {
-        row0 = (int64_t)((turn * (uint64_t)rows) % (uint64_t)(s->m - rows + 1));
+    /* 1 in 8 of the rows, in AMP_CHECK_ROW_BLOCKS blocks spread evenly
+     * over them (a spread measured on one block of neighbouring rows, a
+     * convolution's neighbouring pixels, is too small), moving within
+     * their stretches from check to check. op(A)'s rows are A's rows
+     * (A + row) or, transposed, its columns (A + row * lda). */
+    s->blocks = 1;
+    s->block_rows = s->m;
+    s->block_step = 0;
+    int64_t row0 = 0, stretch = s->m / AMP_CHECK_ROW_BLOCKS;
+    int64_t rows = stretch / AMP_CHECK_ROW_SHARE;
+    rows = rows < AMP_CHECK_MIN_ROWS / AMP_CHECK_ROW_BLOCKS
+               ? AMP_CHECK_MIN_ROWS / AMP_CHECK_ROW_BLOCKS
+               : rows;
+    if (rows < stretch) {
+        row0 = (int64_t)((turn * (uint64_t)rows) % (uint64_t)(stretch - rows + 1));
         s->a += s->ta == 'N' ? row0 : row0 * s->lda;
-        s->m = rows;
+        s->blocks = AMP_CHECK_ROW_BLOCKS;
+        s->block_rows = rows;
+        s->block_step = stretch;
+        s->m = rows * AMP_CHECK_ROW_BLOCKS;
     }
     if (s->tb == 'N' && r < n) { /* columns of B: every (n / r)-th */
         int64_t step = n / r, first = (int64_t)(turn % (uint64_t)step);
@@ -217,8 +232,23 @@ static void sample_rows(const struct amp_gemm_sample *s, int64_t j, int64_t *lo,
     *hi = s->uplo == 'U' ? col + 1 : s->m;
 }
 
-/* The real routine on the sample: C[:, J] into out (m x n, dense). */
+static void sample_block_fp32(const struct amp_blas_call *c, const float *a, int64_t rows,
+                              float *out);
+
+/* The real routine on the sample: C[rows I, columns J] into out (m x n,
+ * dense), one call per block of rows. */
 static void sample_fp32(const struct amp_blas_call *c, float *out)
+{
+    const struct amp_gemm_sample *s = &c->sample;
+    for (int64_t b = 0; b < s->blocks; b++) {
+        int64_t row = b * s->block_step;
+        sample_block_fp32(c, s->a + (s->ta == 'N' ? row : row * s->lda), s->block_rows,
+                          out + b * s->block_rows);
+    }
+}
+
+static void sample_block_fp32(const struct amp_blas_call *c, const float *a, int64_t rows,
+                              float *out)
 {
     const struct amp_gemm_sample *s = &c->sample;
     float alpha = c->gemm.alpha, beta = c->gemm.beta;
@@ -226,20 +256,20 @@ static void sample_fp32(const struct amp_blas_call *c, float *out)
         typedef void (*cblas_fn)(int, int, int, int64_t, int64_t, int64_t, float, const float *,
                                  int64_t, const float *, int64_t, float, float *, int64_t);
         ((cblas_fn)s->gemm)(102 /* CblasColMajor */, s->ta == 'N' ? 111 : 112,
-                            s->tb == 'N' ? 111 : 112, s->m, s->n, s->k, alpha, s->a, s->lda, s->b,
+                            s->tb == 'N' ? 111 : 112, rows, s->n, s->k, alpha, a, s->lda, s->b,
                             s->ldb, beta, out, s->m);
         return;
     }
     typedef void (*f77_fn)(const char *, const char *, const void *, const void *, const void *,
                            const float *, const float *, const void *, const float *, const void *,
                            const float *, float *, const void *, size_t, size_t);
-    int64_t v64[6] = {s->m, s->n, s->k, s->lda, s->ldb, s->m};
+    int64_t v64[6] = {rows, s->n, s->k, s->lda, s->ldb, s->m};
     int32_t v32[6];
     for (int i = 0; i < 6; i++)
         v32[i] = (int32_t)v64[i];
     int wide = amp_hook_ilp64(c->hook);
 #define AMP_INT(i) (wide ? (const void *)&v64[i] : (const void *)&v32[i])
-    ((f77_fn)s->gemm)(&s->ta, &s->tb, AMP_INT(0), AMP_INT(1), AMP_INT(2), &alpha, s->a, AMP_INT(3),
+    ((f77_fn)s->gemm)(&s->ta, &s->tb, AMP_INT(0), AMP_INT(1), AMP_INT(2), &alpha, a, AMP_INT(3),
                       s->b, AMP_INT(4), &beta, out, AMP_INT(5), 1, 1);
 #undef AMP_INT
 }
@@ -260,6 +290,9 @@ void amp_blas_warm_real(struct amp_blas_call *c)
         return;
     s->ta = s->tb = 'N';
     s->m = s->n = s->k = s->lda = s->ldb = N;
+    s->blocks = 1;
+    s->block_rows = N;
+    s->block_step = 0;
     s->a = s->b = a;
     w.gemm.alpha = 1.0f;
     w.gemm.beta = 0.0f;
@@ -273,6 +306,15 @@ static int sampled(const struct amp_blas_call *c)
            !amp_live_load(&amp_rt.cfg.output_round) && c->gemm.k > 0;
 }
 
+/* The sample's rows of C, column by column, into out (m x n, dense). */
+static void gather_sample(const struct amp_gemm_sample *s, float *out)
+{
+    for (int64_t j = 0; j < s->n; j++)
+        for (int64_t b = 0; b < s->blocks; b++)
+            memcpy(out + j * s->m + b * s->block_rows, s->c + j * s->cols + b * s->block_step,
+                   (size_t)s->block_rows * sizeof(float));
+}
+
 /* Sets up a check: the sample's before-values (its reference starts from
  * them) and, when the call reads C, all of C for a run again as made. */
 static int check_begin(struct amp_blas_call *c)
@@ -281,19 +323,20 @@ static int check_begin(struct amp_blas_call *c)
     if (!plan_sample(c, turn))
         return 0;
     const struct amp_gemm_sample *s = &c->sample;
+    /* The shadow: C as it was (when read), the reference, the lowered
+     * sample gathered (m x n each). */
     size_t before = c->acc_read ? referenced(&c->acc) : 0, ref = (size_t)(s->m * s->n);
-    if (ref > SIZE_MAX / sizeof(float) / 2 || before > SIZE_MAX / sizeof(float) / 2 - ref ||
-        (before + ref) * sizeof(float) > AMP_CHECK_SHADOW_MAX)
+    if (ref > SIZE_MAX / sizeof(float) / 4 || before > SIZE_MAX / sizeof(float) / 4 - 2 * ref ||
+        (before + 2 * ref) * sizeof(float) > AMP_CHECK_SHADOW_MAX)
         return 0;
-    c->shadow = amp_shadow_alloc((before + ref) * sizeof(float));
+    c->shadow = amp_shadow_alloc((before + 2 * ref) * sizeof(float));
     if (!c->shadow)
         return 0;
     c->shadow_elems = before;
     if (before)
         copy_referenced(&c->acc, c->shadow, 1);
-    float *out = c->shadow + before;
-    for (int64_t j = 0; j < s->n && c->acc_read; j++)
-        memcpy(out + j * s->m, s->c + j * s->cols, (size_t)s->m * sizeof(float));
+    if (c->acc_read)
+        gather_sample(s, c->shadow + before);
     enum amp_auto_state st =
         amp_auto_state_of(atomic_load_explicit(&c->audit_site->auto_state, memory_order_acquire));
     c->check_keeps = st == AMP_AUTO_PROBATION ||
@@ -307,9 +350,10 @@ int amp_blas_audit_check(struct amp_blas_call *c)
 {
     c->check = 0;
     const struct amp_gemm_sample *s = &c->sample;
-    float *ref = c->shadow + c->shadow_elems;
+    float *ref = c->shadow + c->shadow_elems, *lowered = ref + s->m * s->n;
     struct amp_audit_result r = {.flops = c->flops};
     c->ns_lowered = amp_cpu_now_ns() - c->audit_mark;
+    gather_sample(s, lowered);
     sample_fp32(c, ref);
     struct amp_audit_sums sums = {0};
     struct amp_audit_spread spread;
@@ -318,7 +362,7 @@ int amp_blas_audit_check(struct amp_blas_call *c)
         for (int64_t j = 0; j < s->n; j++) {
             int64_t lo, hi;
             sample_rows(s, j, &lo, &hi);
-            const float *low = s->c + j * s->cols + lo, *fp32 = ref + j * s->m + lo;
+            const float *low = lowered + j * s->m + lo, *fp32 = ref + j * s->m + lo;
             if (pass == 0) {
                 amp_audit_sum(&sums, low, fp32, hi - lo);
                 amp_audit_spread_line(&spread, low, fp32, lo, hi - lo);

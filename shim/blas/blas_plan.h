@@ -59,6 +59,9 @@ struct amp_gemm_sample {
     int64_t first; /* a syrk's first sampled column */
     void *gemm;    /* the real sgemm that computes it (a syrk's: beside its routine) */
     int64_t m, n, k, lda, ldb, cols;
+    /* The sampled rows (m of them): `blocks` blocks of block_rows rows,
+     * block_step rows apart in op(A) and C (one block of m: every row). */
+    int64_t blocks, block_rows, block_step;
     const float *a, *b;
     float *c;
 };

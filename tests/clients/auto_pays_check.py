@@ -16,7 +16,9 @@ AMPSHIM_LOWER_MIN=0 removed):
   runs nothing twice;
 - auto's decisions on one program are the same while a busy process takes
   the other core (the pay checks time the process's CPU, and a verdict
-  needs three agreeing checks).
+  needs three agreeing checks);
+- a product smooth along the rows auto's check samples stays lowered (the
+  sampled rows are spread over the output).
 Parts that need native bf16 units say so and are skipped without them."""
 import json
 import os
@@ -227,4 +229,26 @@ if native:
     ck.check("auto's decisions the same with a busy process on the other core",
              decisions(quiet) and decisions(quiet) == decisions(loaded),
              f"{decisions(quiet)} against {decisions(loaded)}")
+
+# ---- the check's rows: spread over the output, not one block of neighbours ----
+# Outputs that vary smoothly along the checked rows (a product's features
+# on a slow wave; a convolution's neighbouring pixels): within any 1/8 of
+# them the spread is several times smaller than over all. A check that
+# took one block of neighbouring rows measured its error against that
+# small spread and sent the site to fp32 (err/spr 0.015); spread over the
+# rows it measures about the output's own (0.003).
+SMOOTH = """import numpy as np
+rng = np.random.default_rng(5)
+x = rng.standard_normal((512, 256), dtype=np.float32)
+t = 2 * np.pi * np.arange(1024) / 1024
+u, v = rng.standard_normal((2, 256, 1)).astype(np.float32)
+w = (u * np.cos(t) + v * np.sin(t)).astype(np.float32)
+for _ in range(12):
+    y = x @ w
+"""
+if native:
+    _, err = run(SMOOTH, AMPSHIM_AUDIT="auto", AMPSHIM_REPORT="1")
+    ck.check("a product smooth along its rows stays lowered under auto's checks",
+             any("lowered," in l for l in err.splitlines() if l.lstrip().startswith("| ")) and
+             "over tolerance" not in err, err[-2500:])
 ck.finish()
