@@ -244,6 +244,8 @@ if [ "$quick" -eq 1 ]; then
     # name, limit (s), kind, what: each step in order.
     steps="verdict 30 tests cublas-compute-types-gpu
 sgemm 30 tests cublas-gpu
+gemmex 20 tests cublas-gemmex-32f-gpu
+lt 20 tests cublaslt-gpu
 graph 45 tests cudnn-graph-gpu
 sgemm-bench 45 benchmarks sgemm-gpu
 torch 90 benchmarks torch-quick-gpu
@@ -304,7 +306,7 @@ scaler 20 tests scaler-gpu"
     done < "$log.steps"
     rm -f "$log.steps"
 else
-    tests="cublas-compute-types-gpu cublas-gpu capture-gpu cudnn-gpu cudnn-graph-gpu scaler-gpu torch-gpu"
+    tests="cublas-compute-types-gpu cublas-gpu cublas-gemmex-32f-gpu cublaslt-gpu capture-gpu cudnn-gpu cudnn-graph-gpu scaler-gpu torch-gpu"
     benches="sgemm-gpu conv-gpu cudnn-graph-gpu unscale-gpu torch-three-ways-gpu torch-quick-gpu"
     # run_one tests|benchmarks NAME: builds it and runs it into the file.
     run_one() {

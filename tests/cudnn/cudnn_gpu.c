@@ -3,7 +3,9 @@
  * gives when asked directly (through a dlopen handle the shim cannot
  * intercept) with CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; under tf32,
  * exactly the plain call; under bf16, a result within bf16 error of fp32,
- * counted as lowered (so cuDNN took the bf16 path, not the fallback). A
+ * counted as lowered (so cuDNN took the bf16 path, not the fallback); under
+ * fp16 and bf16 a result bit-identical to fp32's fails (a conversion cuDNN
+ * ignored). A
  * half-precision softmax must equal the fp32 softmax of the same input
  * rounded once. The dtype is switched in-process with ampshim_ctl. Exits 77
  * without a GPU. */
@@ -117,6 +119,11 @@ int main(void)
             cudaMemcpy(want, y, yn * 4, cudaMemcpyDeviceToHost);
             CHECK(memcmp(got, want, yn * 4) == 0, "%s: the library's own answer", dtypes[m]);
         }
+        /* A conversion cuDNN ignored leaves fp32's result (which the
+         * library's own answer above would equal too): not lowered. */
+        if (m != 1)
+            CHECK(memcmp(got, plain, yn * 4) != 0,
+                  "%s: not fp32's result, bit for bit (the conversion happened)", dtypes[m]);
         double err = rel_err(got, plain, yn);
         printf("cudnn_gpu: %s convolution, relative error against fp32 %.3e\n", dtypes[m], err);
         CHECK(err < (m == 2 ? 2e-2 : 5e-3), "%s: error %.3e within the dtype's", dtypes[m], err);

@@ -213,8 +213,8 @@ AMP_EXPORT cudaError_t cudaMemsetAsync(void *p, int value, size_t count, cudaStr
     return cudaSuccess;
 }
 
-AMP_EXPORT cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width, size_t height,
-                                   cudaStream_t stream)
+AMP_EXPORT cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int value, size_t width,
+                                         size_t height, cudaStream_t stream)
 {
     (void)stream;
     if (width > pitch)
@@ -237,13 +237,21 @@ AMP_EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *s
     return cudaSuccess;
 }
 
-AMP_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+AMP_EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count,
+                                  enum cudaMemcpyKind kind)
 {
     (void)kind;
     atomic_fetch_add(&syncs, 1);
     if (unsafe(1))
         return cudaErrorStreamCaptureImplicit;
     memmove(dst, src, count);
+    return cudaSuccess;
+}
+
+AMP_EXPORT cudaError_t cudaMemset(void *p, int value, size_t count)
+{
+    atomic_fetch_add(&syncs, 1);
+    memset(p, value, count);
     return cudaSuccess;
 }
 
@@ -280,7 +288,8 @@ AMP_EXPORT cudaError_t cudaDeviceSynchronize(void)
 
 /* FAKE_CUDART_CAPTURING=1: every stream is being captured into a graph;
  * else the one cudaStreamBeginCapture began. */
-AMP_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status)
+AMP_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+                                             enum cudaStreamCaptureStatus *status)
 {
     const char *c = getenv("FAKE_CUDART_CAPTURING");
     *status = (c && *c == '1') || (stream && stream == atomic_load(&capturing))
@@ -295,6 +304,18 @@ AMP_EXPORT cudaError_t cudaSetDevice(int device)
         return cudaErrorInvalidDevice;
     current_device = device;
     return cudaSuccess;
+}
+
+/* FAKE_CUDART_DEVICES=N: N devices (default none), so that a GPU test built
+ * against the fakes runs its checks instead of skipping (tests/cublas
+ * gemmex_32f_gpu.c, tests/cublaslt/cublaslt_gpu.c). */
+AMP_EXPORT cudaError_t cudaGetDeviceCount(int *count)
+{
+    if (!count)
+        return cudaErrorInvalidValue;
+    const char *n = getenv("FAKE_CUDART_DEVICES");
+    *count = n ? atoi(n) : 0;
+    return *count > 0 ? cudaSuccess : cudaErrorNoDevice;
 }
 
 AMP_EXPORT cudaError_t cudaGetDevice(int *device)
@@ -314,7 +335,8 @@ AMP_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaM
     return cudaSuccess;
 }
 
-AMP_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value)
+AMP_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr,
+                                               void *value)
 {
     (void)pool;
     if (attr != cudaMemPoolAttrReleaseThreshold)

@@ -18,7 +18,7 @@
 #                pkg-config files at all), $CUDA_HOME without crt/, a
 #                toolkit found from the nvcc on PATH, the CUDA 13 wheels:
 #                every GPU target, the scaler's plugin included, is built
-#                and skipped; then --quick on it runs its eight steps in
+#                and skipped; then --quick on it runs its ten steps in
 #                order, each bounded (GPU_CHECK_STEP_LIMIT=3 and a Python
 #                whose torch never answers: the torch step times out and
 #                the three after it still run).
@@ -47,7 +47,7 @@ headers() {
     done
 }
 lib() { mkdir -p "$1" && ln -s "$2" "$1/$3"; }
-names="cublas-compute-types-gpu cublas-gpu capture-gpu cudnn-gpu scaler-gpu torch-gpu sgemm-gpu conv-gpu unscale-gpu torch-three-ways-gpu"
+names="cublas-compute-types-gpu cublas-gpu cublas-gemmex-32f-gpu cublaslt-gpu capture-gpu cudnn-gpu scaler-gpu torch-gpu sgemm-gpu conv-gpu unscale-gpu torch-three-ways-gpu"
 outcome() { # outcome RESULTS NAME: its outcome line
     awk -v n="$2" '/^## / { cur = $3 } cur == n && /^(not buildable here|skipped: built|did not build|did not run)/' "$1"
 }
@@ -99,7 +99,7 @@ run cu13 "$s/cu13:$s/cudnn"
 r=$work/cu13/results.txt
 check "cu13: major 13 from the wheels" has "$r" "CUDA libraries: major 13"
 check "cu13: the wheels' runtime" has "$r" "cudart $s/cu13/lib/libcudart.so.13"
-for n in cublas-gpu cublas-compute-types-gpu capture-gpu cudnn-gpu sgemm-gpu conv-gpu; do
+for n in cublas-gpu cublas-gemmex-32f-gpu cublaslt-gpu cublas-compute-types-gpu capture-gpu cudnn-gpu sgemm-gpu conv-gpu; do
     check "cu13: $n built and skipped ($(outcome "$r" $n))" \
         [ "$(outcome "$r" $n)" = "skipped: built, but found no GPU" ]
 done
@@ -161,16 +161,16 @@ image env PYTHON="$py" GPU_CHECK_STEP_LIMIT=3 sh "$src/scripts/gpu-check.sh" --q
     > "$work/gpu-image/quick-out.txt" 2>&1 || rc=$?
 took=$(($(date +%s) - t0))
 check "gpu-image --quick: exits 77 without a GPU ($rc)" [ "$rc" -eq 77 ]
-steps=$(sed -n 's/^## quick \([0-9]\)\/8 \([a-z-]*\):.*/\1 \2/p' "$q" | tr '\n' ' ')
-check "gpu-image --quick: eight steps in order ($steps)" [ "$steps" = \
-    "1 verdict 2 sgemm 3 graph 4 sgemm-bench 5 torch 6 cudnn-legacy 7 capture 8 scaler " ]
+steps=$(sed -n 's/^## quick \([0-9]*\)\/10 \([a-z-]*\):.*/\1 \2/p' "$q" | tr '\n' ' ')
+check "gpu-image --quick: ten steps in order ($steps)" [ "$steps" = \
+    "1 verdict 2 sgemm 3 gemmex 4 lt 5 graph 6 sgemm-bench 7 torch 8 cudnn-legacy 9 capture 10 scaler " ]
 check "gpu-image --quick: each step's limit capped at 3 s" \
-    [ "$(grep -c '^## quick [0-9]/8 .*(limit 3 s' "$q")" -eq 8 ]
+    [ "$(grep -c '^## quick [0-9]*/10 .*(limit 3 s' "$q")" -eq 10 ]
 check "gpu-image --quick: the torch step timed out" \
-    [ "$(awk '/^## quick 5\/8/ { s = 1; next } /^## / { s = 0 } s && /^timed out after 3 s/' "$q")" != "" ]
-for k in 6 7 8; do
+    [ "$(awk '/^## quick 7\/10/ { s = 1; next } /^## / { s = 0 } s && /^timed out after 3 s/' "$q")" != "" ]
+for k in 8 9 10; do
     check "gpu-image --quick: step $k ran after it" \
-        [ "$(awk -v k="$k" '$0 ~ "^## quick " k "/8" { s = 1; next } /^## / { s = 0 } s && /^skipped: built/' "$q")" != "" ]
+        [ "$(awk -v k="$k" '$0 ~ "^## quick " k "/10" { s = 1; next } /^## / { s = 0 } s && /^skipped: built/' "$q")" != "" ]
 done
 check "gpu-image --quick: bounded (took $took s)" [ "$took" -lt 240 ]
 
