@@ -73,7 +73,7 @@ void amp_audit_spread_begin(struct amp_audit_spread *s, int64_t width)
 {
     memset(s, 0, sizeof *s);
     if (width > 0 && (uint64_t)width < SIZE_MAX / (4 * sizeof(double)))
-        s->place = calloc((size_t)width * 4, sizeof(double));
+        s->place = amp_shadow_alloc((size_t)width * 4 * sizeof(double));
     s->width = s->place ? width : 0;
     for (int64_t i = 0; i < s->width; i++)
         s->place[4 * i] = NAN; /* no shift yet */
@@ -124,7 +124,7 @@ double amp_audit_spread_error(struct amp_audit_spread *s)
             across_n += a[1];
         }
     }
-    free(s->place);
+    amp_shadow_free(s->place);
     s->place = NULL;
     double within = s->within_n > 0 && s->within_q > 0 ? s->within_q / s->within_n : -1;
     double across = across_n > 0 && across_q > 0 ? across_q / across_n : -1;

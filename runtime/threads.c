@@ -292,21 +292,15 @@ struct amp_thread *amp_thread_create(void)
     return t;
 }
 
-enum { SHADOW_HEADER = 64, SHADOW_MAPPED = 64 << 10 };
+enum { SHADOW_HEADER = 64 };
 
 void *amp_shadow_alloc(size_t bytes)
 {
     if (bytes > SIZE_MAX - SHADOW_HEADER)
         return NULL;
     size_t total = bytes + SHADOW_HEADER;
-    char *p;
-    if (total < SHADOW_MAPPED) {
-        p = malloc(total);
-    } else {
-        p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        p = p == MAP_FAILED ? NULL : p;
-    }
-    if (!p)
+    char *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
         return NULL;
     memcpy(p, &total, sizeof total);
     return p + SHADOW_HEADER;
@@ -319,10 +313,7 @@ void amp_shadow_free(void *buffer)
     char *p = (char *)buffer - SHADOW_HEADER;
     size_t total;
     memcpy(&total, p, sizeof total);
-    if (total < SHADOW_MAPPED)
-        free(p);
-    else
-        munmap(p, total);
+    munmap(p, total);
 }
 
 static void *amp_scratch_take(struct amp_thread *t, size_t bytes);

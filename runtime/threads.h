@@ -155,12 +155,14 @@ void *amp_scratch(struct amp_thread *t, size_t bytes);
 void amp_scratch_done(struct amp_thread *t);
 
 /* A buffer of the shim's own for one call (an audit's, a check's or a pay
- * check's copy of an output), NULL without memory; amp_shadow_free takes
- * it back (NULL is fine). One of 64 KiB or more is mapped and unmapped
- * directly, never through malloc: glibc moves its mmap and trim thresholds
- * when a large malloc'd block is freed, and the program's own arrays then
- * came from a heap it trimmed and faulted in again (pay checks in a numpy
- * script: 22k page faults where plain fp32 made 2.9k). */
+ * check's copy of an output, the audit's spread places), zeroed, NULL
+ * without memory; amp_shadow_free takes it back (NULL is fine). It is
+ * mapped and unmapped directly, never taken from malloc's heap: a block
+ * freed there moves glibc's mmap and trim thresholds or the heap's top,
+ * and the program's own arrays then came from a heap trimmed and faulted
+ * in again (a numpy script: 22k page faults under pay checks where plain
+ * fp32 made 2.9k; auto's small check copies doubled the brk calls and
+ * made it 15% slower than the defaults). */
 void *amp_shadow_alloc(size_t bytes);
 void amp_shadow_free(void *p);
 
