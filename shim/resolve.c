@@ -55,6 +55,8 @@ enum { MAX_OBJECTS = 1024 };
 struct object_list {
     char *names[MAX_OBJECTS];
     int count;
+    const char *want; /* only objects that may define it (loader/loader.h) */
+    uint32_t want_hash;
 };
 
 /* An object that can define a hooked name: the main program has an empty
@@ -68,7 +70,8 @@ static int collect_object(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct object_list *list = data;
-    if (!named_object(info))
+    if (!named_object(info) ||
+        (list->want && !amp_object_may_define_hashed(info, list->want, list->want_hash)))
         return 0;
     if (list->count < MAX_OBJECTS)
         list->names[list->count++] = strdup(info->dlpi_name);
@@ -84,6 +87,8 @@ static int definitions(const char *name, void **found, int max)
     struct object_list *list = calloc(1, sizeof *list);
     if (!list)
         return 0;
+    list->want = name;
+    list->want_hash = amp_gnu_hash(name);
     amp_walk_objects(collect_object, list);
     int n = 0;
     for (int i = 0; i < list->count; i++) {
@@ -416,8 +421,24 @@ static int count_adds(struct dl_phdr_info *info, size_t size, void *data)
 struct new_objects {
     void *base[64];
     char *name[64];
+    /* the resolved hooks each may define (loader/loader.h), asked while the
+     * loader's list holds it */
+    uint64_t may[64][(AMP_HOOK_COUNT + 63) / 64];
     int count;
 };
+
+/* The GNU hashes of the hooks' names, made once. */
+static const uint32_t *hook_hashes(void)
+{
+    static uint32_t hash[AMP_HOOK_COUNT];
+    static _Atomic int made;
+    if (!atomic_load_explicit(&made, memory_order_acquire)) {
+        for (int h = 0; h < AMP_HOOK_COUNT; h++)
+            hash[h] = amp_gnu_hash(amp_hook_names[h]);
+        atomic_store_explicit(&made, 1, memory_order_release);
+    }
+    return hash;
+}
 
 static int collect_new(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -431,6 +452,11 @@ static int collect_new(struct dl_phdr_info *info, size_t size, void *data)
     if (n_known_objects < MAX_OBJECTS)
         known_objects[n_known_objects++] = (void *)info->dlpi_addr;
     if (n->count < 64) {
+        const uint32_t *hash = hook_hashes();
+        for (int h = 0; h < AMP_HOOK_COUNT; h++)
+            if (atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed) &&
+                amp_object_may_define_hashed(info, amp_hook_names[h], hash[h]))
+                n->may[n->count][h / 64] |= (uint64_t)1 << (h % 64);
         n->base[n->count] = (void *)info->dlpi_addr;
         n->name[n->count++] = strdup(info->dlpi_name);
     }
@@ -466,7 +492,7 @@ void amp_resolve_notice_new_objects(void)
     for (int i = 0; i < fresh->count && !first_look; i++)
         for (int h = 0; h < AMP_HOOK_COUNT; h++) {
             void *real = atomic_load_explicit(&amp_slot_of[h]->real, memory_order_relaxed);
-            if (!real || amp_slot_of[h]->several)
+            if (!real || amp_slot_of[h]->several || !(fresh->may[i][h / 64] >> (h % 64) & 1))
                 continue;
             void *p = amp_own_definition(fresh->name[i], amp_hook_names[h]);
             const char *library = p && p != real ? file_of(real) : NULL;
