@@ -250,6 +250,20 @@ static int by_saved(const void *pa, const void *pb)
     return x != y ? (x < y ? 1 : -1) : (a->site != b->site ? a->site - b->site : a->c - b->c);
 }
 
+/* "s" for a count other than one. */
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
+/* The English ordinal suffix of n: 1st, 2nd, 3rd, 11th, 32nd. */
+static const char *ordinal_suffix(unsigned n)
+{
+    if (n % 100 >= 11 && n % 100 <= 13)
+        return "th";
+    return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+}
+
 int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
 {
     static struct pay_row rows[AMP_CTL_CPU_SITES * 4];
@@ -338,20 +352,21 @@ int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
     if (n)
         fprintf(out,
                 "lowering %s: about %.1f ms of CPU time %s on the %" PRIu64
-                " lowered calls of checked sizes (%.2fx as fast lowered)",
+                " lowered call%s of checked sizes (%.2fx as fast lowered)",
                 saved >= 0 ? "paid" : "cost", fabs(saved) / 1e6, saved >= 0 ? "saved" : "lost",
-                lowered - unchecked, spent > 0 ? (spent + saved) / spent : 0.0);
+                lowered - unchecked, plural(lowered - unchecked),
+                spent > 0 ? (spent + saved) / spent : 0.0);
     if (n && unchecked)
         fprintf(out,
-                "; %" PRIu64 " lowered calls of sizes a site made fewer than %u times not "
+                "; %" PRIu64 " lowered call%s of sizes a site made fewer than %u times not "
                 "checked\n",
-                unchecked, AMP_PAY_FIRST);
+                unchecked, plural(unchecked), AMP_PAY_FIRST);
     else if (n)
         fputc('\n', out);
     else if (lowered)
         fprintf(out,
-                "lowering paid: not checked (%" PRIu64 " native lowered calls, none of a size a "
-                "call site made %u times: a pay check comes at the %uth)\n",
-                lowered, AMP_PAY_FIRST, AMP_PAY_FIRST);
+                "lowering paid: not checked (%" PRIu64 " native lowered call%s; pay checks "
+                "start at a call site's %u%s call of one size)\n",
+                lowered, plural(lowered), AMP_PAY_FIRST, ordinal_suffix(AMP_PAY_FIRST));
     return n;
 }
