@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "loader/elf_hash.h"
 #include "runtime/export.h"
 #include "ampshim_generated.h"
 
@@ -119,48 +120,13 @@ AMP_EXPORT unsigned int la_objclose(uintptr_t *cookie)
     return 0;
 }
 
-/* A dynamic-section address: most are relocated in place by the dynamic
- * linker, some (the vDSO's) are not. */
-static uintptr_t dyn_addr(const struct link_map *m, ElfW(Addr) value)
-{
-    return value < m->l_addr ? m->l_addr + value : value;
-}
-
 /* The address of `name` defined in m, through its GNU hash table; 0 if m
- * does not define it. */
+ * does not define it (loader/elf_hash.h). */
 static uintptr_t lookup(const struct link_map *m, const char *name)
 {
-    const uint32_t *gnu = NULL;
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
-    for (const ElfW(Dyn) *d = m->l_ld; d->d_tag != DT_NULL; d++) {
-        if (d->d_tag == DT_GNU_HASH)
-            gnu = (const uint32_t *)dyn_addr(m, d->d_un.d_ptr);
-        else if (d->d_tag == DT_SYMTAB)
-            symtab = (const ElfW(Sym) *)dyn_addr(m, d->d_un.d_ptr);
-        else if (d->d_tag == DT_STRTAB)
-            strtab = (const char *)dyn_addr(m, d->d_un.d_ptr);
-    }
-    if (!gnu || !symtab || !strtab)
-        return 0;
-    uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom_words = gnu[2];
-    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gnu + 4) + bloom_words);
-    const uint32_t *chain = buckets + nbuckets;
-    uint32_t h = 5381;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        h = h * 33 + *c;
-    uint32_t i = nbuckets ? buckets[h % nbuckets] : 0;
-    if (i < symoffset)
-        return 0;
-    for (;; i++) {
-        uint32_t h2 = chain[i - symoffset];
-        const ElfW(Sym) *s = &symtab[i];
-        if ((h | 1) == (h2 | 1) && s->st_shndx != SHN_UNDEF && s->st_value &&
-            strcmp(name, strtab + s->st_name) == 0)
-            return m->l_addr + s->st_value;
-        if (h2 & 1)
-            return 0;
-    }
+    int unknown;
+    const ElfW(Sym) *s = amp_elf_lookup(m->l_addr, m->l_ld, name, amp_elf_gnu_hash(name), &unknown);
+    return s && s->st_value ? m->l_addr + s->st_value : 0;
 }
 
 AMP_EXPORT uintptr_t la_symbind64(ElfW(Sym) * sym, unsigned int ndx, uintptr_t *refcook,

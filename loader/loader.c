@@ -1,5 +1,6 @@
 /* The dynamic loader as ampshim asks it: see loader/loader.h. */
 #include "loader/loader.h"
+#include "loader/elf_hash.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -106,17 +107,7 @@ void *amp_own_definition(const char *path, const char *name)
 
 uint32_t amp_gnu_hash(const char *name)
 {
-    uint32_t h = 5381;
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
-        h = h * 33 + *c;
-    return h;
-}
-
-/* A dynamic entry's address: the loader relocates them in place on most
- * targets, not in a read-only dynamic section (the vDSO's). */
-static uintptr_t dyn_address(const struct dl_phdr_info *info, ElfW(Addr) v)
-{
-    return v < info->dlpi_addr ? info->dlpi_addr + v : v;
+    return amp_elf_gnu_hash(name);
 }
 
 int amp_object_may_define_hashed(const struct dl_phdr_info *info, const char *name, uint32_t h)
@@ -125,40 +116,8 @@ int amp_object_may_define_hashed(const struct dl_phdr_info *info, const char *na
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
             dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    const uint32_t *gnu = NULL;
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
-    for (const ElfW(Dyn) *d = dyn; d && d->d_tag != DT_NULL; d++) {
-        if (d->d_tag == DT_GNU_HASH)
-            gnu = (const uint32_t *)dyn_address(info, d->d_un.d_ptr);
-        else if (d->d_tag == DT_SYMTAB)
-            symtab = (const ElfW(Sym) *)dyn_address(info, d->d_un.d_ptr);
-        else if (d->d_tag == DT_STRTAB)
-            strtab = (const char *)dyn_address(info, d->d_un.d_ptr);
-    }
-    if (!gnu || !symtab || !strtab)
-        return 1; /* cannot be told */
-    enum { BITS = sizeof(ElfW(Addr)) * 8 };
-    uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom_size = gnu[2], shift = gnu[3];
-    if (!nbuckets || !bloom_size)
-        return 1;
-    const ElfW(Addr) *bloom = (const ElfW(Addr) *)(gnu + 4);
-    const uint32_t *buckets = (const uint32_t *)(bloom + bloom_size), *chain = buckets + nbuckets;
-    ElfW(Addr) word = bloom[(h / BITS) % bloom_size];
-    ElfW(Addr) mask = ((ElfW(Addr))1 << (h % BITS)) | ((ElfW(Addr))1 << ((h >> shift) % BITS));
-    if ((word & mask) != mask)
-        return 0;
-    uint32_t ix = buckets[h % nbuckets];
-    if (ix < symoffset)
-        return 0;
-    for (;; ix++) {
-        uint32_t ch = chain[ix - symoffset];
-        if ((ch | 1) == (h | 1) && symtab[ix].st_shndx != SHN_UNDEF &&
-            strcmp(strtab + symtab[ix].st_name, name) == 0)
-            return 1;
-        if (ch & 1)
-            return 0;
-    }
+    int unknown;
+    return amp_elf_lookup(info->dlpi_addr, dyn, name, h, &unknown) != NULL || unknown;
 }
 
 int amp_object_may_define(const struct dl_phdr_info *info, const char *name)

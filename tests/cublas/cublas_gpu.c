@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tests/check.h"
+#include "tests/cuda_gpu.h"
 
 typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                                     int, const void *, const void *, cudaDataType, int,
@@ -23,13 +24,9 @@ enum { N = 512 };
 
 int main(void)
 {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        printf("cublas_gpu: no CUDA device; skipped\n");
+    if (gpu_none("cublas_gpu"))
         return 77;
-    }
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT, "ampshim_ctl");
+    gpu_ctl_fn ctl = gpu_ctl();
     void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
     CHECK(ctl && lib, "run under the shim, with libcublas.so.13 loaded");
     if (!ctl || !lib)
@@ -38,8 +35,7 @@ int main(void)
     sgemm_fn direct_sgemm = (sgemm_fn)dlsym(lib, "cublasSgemm_v2");
     size_t bytes = sizeof(float) * N * N;
     float *h = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes), *plain = malloc(bytes);
-    for (int i = 0; i < N * N; i++)
-        h[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;
+    gpu_fill(h, (size_t)N * N, 7919, 1013, 317.0f, 1.6f);
     float *a, *b, *c;
     cudaMalloc((void **)&a, bytes);
     cudaMalloc((void **)&b, bytes);
@@ -61,8 +57,8 @@ int main(void)
         ctl("opt.cuda_dtype", NULL, NULL, modes[m].dtype, strlen(modes[m].dtype));
         cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, N, N, N, &one, a, N, b, N, &zero, c, N);
         cudaMemcpy(got, c, bytes, cudaMemcpyDeviceToHost);
-        direct_ex(handle, CUBLAS_OP_N, CUBLAS_OP_T, N, N, N, &one, a, CUDA_R_32F, N, b, CUDA_R_32F, N,
-                  &zero, c, CUDA_R_32F, N, modes[m].compute, CUBLAS_GEMM_DEFAULT);
+        direct_ex(handle, CUBLAS_OP_N, CUBLAS_OP_T, N, N, N, &one, a, CUDA_R_32F, N, b, CUDA_R_32F,
+                  N, &zero, c, CUDA_R_32F, N, modes[m].compute, CUBLAS_GEMM_DEFAULT);
         cudaMemcpy(want, c, bytes, cudaMemcpyDeviceToHost);
         CHECK(memcmp(got, want, bytes) == 0, "%s: Sgemm under the shim equals GemmEx(%d)",
               modes[m].dtype, modes[m].compute);

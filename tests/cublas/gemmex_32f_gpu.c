@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "tests/check.h"
+#include "tests/cuda_gpu.h"
 
 typedef cublasStatus_t (*gemmex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                                     int, const void *, const void *, cudaDataType, int,
@@ -39,14 +40,9 @@ static void gemm(gemmex_fn f, cublasHandle_t h, cublasComputeType_t compute, flo
 
 int main(void)
 {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        printf("gemmex_32f_gpu: no CUDA device; skipped\n");
+    if (gpu_none("gemmex_32f_gpu"))
         return 77;
-    }
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                             "ampshim_ctl");
+    gpu_ctl_fn ctl = gpu_ctl();
     void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
     CHECK(ctl && lib, "run under the shim, with libcublas.so.13 loaded");
     if (!ctl || !lib)
@@ -54,8 +50,7 @@ int main(void)
     gemmex_fn direct = (gemmex_fn)dlsym(lib, "cublasGemmEx");
     size_t bytes = sizeof(float) * N * N;
     float *h = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes), *plain = malloc(bytes);
-    for (int i = 0; i < N * N; i++)
-        h[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;
+    gpu_fill(h, (size_t)N * N, 7919, 1013, 317.0f, 1.6f);
     cudaMalloc((void **)&a, bytes);
     cudaMalloc((void **)&b, bytes);
     cudaMalloc((void **)&c, bytes);

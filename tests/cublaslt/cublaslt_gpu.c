@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "tests/check.h"
+#include "tests/cuda_gpu.h"
 
 #ifndef LT_N
 #define LT_N 256 /* the fakes multiply on the CPU: their build asks for less */
@@ -49,14 +50,9 @@ static double error(const float *got, const double *ref)
 
 int main(void)
 {
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-        printf("cublaslt_gpu: no CUDA device; skipped\n");
+    if (gpu_none("cublaslt_gpu"))
         return 77;
-    }
-    int (*ctl)(const char *, void *, size_t *, const void *, size_t) =
-        (int (*)(const char *, void *, size_t *, const void *, size_t))dlsym(RTLD_DEFAULT,
-                                                                             "ampshim_ctl");
+    gpu_ctl_fn ctl = gpu_ctl();
     void *lib = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD);
     CHECK(ctl && lib, "run under the shim, with libcublasLt.so.13 loaded");
     if (!ctl || !lib)
@@ -67,10 +63,8 @@ int main(void)
     float *ha = malloc(abytes), *hb = malloc(bbytes), *hbias = malloc(sizeof(float) * M);
     float *got = malloc(dbytes), *plain = malloc(dbytes);
     double *ref = malloc(sizeof(double) * M * N);
-    for (int i = 0; i < M * K; i++)
-        ha[i] = (float)((i * 7919) % 1013) / 317.0f - 1.6f;
-    for (int i = 0; i < K * N; i++)
-        hb[i] = (float)((i * 6271) % 991) / 211.0f - 2.3f;
+    gpu_fill(ha, (size_t)M * K, 7919, 1013, 317.0f, 1.6f);
+    gpu_fill(hb, (size_t)K * N, 6271, 991, 211.0f, 2.3f);
     for (int i = 0; i < M; i++)
         hbias[i] = 0.5f * (float)(i % 7) - 1.5f;
     for (int j = 0; j < N; j++) /* column-major, as cuBLASLt's layouts below */
