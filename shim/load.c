@@ -3,7 +3,6 @@
  * report at unload. */
 #include <dlfcn.h>
 #include <link.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <ucontext.h>
@@ -62,6 +61,7 @@ __attribute__((constructor)) static void ampshim_load(void)
  * the process whose block holds the counters writes them: a vfork child
  * shares its parent's memory and has another pid. */
 static _Atomic long reported_by, reports_done_by;
+static _Atomic int sigterm_pending; /* one came while they were written */
 
 static void write_reports(void)
 {
@@ -75,16 +75,13 @@ static void write_reports(void)
             nanosleep(&(struct timespec){0, 1000000}, NULL);
         return;
     }
-    /* A SIGTERM while they are written (a pool worker at _exit, which
-     * Pool.terminate signals too) waits until they are. */
-    sigset_t term, old;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &term, &old);
     amp_report_print();
     amp_audit_print();
     atomic_store(&reports_done_by, pid);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* A SIGTERM that came while they were written (a pool worker at _exit,
+     * which Pool.terminate signals too) waited for them (on_sigterm). */
+    if (atomic_load(&sigterm_pending))
+        raise(SIGTERM);
 }
 
 __attribute__((destructor)) static void ampshim_unload(void)
@@ -138,8 +135,11 @@ AMP_EXPORT _Noreturn void _Exit(int status)
  * The shim's own locks are taken with signals blocked, so the handler is
  * never inside one. Should the report still wait on a lock another thread
  * holds, an alarm ends the process by SIGTERM two seconds later all the
- * same. SA_RESETHAND puts the default back on entry and SA_NODEFER leaves
- * SIGTERM deliverable, so raising it ends the process. */
+ * same. A SIGTERM that comes while the reports are being written (at _exit,
+ * or by another thread) lets them finish, the alarm behind it, and the
+ * writer raises it when they are done. SA_RESETHAND puts the default back
+ * on entry and SA_NODEFER leaves SIGTERM deliverable, so raising it ends
+ * the process. */
 enum { LIBC_RANGES = 4 };
 static uintptr_t libc_text[LIBC_RANGES][2];
 
@@ -180,6 +180,13 @@ static void end_by_sigterm(int unused)
 static void on_sigterm(int sig, siginfo_t *info, void *context)
 {
     (void)info;
+    long pid = (long)getpid();
+    if (atomic_load(&reported_by) == pid && atomic_load(&reports_done_by) != pid) {
+        atomic_store(&sigterm_pending, 1);
+        signal(SIGALRM, end_by_sigterm);
+        alarm(2);
+        return;
+    }
     uintptr_t pc = 0;
 #if defined(__x86_64__)
     pc = (uintptr_t)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
