@@ -250,12 +250,6 @@ static int by_saved(const void *pa, const void *pb)
     return x != y ? (x < y ? 1 : -1) : (a->site != b->site ? a->site - b->site : a->c - b->c);
 }
 
-/* "s" for a count other than one. */
-static const char *plural(uint64_t n)
-{
-    return n == 1 ? "" : "s";
-}
-
 /* The English ordinal suffix of n: 1st, 2nd, 3rd, 11th, 32nd. */
 static const char *ordinal_suffix(unsigned n)
 {
@@ -354,19 +348,19 @@ int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
                 "lowering %s: about %.1f ms of CPU time %s on the %" PRIu64
                 " lowered call%s of checked sizes (%.2fx as fast lowered)",
                 saved >= 0 ? "paid" : "cost", fabs(saved) / 1e6, saved >= 0 ? "saved" : "lost",
-                lowered - unchecked, plural(lowered - unchecked),
+                lowered - unchecked, lowered - unchecked == 1 ? "" : "s",
                 spent > 0 ? (spent + saved) / spent : 0.0);
     if (n && unchecked)
         fprintf(out,
                 "; %" PRIu64 " lowered call%s of sizes a site made fewer than %u times not "
                 "checked\n",
-                unchecked, plural(unchecked), AMP_PAY_FIRST);
+                unchecked, unchecked == 1 ? "" : "s", AMP_PAY_FIRST);
     else if (n)
         fputc('\n', out);
     else if (lowered)
         fprintf(out,
                 "lowering paid: not checked (%" PRIu64 " native lowered call%s; pay checks "
                 "start at a call site's %u%s call of one size)\n",
-                lowered, plural(lowered), AMP_PAY_FIRST, ordinal_suffix(AMP_PAY_FIRST));
+                lowered, lowered == 1 ? "" : "s", AMP_PAY_FIRST, ordinal_suffix(AMP_PAY_FIRST));
     return n;
 }

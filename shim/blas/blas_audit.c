@@ -68,10 +68,9 @@ static int not_audited(struct amp_blas_call *c)
  * of the output's columns (1 in 64, at least AMP_CHECK_MIN_COLS; every
  * column of a narrow output) and, of a gemm's tall output, 1 in 8 of its
  * rows (at least AMP_CHECK_MIN_ROWS, in 8 blocks spread over them), which
- * are compared with the lowered ones. Recomputing every row made the real routine pack all of
- * op(A) for a few columns: a check of a 512x1024x1024 product cost 15% of
- * the lowered call, against 1/64 of the fp32 call's arithmetic. When the site's
- * state lets the program keep the lowered result (probation and lowered)
+ * are compared with the lowered ones. Recomputing every row made the real
+ * routine pack all of op(A) for a few columns: a check of a 512x1024x1024
+ * product cost 15% of the lowered call. When the site's state lets the program keep the lowered result (probation and lowered)
  * and the check passes, it keeps it; otherwise the whole call runs again as
  * made (C put back first when the call reads it) and the program keeps
  * fp32's result, as an audit over tolerance leaves it. */
@@ -135,6 +134,14 @@ static void *real_sgemm(const struct amp_blas_call *c)
     return gemm >= 0 ? amp_real_beside((enum amp_hook_id)gemm, c->real) : NULL;
 }
 
+/* The sample's rows: all m of them, one block. */
+static void every_row(struct amp_gemm_sample *s)
+{
+    s->blocks = 1;
+    s->block_rows = s->m;
+    s->block_step = 0;
+}
+
 /* A syrk's sample: a block of C's columns, in column-major terms (a
  * row-major syrk is the column-major one of the other triangle and the
  * other transposition). */
@@ -157,9 +164,7 @@ static int plan_syrk_sample(struct amp_blas_call *c, uint64_t turn)
     s->k = g->k;
     s->a = c->in[0].p;
     s->lda = s->ldb = g->lda;
-    s->blocks = 1;
-    s->block_rows = n;
-    s->block_step = 0;
+    every_row(s);
     s->b = notrans ? s->a + s->first : s->a + s->first * g->lda;
     s->c = g->c + s->first * g->ldc;
     s->cols = g->ldc;
@@ -192,9 +197,7 @@ static int plan_sample(struct amp_blas_call *c, uint64_t turn)
      * convolution's neighbouring pixels, is too small), moving within
      * their stretches from check to check. op(A)'s rows are A's rows
      * (A + row) or, transposed, its columns (A + row * lda). */
-    s->blocks = 1;
-    s->block_rows = s->m;
-    s->block_step = 0;
+    every_row(s);
     int64_t row0 = 0, stretch = s->m / AMP_CHECK_ROW_BLOCKS;
     int64_t rows = stretch / AMP_CHECK_ROW_SHARE;
     rows = rows < AMP_CHECK_MIN_ROWS / AMP_CHECK_ROW_BLOCKS
@@ -232,21 +235,8 @@ static void sample_rows(const struct amp_gemm_sample *s, int64_t j, int64_t *lo,
     *hi = s->uplo == 'U' ? col + 1 : s->m;
 }
 
-static void sample_block_fp32(const struct amp_blas_call *c, const float *a, int64_t rows,
-                              float *out);
-
-/* The real routine on the sample: C[rows I, columns J] into out (m x n,
- * dense), one call per block of rows. */
-static void sample_fp32(const struct amp_blas_call *c, float *out)
-{
-    const struct amp_gemm_sample *s = &c->sample;
-    for (int64_t b = 0; b < s->blocks; b++) {
-        int64_t row = b * s->block_step;
-        sample_block_fp32(c, s->a + (s->ta == 'N' ? row : row * s->lda), s->block_rows,
-                          out + b * s->block_rows);
-    }
-}
-
+/* The real routine on one block of the sample's rows (rows of op(A) from
+ * a) into out, whose leading dimension is the sample's m. */
 static void sample_block_fp32(const struct amp_blas_call *c, const float *a, int64_t rows,
                               float *out)
 {
@@ -274,6 +264,18 @@ static void sample_block_fp32(const struct amp_blas_call *c, const float *a, int
 #undef AMP_INT
 }
 
+/* The real routine on the sample: C[rows I, columns J] into out (m x n,
+ * dense), one call per block of rows. */
+static void sample_fp32(const struct amp_blas_call *c, float *out)
+{
+    const struct amp_gemm_sample *s = &c->sample;
+    for (int64_t b = 0; b < s->blocks; b++) {
+        int64_t row = b * s->block_step;
+        sample_block_fp32(c, s->a + (s->ta == 'N' ? row : row * s->lda), s->block_rows,
+                          out + b * s->block_rows);
+    }
+}
+
 void amp_blas_warm_real(struct amp_blas_call *c)
 {
     static _Atomic int warmed;
@@ -290,9 +292,7 @@ void amp_blas_warm_real(struct amp_blas_call *c)
         return;
     s->ta = s->tb = 'N';
     s->m = s->n = s->k = s->lda = s->ldb = N;
-    s->blocks = 1;
-    s->block_rows = N;
-    s->block_step = 0;
+    every_row(s);
     s->a = s->b = a;
     w.gemm.alpha = 1.0f;
     w.gemm.beta = 0.0f;
