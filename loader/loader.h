@@ -66,4 +66,14 @@ int amp_object_may_define(const struct dl_phdr_info *info, const char *name);
 uint32_t amp_gnu_hash(const char *name);
 int amp_object_may_define_hashed(const struct dl_phdr_info *info, const char *name, uint32_t hash);
 
+/* Functions an object defines only in its static symbol table (.symtab,
+ * read from the file at path; local symbols a linker kept but did not
+ * export, as pip's libtorch_cpu.so keeps oneDNN's C API): for each of the
+ * n names, its address in the object loaded at base (dl_iterate_phdr's
+ * dlpi_addr) in out[i], or NULL. Returns how many were found; 0 for an
+ * object without .symtab (stripped) or one that cannot be read. Reads the
+ * file once, by mmap, and keeps nothing. */
+int amp_object_local_functions(const char *path, uintptr_t base, const char *const *names, int n,
+                               void **out);
+
 #endif

@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +75,33 @@ void amp_cpu_flags_text(char *buf, size_t len)
              isa ? ", ONEDNN_MAX_CPU_ISA=" : "", isa ? isa : "");
 }
 
+/* The report's notes: lines on what the shim could not see or reached
+ * (amp_report_note). A note's text is written before its flag, so a report
+ * written at any moment (at SIGTERM too) reads whole lines only. */
+enum { NOTES = 8, NOTE_LEN = 320 };
+static char notes[NOTES][NOTE_LEN];
+static _Atomic int notes_taken, note_ready[NOTES];
+
+void amp_report_note(const char *line)
+{
+    int i = atomic_fetch_add(&notes_taken, 1);
+    if (i >= NOTES)
+        return;
+    snprintf(notes[i], NOTE_LEN, "%s", line);
+    atomic_store_explicit(&note_ready[i], 1, memory_order_release);
+}
+
+static int write_notes(FILE *out)
+{
+    int n = 0;
+    for (int i = 0; i < NOTES; i++)
+        if (atomic_load_explicit(&note_ready[i], memory_order_acquire)) {
+            fprintf(out, "%s\n", notes[i]);
+            n++;
+        }
+    return n;
+}
+
 int amp_report_write(FILE *out)
 {
     /* Gather first: the symbol column is as wide as the longest name shown,
@@ -92,7 +121,10 @@ int amp_report_write(FILE *out)
         for (int i = 0; i < AMP_CTL_COUNTERS; i++)
             totals[i] += c[h][i];
     }
-    if (!rows)
+    int noted = 0;
+    for (int i = 0; i < NOTES; i++)
+        noted += atomic_load_explicit(&note_ready[i], memory_order_acquire);
+    if (!rows && !noted)
         return 0;
     /* The live settings as they are now (runtime/settings.h), the CUDA
      * ones only when CUDA calls are reported. */
@@ -116,6 +148,11 @@ int amp_report_write(FILE *out)
         cpu_verdict(out);
     if (cpu)
         amp_sites_report(out);
+    write_notes(out);
+    if (!rows) {
+        fprintf(out, "no hooked call was seen\n");
+        return noted;
+    }
     fprintf(out, "%-*s %-18s %-11s %10s", width, "symbol", "op", "policy", "calls");
     for (int i = 0; i < AMP_CTL_COUNTERS; i++)
         fprintf(out, " %*s", (int)amp_ctl_counter_width[i], amp_ctl_counter_names[i]);

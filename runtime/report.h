@@ -48,7 +48,13 @@ void amp_report_set_cpu_verdict(void (*verdict)(FILE *out));
  * avx512_bf16, amx_bf16, ...), from /proc/cpuinfo, as one short text. */
 void amp_cpu_flags_text(char *buf, size_t len);
 
-/* Writes the report where AMPSHIM_REPORT says, if a hooked call was seen. */
+/* A line for the report, after the CPU lines (up to 8 per process; more
+ * are dropped): what a wing could not see or reached, in one line. The
+ * report is written when a note was made even if no hooked call was seen. */
+void amp_report_note(const char *line);
+
+/* Writes the report where AMPSHIM_REPORT says, if a hooked call was seen
+ * or a note made. */
 void amp_report_print(void);
 
 #endif

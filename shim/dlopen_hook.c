@@ -27,6 +27,7 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 
+#include "shim/onednn/onednn_inside.h"
 #include "shim/resolve.h"
 
 #include "runtime/sites.h"
@@ -79,6 +80,21 @@ AMP_LOADER_EARLY AMP_EXPORT int dlclose(void *handle)
     return status;
 }
 
+/* The dlopen count the last dlsym looked at (amp_dlsym_notice). */
+__attribute__((used, visibility("hidden"))) _Atomic uint64_t amp_dlsym_looked;
+
+/* A dlsym after a dlopen: the objects it loaded are looked at (oneDNN
+ * inside one of them is reached before its code can run). */
+__attribute__((used, visibility("hidden"))) void amp_dlsym_notice(void)
+{
+    if (!atomic_load_explicit(&loader_ready, memory_order_acquire))
+        return;
+    atomic_store_explicit(&amp_dlsym_looked,
+                          atomic_load_explicit(&amp_dlopen_calls, memory_order_acquire),
+                          memory_order_release);
+    amp_onednn_inside_scan(0);
+}
+
 /* dlsym in the global scope (RTLD_DEFAULT, the program's handle), and any
  * lookup made before the shim's constructor. */
 AMP_LOADER_EARLY __attribute__((used, visibility("hidden"))) void *amp_dlsym_c(void *handle,
@@ -91,6 +107,9 @@ AMP_LOADER_EARLY __attribute__((used, visibility("hidden"))) void *amp_dlsym_c(v
     void *p = real_dlsym(handle, name);
     if (!atomic_load_explicit(&loader_ready, memory_order_acquire))
         return p;
+    if (atomic_load_explicit(&amp_dlopen_calls, memory_order_relaxed) !=
+        atomic_load_explicit(&amp_dlsym_looked, memory_order_relaxed))
+        amp_dlsym_notice();
     /* Reached by a jump from the stub: the return address is the caller's. */
     return amp_resolve_hides(p, name, __builtin_return_address(0)) ? NULL : p;
 }
@@ -177,7 +196,22 @@ __asm__(".text\n"
         "  testq %rax, %rax\n"
         "  jz 1f\n"
         "2:\n"
+        /* The first lookup after a dlopen: oneDNN inside what it loaded is
+         * looked for before any of its code can run. */
+        "  movq amp_dlopen_calls(%rip), %r11\n"
+        "  cmpq amp_dlsym_looked(%rip), %r11\n"
+        "  jne 3f\n"
+        "4:\n"
         "  jmp *%rax\n"
+        "3:\n"
+        "  pushq %rdi\n"
+        "  pushq %rsi\n"
+        "  pushq %rax\n"
+        "  call amp_dlsym_notice\n"
+        "  popq %rax\n"
+        "  popq %rsi\n"
+        "  popq %rdi\n"
+        "  jmp 4b\n"
         "1:\n"
         "  jmp amp_dlsym_c\n"
         "  .cfi_endproc\n"

@@ -19,6 +19,7 @@
 #include "runtime/log.h"
 #include "runtime/control.h"
 #include "shim/fork.h"
+#include "shim/onednn/onednn_inside.h"
 #include "shim/resolve.h"
 
 void amp_dlopen_hook_init(void);
@@ -40,11 +41,20 @@ static void notice_other_copy(void)
                                self.dli_fname ? self.dli_fname : "?");
 }
 
+/* A thread's refresh after a dlopen: the hooked names defined again, and
+ * oneDNN inside a library loaded since (patched only where no other thread
+ * can have run it: the dlsym that follows a dlopen looks first). */
+static void notice_new_objects(void)
+{
+    amp_resolve_notice_new_objects();
+    amp_onednn_inside_scan(1);
+}
+
 __attribute__((constructor)) static void ampshim_load(void)
 {
     /* Each thread's refresh after a dlopen (whose hook bumps the
      * generation) looks for objects that define a hooked name again. */
-    amp_runtime_on_refresh(amp_resolve_notice_new_objects);
+    amp_runtime_on_refresh(notice_new_objects);
     amp_dlopen_hook_init();
     amp_longjmp_hook_init();
     notice_other_copy();
@@ -54,6 +64,8 @@ __attribute__((constructor)) static void ampshim_load(void)
         atomic_store_explicit(&amp_rt.mode, AMP_MODE_INERT, memory_order_release);
     }
     report_at_sigterm();
+    /* Before main, no thread has run the libraries loaded with it. */
+    amp_onednn_inside_scan(0);
 }
 
 /* The reports (AMPSHIM_REPORT, the audit's), once per process: at unload,

@@ -31,18 +31,12 @@ static int caller_listed(void *caller)
     return caller && dladdr(caller, &info) && amp_onednn_caller_listed(info.dli_fname) >= 0;
 }
 
-static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *caller)
+int amp_dnnl_desc_decide(struct amp_thread *t, int row, double madds, void *caller,
+                         int *explicit_request)
 {
-    struct amp_thread *t = amp_thread_enter();
-    double madds = 0;
-    int row;
-    if (!t || amp_call_from_library(caller) || !caller_listed(caller) ||
-        (row = amp_dnnl_desc_row(desc, dir, amp_real(entry), &madds)) < 0)
-        return;
     enum amp_ctl_counter outcome;
-    int explicit_request;
     int dtype = amp_decide_lower_unaudited(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0, &outcome,
-                                           &explicit_request);
+                                           explicit_request);
     /* AMPSHIM_AUDIT=auto: a shape first met at a call site auto has
      * decided to lower (at this size) is lowered in its descriptor, as the
      * defaults lower it: no twin, no conversion pass. Its calls are not
@@ -55,8 +49,22 @@ static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *
             dtype = (int)d.dtype;
     }
     if ((dtype == AMP_DTYPE_BF16 || dtype == AMP_DTYPE_FP16) &&
-        amp_cpu_gate((enum amp_lowp_dtype)dtype, madds, explicit_request) == AMP_CPU_LOWER &&
-        amp_dnnl_desc_lower(desc, dir, dtype) == AMP_DNNL_NO_KERNEL && explicit_request)
+        amp_cpu_gate((enum amp_lowp_dtype)dtype, madds, *explicit_request) == AMP_CPU_LOWER)
+        return dtype;
+    return -1;
+}
+
+static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *caller)
+{
+    struct amp_thread *t = amp_thread_enter();
+    double madds = 0;
+    int row, explicit_request = 0;
+    if (!t || amp_call_from_library(caller) || !caller_listed(caller) ||
+        (row = amp_dnnl_desc_row(desc, dir, amp_real(entry), &madds)) < 0)
+        return;
+    int dtype = amp_dnnl_desc_decide(t, row, madds, caller, &explicit_request);
+    if (dtype >= 0 && amp_dnnl_desc_lower(desc, dir, dtype) == AMP_DNNL_NO_KERNEL &&
+        explicit_request)
         amp_refuse_explicit(row, dtype, "oneDNN has no native kernel for it on this CPU");
 }
 

@@ -77,6 +77,15 @@ int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int d
  * multiply-adds; then, if the policy lowers it, amp_dnnl_desc_lower asks for
  * dtype inputs in it and remembers it, so that its executions count. */
 int amp_dnnl_desc_row(const void *desc, int dir, void *real_fn, double *madds);
+/* The decision for a convolution made in its descriptor by caller (the
+ * return address of the descriptor call), of primitive row row and madds
+ * multiply-adds: the dtype to ask for (AMP_DTYPE_BF16 or AMP_DTYPE_FP16)
+ * when the policy (or AMPSHIM_AUDIT=auto's verdict for the call site) and
+ * the CPU gate lower it, else -1; *explicit_request: the user named the
+ * dtype. Shared by oneDNN 2.x (desc_init.c) and 3.x inside a library
+ * (v3_inside.c). */
+int amp_dnnl_desc_decide(struct amp_thread *t, int row, double madds, void *caller,
+                         int *explicit_request);
 /* It lowers desc only where oneDNN makes a native (not reference) kernel
  * for the lowered convolution on this CPU (asked once per shape and dtype):
  * returns 0 when it lowered desc, AMP_DNNL_NO_KERNEL when oneDNN has none

@@ -1,0 +1,559 @@
+/* oneDNN 3.x inside another library (pip's libtorch_cpu.so links oneDNN in
+ * and exports none of it): found by its static symbol table when the
+ * library loads, reached by entry patches (shim/patch.h), lowered in its
+ * convolution primitive descriptors as oneDNN 2.x's are for the callers of
+ * policy/data/onednn_callers.txt (desc_init.c): the caller's inputs asked
+ * for in bf16 (fp16), so its own reorders convert them, where oneDNN makes
+ * a native kernel for it on this CPU; the executions of those primitives
+ * counted at dnnl_primitive_execute. One library per process is reached;
+ * any other, and one that cannot be (an unknown prologue, a version other
+ * than 3, a missing function, noticed after its code may have run), runs
+ * as made, with one line in the report saying so.
+ *
+ * oneDNN 3's header is not needed: the handful of values the wing uses are
+ * below, from its C API (dnnl_types.h, dnnl_common_types.h), stable
+ * across 3.x. */
+#include <dirent.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader/loader.h"
+#include "policy/policy.h"
+#include "runtime/decide.h"
+#include "runtime/log.h"
+#include "runtime/report.h"
+#include "shim/onednn/onednn_inside.h"
+#include "shim/onednn/twin.h"
+#include "shim/patch.h"
+#include "shim/resolve.h"
+
+enum {
+    V3_SUCCESS = 0,
+    V3_F16 = 1,
+    V3_BF16 = 2,
+    V3_F32 = 3,
+    V3_FORMAT_KIND_ANY = 1,
+    V3_FORMAT_TAG_ANY = 1,
+    V3_CONVOLUTION = 5,
+    V3_FORWARD_TRAINING = 64,
+    V3_FORWARD_INFERENCE = 96,
+    V3_BACKWARD_DATA = 160,
+    V3_BACKWARD_WEIGHTS = 192,
+    V3_QUERY_PRIMITIVE_KIND = 2,
+    V3_QUERY_IMPL_INFO_STR = 8,
+    V3_QUERY_PROP_KIND = 11,
+    V3_QUERY_SRC_MD = 129,
+    V3_QUERY_DIFF_SRC_MD = 130,
+    V3_QUERY_WEIGHTS_MD = 131,
+    V3_QUERY_DIFF_WEIGHTS_MD = 132,
+    V3_QUERY_DST_MD = 133,
+    V3_QUERY_DIFF_DST_MD = 134,
+    V3_QUERY_NDIMS = 256,
+    V3_QUERY_DIMS = 257,
+    V3_QUERY_DATA_TYPE = 258,
+    V3_QUERY_FORMAT_KIND = 262,
+    V3_MAX_NDIMS = 12,
+};
+
+typedef const void *md_t; /* const_dnnl_memory_desc_t */
+typedef const int64_t *dims_t;
+typedef int64_t v3_dims[V3_MAX_NDIMS];
+
+typedef int (*fwd_fn)(void **, void *, int, int, md_t, md_t, md_t, md_t, dims_t, dims_t, dims_t,
+                      dims_t, const void *);
+typedef int (*bwd_data_fn)(void **, void *, int, md_t, md_t, md_t, dims_t, dims_t, dims_t, dims_t,
+                           const void *, const void *);
+typedef int (*bwd_weights_fn)(void **, void *, int, md_t, md_t, md_t, md_t, dims_t, dims_t, dims_t,
+                              dims_t, const void *, const void *);
+
+/* The functions found in the library: the patched ones first (their
+ * trampolines replace them once patched), then the ones the wing calls. */
+#define V3_PATCHED(X)                                                                              \
+    X(dnnl_primitive_execute)                                                                      \
+    X(dnnl_convolution_forward_primitive_desc_create)                                              \
+    X(dnnl_convolution_backward_data_primitive_desc_create)                                        \
+    X(dnnl_convolution_backward_weights_primitive_desc_create)
+#define V3_CALLED(X)                                                                               \
+    X(dnnl_version)                                                                                \
+    X(dnnl_memory_desc_query)                                                                      \
+    X(dnnl_memory_desc_create_with_tag)                                                            \
+    X(dnnl_memory_desc_destroy)                                                                    \
+    X(dnnl_primitive_desc_query)                                                                   \
+    X(dnnl_primitive_desc_query_md)                                                                \
+    X(dnnl_primitive_desc_destroy)                                                                 \
+    X(dnnl_primitive_get_primitive_desc)
+#define V3_NAME(f) #f,
+#define V3_INDEX(f) I_##f,
+enum { V3_PATCHED(V3_INDEX) V3_CALLED(V3_INDEX) V3_FUNCTIONS };
+static const char *const v3_names[V3_FUNCTIONS] = {V3_PATCHED(V3_NAME) V3_CALLED(V3_NAME)};
+
+struct v3_version {
+    int major, minor, patch;
+};
+
+/* The reached library: its functions (trampolines for the patched ones),
+ * written once before any of its code runs, read after. */
+static struct {
+    int (*execute)(void *, void *, int, const void *);
+    fwd_fn fwd;
+    bwd_data_fn bwd_data;
+    bwd_weights_fn bwd_weights;
+    const struct v3_version *(*version)(void);
+    int (*md_query)(md_t, int, void *);
+    int (*md_create_with_tag)(void **, int, const int64_t *, int, int);
+    int (*md_destroy)(void *);
+    int (*pd_query)(const void *, int, int, void *);
+    md_t (*pd_query_md)(const void *, int, int);
+    int (*pd_destroy)(void *);
+    int (*get_pd)(void *, const void **);
+} v3;
+
+/* The primitive rows [direction][rank - 1], by name in the generated hook
+ * list. */
+static int rows[3][3];
+static const char *const dir_names[3] = {"forward", "backward_data", "backward_weights"};
+
+/* ---- what a convolution is ---- */
+
+struct md_info {
+    int ndims, dtype, any;
+    v3_dims dims;
+};
+
+static int md_info(md_t md, struct md_info *m)
+{
+    const int64_t *dims = NULL;
+    int kind = 0;
+    memset(m, 0, sizeof *m);
+    if (!md || v3.md_query(md, V3_QUERY_NDIMS, &m->ndims) != V3_SUCCESS || m->ndims < 3 ||
+        m->ndims > 6 || v3.md_query(md, V3_QUERY_DATA_TYPE, &m->dtype) != V3_SUCCESS ||
+        v3.md_query(md, V3_QUERY_FORMAT_KIND, &kind) != V3_SUCCESS ||
+        v3.md_query(md, V3_QUERY_DIMS, &dims) != V3_SUCCESS || !dims)
+        return -1;
+    m->any = kind == V3_FORMAT_KIND_ANY;
+    memcpy(m->dims, dims, (size_t)m->ndims * sizeof *dims);
+    return 0;
+}
+
+static double elems(const struct md_info *m)
+{
+    double n = 1;
+    for (int i = 0; i < m->ndims; i++)
+        n *= (double)m->dims[i];
+    return n;
+}
+
+/* A convolution's data in direction d: in[0], in[1] (the inputs lowered),
+ * out (written in fp32). Its key (direction and dimensions, not types or
+ * layouts) names the shapes the shim lowered. */
+struct conv {
+    int dir, row;
+    struct md_info in[2], out;
+    double madds;
+    uint64_t key;
+};
+
+static uint64_t conv_key(const struct conv *c)
+{
+    uint64_t h = 0x9e3779b97f4a7c15u ^ (uint64_t)c->dir;
+    const struct md_info *m[3] = {&c->in[0], &c->in[1], &c->out};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < m[i]->ndims; j++) {
+            h = (h ^ (uint64_t)m[i]->dims[j]) * 0x100000001b3u;
+            h ^= h >> 29;
+        }
+    return h ? h : 1;
+}
+
+/* Fills c from the data of a convolution in direction dir: the source's
+ * (or diff_dst's) rank picks the row; the multiply-adds are the larger
+ * side's elements times each one's products. 0, or -1 when it is not one
+ * the wing lowers. */
+static int conv_of(struct conv *c, int dir, md_t in0, md_t in1, md_t out)
+{
+    c->dir = dir;
+    if (md_info(in0, &c->in[0]) || md_info(in1, &c->in[1]) || md_info(out, &c->out))
+        return -1;
+    const struct md_info *data = dir == 2 ? &c->in[0] : &c->out; /* src, or dst */
+    const struct md_info *big = dir == 0 ? &c->out : dir == 1 ? &c->in[0] : &c->in[1];
+    const struct md_info *w = dir == 2 ? &c->out : &c->in[1];
+    int rank = data->ndims - 2;
+    if (rank < 1 || rank > 3 || big->dims[1] <= 0 || (c->row = rows[dir][rank - 1]) < 0)
+        return -1;
+    c->madds = elems(big) * elems(w) / (double)big->dims[1];
+    c->key = conv_key(c);
+    return 0;
+}
+
+/* The shapes lowered so far (inserted once, never removed; a full table
+ * lowers no more). */
+enum { KEYS = 4096 };
+static _Atomic uint64_t lowered_keys[KEYS];
+
+static int key_find(uint64_t key, int insert)
+{
+    for (unsigned i = 0, slot = (unsigned)key % KEYS; i < KEYS; i++, slot = (slot + 1) % KEYS) {
+        uint64_t seen = atomic_load_explicit(&lowered_keys[slot], memory_order_acquire);
+        if (seen == key)
+            return 1;
+        if (seen == 0) {
+            if (!insert)
+                return 0;
+            if (atomic_compare_exchange_strong(&lowered_keys[slot], &seen, key) || seen == key)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- the descriptor hooks ---- */
+
+/* The dtype c is lowered to, or -1: fp32 inputs in "any" layout and an
+ * fp32 output, a listed caller, the policy's and the gate's word. */
+static int decide(struct conv *c, void *caller)
+{
+    struct amp_thread *t = amp_thread_enter();
+    if (!t || c->in[0].dtype != V3_F32 || c->in[1].dtype != V3_F32 || c->out.dtype != V3_F32 ||
+        !c->in[0].any || !c->in[1].any)
+        return -1;
+    Dl_info info;
+    if (!dladdr(caller, &info) || amp_onednn_caller_listed(info.dli_fname) < 0)
+        return -1;
+    amp_tls_caller = caller;
+    int explicit_request = 0;
+    return amp_dnnl_desc_decide(t, c->row, c->madds, caller, &explicit_request);
+}
+
+/* c's inputs as dtype in "any" layout, into low[2]: 0, or -1. */
+static int low_inputs(const struct conv *c, int dtype, void *low[2])
+{
+    low[0] = low[1] = NULL;
+    for (int i = 0; i < 2; i++)
+        if (v3.md_create_with_tag(&low[i], c->in[i].ndims, c->in[i].dims,
+                                  dtype == AMP_DTYPE_FP16 ? V3_F16 : V3_BF16,
+                                  V3_FORMAT_TAG_ANY) != V3_SUCCESS)
+            return -1;
+    return 0;
+}
+
+static void free_inputs(void *low[2])
+{
+    for (int i = 0; i < 2; i++)
+        if (low[i])
+            v3.md_destroy(low[i]);
+}
+
+static uint8_t told_no_kernel[AMP_HOOK_COUNT][AMP_DTYPE_COUNT];
+
+/* After the lowered call returned status with *pd: keeps pd (1) where
+ * oneDNN made it with a native kernel, else destroys it (0): the caller's
+ * call is then made as it came. */
+static int kept(const struct conv *c, int dtype, int status, void **pd)
+{
+    const char *impl = NULL;
+    if (status == V3_SUCCESS && *pd &&
+        v3.pd_query(*pd, V3_QUERY_IMPL_INFO_STR, 0, &impl) == V3_SUCCESS && impl &&
+        !strstr(impl, "ref")) {
+        key_find(c->key, 1);
+        return 1;
+    }
+    if (status == V3_SUCCESS && *pd)
+        v3.pd_destroy(*pd);
+    *pd = NULL;
+    if (!__atomic_exchange_n(&told_no_kernel[c->row][dtype], 1, __ATOMIC_RELAXED))
+        amp_log(AMP_LOG_INFO,
+                "%s in %s: oneDNN inside %s has %s on this CPU; such convolutions run as made "
+                "in fp32, counted nounits",
+                amp_hook_names[c->row], amp_dtype_names[dtype], "the library",
+                status != V3_SUCCESS ? "no kernel for it"
+                : impl               ? "only a reference kernel for it"
+                                     : "no kernel it names");
+    return 0;
+}
+
+static int fwd_hook(void **pd, void *engine, int prop, int alg, md_t src, md_t w, md_t b, md_t dst,
+                    dims_t st, dims_t dl, dims_t pl, dims_t pr, const void *attr)
+{
+    void *caller = __builtin_return_address(0);
+    struct conv c;
+    int dtype = -1;
+    void *low[2] = {NULL, NULL};
+    if ((prop == V3_FORWARD_TRAINING || prop == V3_FORWARD_INFERENCE) &&
+        conv_of(&c, 0, src, w, dst) == 0 && (dtype = decide(&c, caller)) >= 0 &&
+        low_inputs(&c, dtype, low) == 0) {
+        int status = v3.fwd(pd, engine, prop, alg, low[0], low[1], b, dst, st, dl, pl, pr, attr);
+        free_inputs(low);
+        if (kept(&c, dtype, status, pd))
+            return status;
+    } else {
+        free_inputs(low);
+    }
+    return v3.fwd(pd, engine, prop, alg, src, w, b, dst, st, dl, pl, pr, attr);
+}
+
+static int bwd_data_hook(void **pd, void *engine, int alg, md_t dsrc, md_t w, md_t ddst, dims_t st,
+                         dims_t dl, dims_t pl, dims_t pr, const void *hint, const void *attr)
+{
+    void *caller = __builtin_return_address(0);
+    struct conv c;
+    int dtype = -1;
+    void *low[2] = {NULL, NULL};
+    if (conv_of(&c, 1, ddst, w, dsrc) == 0 && (dtype = decide(&c, caller)) >= 0 &&
+        low_inputs(&c, dtype, low) == 0) {
+        int status = v3.bwd_data(pd, engine, alg, dsrc, low[1], low[0], st, dl, pl, pr, hint, attr);
+        free_inputs(low);
+        if (kept(&c, dtype, status, pd))
+            return status;
+    } else {
+        free_inputs(low);
+    }
+    return v3.bwd_data(pd, engine, alg, dsrc, w, ddst, st, dl, pl, pr, hint, attr);
+}
+
+static int bwd_weights_hook(void **pd, void *engine, int alg, md_t src, md_t dw, md_t db, md_t ddst,
+                            dims_t st, dims_t dl, dims_t pl, dims_t pr, const void *hint,
+                            const void *attr)
+{
+    void *caller = __builtin_return_address(0);
+    struct conv c;
+    int dtype = -1;
+    void *low[2] = {NULL, NULL};
+    if (conv_of(&c, 2, src, ddst, dw) == 0 && (dtype = decide(&c, caller)) >= 0 &&
+        low_inputs(&c, dtype, low) == 0) {
+        int status =
+            v3.bwd_weights(pd, engine, alg, low[0], dw, db, low[1], st, dl, pl, pr, hint, attr);
+        free_inputs(low);
+        if (kept(&c, dtype, status, pd))
+            return status;
+    } else {
+        free_inputs(low);
+    }
+    return v3.bwd_weights(pd, engine, alg, src, dw, db, ddst, st, dl, pl, pr, hint, attr);
+}
+
+/* ---- the execute hook: counting ---- */
+
+/* The convolution a primitive descriptor describes, or -1. */
+static int conv_of_pd(const void *pd, struct conv *c)
+{
+    int kind = 0, prop = 0;
+    if (v3.pd_query(pd, V3_QUERY_PRIMITIVE_KIND, 0, &kind) != V3_SUCCESS ||
+        kind != V3_CONVOLUTION || v3.pd_query(pd, V3_QUERY_PROP_KIND, 0, &prop) != V3_SUCCESS)
+        return -1;
+    switch (prop) {
+    case V3_FORWARD_TRAINING:
+    case V3_FORWARD_INFERENCE:
+        return conv_of(c, 0, v3.pd_query_md(pd, V3_QUERY_SRC_MD, 0),
+                       v3.pd_query_md(pd, V3_QUERY_WEIGHTS_MD, 0),
+                       v3.pd_query_md(pd, V3_QUERY_DST_MD, 0));
+    case V3_BACKWARD_DATA:
+        return conv_of(c, 1, v3.pd_query_md(pd, V3_QUERY_DIFF_DST_MD, 0),
+                       v3.pd_query_md(pd, V3_QUERY_WEIGHTS_MD, 0),
+                       v3.pd_query_md(pd, V3_QUERY_DIFF_SRC_MD, 0));
+    case V3_BACKWARD_WEIGHTS:
+        return conv_of(c, 2, v3.pd_query_md(pd, V3_QUERY_SRC_MD, 0),
+                       v3.pd_query_md(pd, V3_QUERY_DIFF_DST_MD, 0),
+                       v3.pd_query_md(pd, V3_QUERY_DIFF_WEIGHTS_MD, 0));
+    default:
+        return -1;
+    }
+}
+
+static int execute_hook(void *prim, void *stream, int nargs, const void *args)
+{
+    struct amp_thread *t = amp_thread_enter();
+    const void *pd = NULL;
+    struct conv c;
+    if (!t || v3.get_pd(prim, &pd) != V3_SUCCESS || !pd || conv_of_pd(pd, &c) != 0 ||
+        c.out.dtype != V3_F32)
+        return v3.execute(prim, stream, nargs, args);
+    void *caller = __builtin_return_address(0);
+    enum amp_hook_id hook = (enum amp_hook_id)c.row;
+    int lowered = (c.in[0].dtype == V3_BF16 || c.in[0].dtype == V3_F16) && key_find(c.key, 0);
+    if (!lowered && (c.in[0].dtype != V3_F32 || c.in[1].dtype != V3_F32))
+        return v3.execute(prim, stream, nargs, args); /* the program's own low precision */
+    amp_tls_caller = caller;
+    if (lowered) {
+        amp_count(t, hook, AMP_CTL_NATIVE, 1);
+        amp_count(t, hook, AMP_CTL_LOWERED, 1);
+    } else {
+        /* As made: what the policy says of it, and if it said lower, why
+         * it was not (no native kernel here, or its inputs not in "any"
+         * layout). */
+        struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, 0);
+        enum amp_ctl_counter outcome = amp_outcome_counter(d.outcome);
+        if (d.outcome == AMP_OUTCOME_LOWERED) {
+            int gate = amp_cpu_gate(d.dtype, c.madds, d.explicit_request);
+            outcome = gate != AMP_CPU_LOWER
+                          ? amp_outcome_counter(amp_cpu_gate_outcome((enum amp_cpu_gate)gate))
+                      : told_no_kernel[hook][d.dtype] ? AMP_CTL_NOUNITS
+                                                      : amp_not_lowered_after_all(outcome);
+        }
+        amp_count(t, hook, outcome, 1);
+    }
+    uint64_t t0 = amp_unlikely(amp_cpu_timing_due()) ? amp_now_ns() : 0;
+    int rc = v3.execute(prim, stream, nargs, args);
+    if (amp_unlikely(t0))
+        amp_cpu_time_record(hook, 2 * c.madds, amp_now_ns() - t0, lowered, caller);
+    return rc;
+}
+
+/* ---- finding and reaching the library ---- */
+
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t scanned[512];
+static int n_scanned;
+static _Atomic int reached; /* a library's oneDNN is patched */
+static _Atomic uint64_t scanned_at_dlopens = UINT64_MAX;
+
+struct candidates {
+    uintptr_t base[32];
+    char *path[32];
+    int count;
+};
+
+static int collect(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct candidates *c = data;
+    for (int i = 0; i < n_scanned; i++)
+        if (scanned[i] == info->dlpi_addr)
+            return 0;
+    if (n_scanned < (int)(sizeof scanned / sizeof scanned[0]))
+        scanned[n_scanned++] = info->dlpi_addr;
+    /* An object that exports oneDNN's API is the 2.x wing's (or a 3.x
+     * library the exported hooks meet); one without a file has no table. */
+    if (!info->dlpi_name || !info->dlpi_name[0] ||
+        amp_object_may_define(info, "dnnl_primitive_execute") || c->count >= 32)
+        return 0;
+    c->base[c->count] = info->dlpi_addr;
+    c->path[c->count++] = strdup(info->dlpi_name);
+    return 0;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static void unseen(const char *path, const char *why)
+{
+    char line[320];
+    snprintf(line, sizeof line, "oneDNN inside %s: %s; its convolutions run inside it, unseen",
+             base_name(path), why);
+    amp_log(AMP_LOG_INFO, "%s", line);
+    amp_report_note(line);
+}
+
+/* Whether this process has one thread (/proc/self/task). */
+static int alone(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n == 1;
+}
+
+static void reach(const char *path, void *fn[V3_FUNCTIONS])
+{
+    char why[160];
+    for (int i = 0; i < V3_FUNCTIONS; i++)
+        if (!fn[i]) {
+            snprintf(why, sizeof why, "it has no %s", v3_names[i]);
+            unseen(path, why);
+            return;
+        }
+    if (atomic_load(&reached)) {
+        unseen(path, "another library's oneDNN is the one reached in this process");
+        return;
+    }
+    *(void **)&v3.version = fn[I_dnnl_version];
+    const struct v3_version *v = v3.version();
+    if (!v || v->major != 3) {
+        snprintf(why, sizeof why, "version %d.%d, and ampshim reaches 3.x inside a library",
+                 v ? v->major : 0, v ? v->minor : 0);
+        unseen(path, why);
+        return;
+    }
+    *(void **)&v3.md_query = fn[I_dnnl_memory_desc_query];
+    *(void **)&v3.md_create_with_tag = fn[I_dnnl_memory_desc_create_with_tag];
+    *(void **)&v3.md_destroy = fn[I_dnnl_memory_desc_destroy];
+    *(void **)&v3.pd_query = fn[I_dnnl_primitive_desc_query];
+    *(void **)&v3.pd_query_md = fn[I_dnnl_primitive_desc_query_md];
+    *(void **)&v3.pd_destroy = fn[I_dnnl_primitive_desc_destroy];
+    *(void **)&v3.get_pd = fn[I_dnnl_primitive_get_primitive_desc];
+    for (int d = 0; d < 3; d++)
+        for (int r = 0; r < 3; r++) {
+            char name[64];
+            snprintf(name, sizeof name, "dnnl_convolution_%dd_%s", r + 1, dir_names[d]);
+            rows[d][r] = amp_hook_from_name(name);
+        }
+    /* The counting hook first: a descriptor lowered with no count of its
+     * executions would be a lowering the report does not show. */
+    void *hooks[4] = {(void *)execute_hook, (void *)fwd_hook, (void *)bwd_data_hook,
+                      (void *)bwd_weights_hook};
+    void *tramp[4] = {NULL, NULL, NULL, NULL};
+    for (int i = 0; i < 4; i++) {
+        tramp[i] = amp_patch_entry(fn[i], hooks[i], why, sizeof why);
+        if (!tramp[i]) {
+            char line[224];
+            snprintf(line, sizeof line, "%s: %s", v3_names[i], why);
+            unseen(path, line);
+            if (i == 0)
+                return;
+            /* That direction runs as made; its trampoline is the function. */
+            tramp[i] = NULL;
+        }
+    }
+    *(void **)&v3.execute = tramp[0];
+    *(void **)&v3.fwd = tramp[1];
+    *(void **)&v3.bwd_data = tramp[2];
+    *(void **)&v3.bwd_weights = tramp[3];
+    atomic_store(&reached, 1);
+    char line[320];
+    snprintf(line, sizeof line,
+             "oneDNN %d.%d.%d inside %s: reached by entry patches; its fp32 convolutions are "
+             "decided here",
+             v->major, v->minor, v->patch, base_name(path));
+    amp_log(AMP_LOG_INFO, "%s", line);
+    amp_report_note(line);
+}
+
+void amp_onednn_inside_scan(int late)
+{
+    if (amp_mode() != AMP_MODE_ACTIVE)
+        return;
+    uint64_t dlopens = atomic_load_explicit(&amp_dlopen_calls, memory_order_acquire);
+    if (atomic_load_explicit(&scanned_at_dlopens, memory_order_acquire) == dlopens)
+        return;
+    /* A thread's refresh may come after other threads ran what was loaded:
+     * with more than one thread it leaves the objects to the dlsym that
+     * follows their dlopen. */
+    if (late && !alone())
+        return;
+    atomic_store_explicit(&scanned_at_dlopens, dlopens, memory_order_release);
+    struct candidates *c = calloc(1, sizeof *c);
+    if (!c)
+        return;
+    pthread_mutex_lock(&scan_lock);
+    amp_walk_objects(collect, c);
+    for (int i = 0; i < c->count; i++) {
+        void *fn[V3_FUNCTIONS];
+        /* Objects without oneDNN inside (most) find none of the names. */
+        if (amp_object_local_functions(c->path[i], c->base[i], v3_names, V3_FUNCTIONS, fn) > 0 &&
+            fn[I_dnnl_primitive_execute])
+            reach(c->path[i], fn);
+        free(c->path[i]);
+    }
+    pthread_mutex_unlock(&scan_lock);
+    free(c);
+}
