@@ -441,13 +441,23 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* A note for the report and the log. The process is one whose numerical
+ * library the shim looked into: it is registered as a hooked call would
+ * register it (its control block made, the held log lines let out), so the
+ * report is written even if no hooked call comes. */
+static void note(const char *line)
+{
+    amp_thread_enter();
+    amp_log(AMP_LOG_INFO, "%s", line);
+    amp_report_note(line);
+}
+
 static void unseen(const char *path, const char *why)
 {
     char line[320];
     snprintf(line, sizeof line, "oneDNN inside %s: %s; its convolutions run inside it, unseen",
              base_name(path), why);
-    amp_log(AMP_LOG_INFO, "%s", line);
-    amp_report_note(line);
+    note(line);
 }
 
 /* Whether this process has one thread (/proc/self/task). */
@@ -524,8 +534,7 @@ static void reach(const char *path, void *fn[V3_FUNCTIONS])
              "oneDNN %d.%d.%d inside %s: reached by entry patches; its fp32 convolutions are "
              "decided here",
              v->major, v->minor, v->patch, base_name(path));
-    amp_log(AMP_LOG_INFO, "%s", line);
-    amp_report_note(line);
+    note(line);
 }
 
 void amp_onednn_inside_scan(int late)

@@ -1,26 +1,33 @@
 """pip's PyTorch (the CUDA wheel; its CPU side runs without a GPU) under
-ampshim. The wheel links MKL and oneDNN into libtorch_cpu.so: MKL's sgemm_
-is exported and ATen's fp32 mm, addmm and linear call it through the PLT,
-so the hook sees them (policy/data/embedded_blas.txt makes them the
-program's calls, not the library's); oneDNN's functions are not exported
-(its convolutions are unseen). Each mode runs the same work in a child and
-hashes the results:
+ampshim. The wheel links MKL and oneDNN 3 into libtorch_cpu.so: MKL's
+sgemm_ is exported and ATen's fp32 mm, addmm and linear call it through the
+PLT, so the hook sees them (policy/data/embedded_blas.txt makes them the
+program's calls, not the library's); oneDNN's functions are not exported,
+and the shim reaches them by entry patches found in the library's static
+symbol table (shim/onednn/v3_inside.c). Each mode runs the same work in a
+child and hashes the results:
 
-- the evidence: libtorch_cpu.so defines sgemm_ and no dnnl_primitive_execute;
+- the evidence: libtorch_cpu.so defines sgemm_ and exports no
+  dnnl_primitive_execute; the report says its oneDNN was reached;
 - AMPSHIM_ENABLE=0 and a passthrough policy: bit for bit without the shim;
-- the defaults: torch.mm and nn.Linear lowered through sgemm_ where this
-  CPU has bf16 units (bf16's error; counted nounits and bit for bit fp32
-  where it has none); Conv2d (oneDNN, unseen) and torch.linalg (MKL's
-  LAPACK, fp32 regions) bit for bit.
+- the defaults where this CPU has bf16 units: torch.mm and nn.Linear lowered
+  through sgemm_, a Conv2d's forward pass and both its gradients lowered in
+  oneDNN's descriptors, each with bf16's error; a weight changed in place
+  between two calls gives the new weight's answer; torch.linalg (MKL's
+  LAPACK, fp32 regions) bit for bit. Without units, and with
+  ONEDNN_MAX_CPU_ISA=AVX2: counted nounits, bit for bit fp32.
 usage: pip_torch_check.py   (run by the pip torch environment's Python)"""
 import ctypes
 import hashlib
 import os
 import sys
 
-from client_util import Checker, four_ways, shim_loaded, shim_stat
+from client_util import Checker, four_ways, measure_child, shim_loaded, shim_stat
 
-PASSTHROUGH = ",".join(f"cpu:{op}=passthrough" for op in ("mm", "addmm", "linear", "matmul"))
+PASSTHROUGH = ",".join(f"cpu:{op}=passthrough"
+                       for op in ("mm", "addmm", "linear", "matmul", "conv2d"))
+CONV_ROWS = ("dnnl_convolution_2d_forward", "dnnl_convolution_2d_backward_data",
+             "dnnl_convolution_2d_backward_weights")
 
 
 def measure():
@@ -30,14 +37,33 @@ def measure():
     a, b = torch.randn(384, 384), torch.randn(384, 384)
     lin, x = torch.nn.Linear(384, 256), torch.randn(64, 384)
     conv, img = torch.nn.Conv2d(32, 64, 3, padding=1), torch.randn(4, 32, 28, 28)
+    img.requires_grad_(True)
     m = torch.randn(200, 200)
     spd = (m.double() @ m.double().T / 200 + torch.eye(200, dtype=torch.float64)).float()
+
+    def conv64(w, bias, x):
+        return torch.nn.functional.conv2d(x.double(), w.double(), bias.double(), padding=1)
+
+    # A training step's convolution: the forward pass and both gradients.
+    y = conv(img)
+    y.square().sum().backward()
+    x64 = img.detach().double().requires_grad_(True)
+    w64 = conv.weight.detach().double().requires_grad_(True)
+    y64 = conv64(w64, conv.bias.detach(), x64)
+    y64.square().sum().backward()
     with torch.no_grad():
-        lowered = {"mm": a @ b, "linear": lin(x)}
+        # The weight changed in place between two calls.
+        conv.weight.mul_(-0.5)
+        y_new = conv(img)
+        y_new64 = conv64(conv.weight, conv.bias, img)
+        lowered = {"mm": a @ b, "linear": lin(x), "conv": y, "conv_dx": img.grad,
+                   "conv_dw": conv.weight.grad, "conv_changed": y_new}
         exact = {"mm": a.double() @ b.double(),
                  "linear": torch.nn.functional.linear(x.double(), lin.weight.double(),
-                                                      lin.bias.double())}
-        as_made = {"conv": conv(img), "solve": torch.linalg.solve(m, x[:, :200].T),
+                                                      lin.bias.double()),
+                 "conv": y64, "conv_dx": x64.grad, "conv_dw": w64.grad,
+                 "conv_changed": y_new64}
+        as_made = {"solve": torch.linalg.solve(m, x[:, :200].T),
                    "eigh": torch.linalg.eigh(spd)[0], "svd": torch.linalg.svdvals(m),
                    "cholesky": torch.linalg.cholesky(spd)}
 
@@ -45,14 +71,16 @@ def measure():
         h = hashlib.sha256()
         for k in sorted(d):
             h.update(k.encode())
-            h.update(d[k].contiguous().numpy().tobytes())
+            h.update(d[k].detach().contiguous().numpy().tobytes())
         return h.hexdigest()
 
-    err = {k: float((lowered[k].double() - exact[k]).norm() / exact[k].norm()) for k in lowered}
+    err = {k: float((lowered[k].detach().double() - exact[k]).norm() / exact[k].norm())
+           for k in lowered}
     print(repr({"all": digest({**lowered, **as_made}), "as_made": digest(as_made), "err": err,
                 "lowered": shim_stat("sgemm_", "lowered"),
                 "nounits": shim_stat("sgemm_", "nounits"),
-                "dnnl": shim_stat("dnnl_primitive_execute", "passthrough"),
+                "conv_lowered": [shim_stat(r, "lowered") for r in CONV_ROWS],
+                "conv_nounits": [shim_stat(r, "nounits") for r in CONV_ROWS],
                 "torch": torch.__version__}))
 
 
@@ -74,15 +102,29 @@ ran = four_ways(ck, __file__, base, PASSTHROUGH)
 if ran:
     plain, default, report = ran
     print(f"torch {default['torch']}: errors fp32 {plain['err']}, defaults {default['err']}; "
-          f"sgemm_ lowered {default['lowered']}, nounits {default['nounits']}")
-    ck.check("the defaults: Conv2d (oneDNN inside the wheel, unseen) and torch.linalg (MKL's "
-             "LAPACK) bit for bit", default["as_made"] == plain["as_made"])
+          f"sgemm_ lowered {default['lowered']}, nounits {default['nounits']}; convolutions "
+          f"lowered {default['conv_lowered']}, nounits {default['conv_nounits']}")
+    ck.check("the report says the oneDNN inside libtorch_cpu.so was reached",
+             "inside libtorch_cpu.so: reached by entry patches" in report, report[-2000:])
+    ck.check("the defaults: torch.linalg (MKL's LAPACK) bit for bit",
+             default["as_made"] == plain["as_made"])
     if check.cpu_has_bf16_units():
         ck.check("the defaults: torch.mm and nn.Linear lowered through the wheel's sgemm_",
                  default["lowered"] >= 2, report[-2000:])
-        ck.check("... with bf16's error (1e-4 to 1e-2; fp32's ~1e-7)",
-                 all(1e-4 < e < 1e-2 for e in default["err"].values()), str(default["err"]))
+        ck.check("... a Conv2d's forward pass, input and weight gradients lowered in oneDNN",
+                 all(n >= 1 for n in default["conv_lowered"]), report[-2000:])
+        ck.check("... each with bf16's error (1e-4 to 1e-2; fp32's ~1e-7), the weight changed "
+                 "in place included", all(1e-4 < e < 1e-2 for e in default["err"].values()),
+                 str(default["err"]))
     else:
         ck.check("no bf16 units: counted nounits, bit for bit fp32",
                  default["nounits"] >= 2 and default["all"] == plain["all"], report[-2000:])
+    # oneDNN held to AVX2 (no bf16 kernels): its convolutions run as made.
+    avx2_plain, _ = measure_child(__file__, 0, base, shim=False, ONEDNN_MAX_CPU_ISA="AVX2")
+    avx2, avx2_report = measure_child(__file__, 0, base, AMPSHIM_REPORT="1",
+                                      ONEDNN_MAX_CPU_ISA="AVX2")
+    ck.check("ONEDNN_MAX_CPU_ISA=AVX2: no convolution lowered, counted nounits, bit for bit",
+             avx2 and avx2_plain and avx2["conv_lowered"] == [0, 0, 0] and
+             all(n >= 1 for n in avx2["conv_nounits"]) and avx2["all"] == avx2_plain["all"],
+             avx2_report[-2000:])
 ck.finish()
