@@ -27,7 +27,6 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 
-#include "shim/onednn/onednn_inside.h"
 #include "shim/resolve.h"
 
 #include "runtime/sites.h"
@@ -92,7 +91,7 @@ __attribute__((used, visibility("hidden"))) void amp_dlsym_notice(void)
     atomic_store_explicit(&amp_dlsym_looked,
                           atomic_load_explicit(&amp_dlopen_calls, memory_order_acquire),
                           memory_order_release);
-    amp_onednn_inside_scan(0);
+    amp_resolve_look_inside(0);
 }
 
 /* dlsym in the global scope (RTLD_DEFAULT, the program's handle), and any

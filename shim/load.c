@@ -19,7 +19,6 @@
 #include "runtime/log.h"
 #include "runtime/control.h"
 #include "shim/fork.h"
-#include "shim/onednn/onednn_inside.h"
 #include "shim/resolve.h"
 
 void amp_dlopen_hook_init(void);
@@ -47,7 +46,7 @@ static void notice_other_copy(void)
 static void notice_new_objects(void)
 {
     amp_resolve_notice_new_objects();
-    amp_onednn_inside_scan(1);
+    amp_resolve_look_inside(1);
 }
 
 __attribute__((constructor)) static void ampshim_load(void)
@@ -65,7 +64,7 @@ __attribute__((constructor)) static void ampshim_load(void)
     }
     report_at_sigterm();
     /* Before main, no thread has run the libraries loaded with it. */
-    amp_onednn_inside_scan(0);
+    amp_resolve_look_inside(0);
 }
 
 /* The reports (AMPSHIM_REPORT, the audit's), once per process: at unload,

@@ -509,6 +509,20 @@ void amp_resolve_notice_new_objects(void)
     atomic_store_explicit(&seen_adds, adds, memory_order_relaxed);
 }
 
+static void (*_Atomic inside_look)(int late);
+
+void amp_resolve_set_inside_look(void (*look)(int late))
+{
+    atomic_store_explicit(&inside_look, look, memory_order_release);
+}
+
+void amp_resolve_look_inside(int late)
+{
+    void (*look)(int) = atomic_load_explicit(&inside_look, memory_order_acquire);
+    if (look)
+        look(late);
+}
+
 /* ---- libraries unloaded ---- */
 
 static _Atomic unsigned long long seen_subs;

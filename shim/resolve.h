@@ -57,6 +57,14 @@ static inline void *amp_real(enum amp_hook_id hook)
  * per-caller ("several") hook. Cheap when nothing was loaded. */
 void amp_resolve_notice_new_objects(void);
 
+/* Libraries a wing reaches inside other objects (the oneDNN inside pip's
+ * libtorch_cpu.so, shim/onednn/v3_inside.c): the wing registers its look
+ * at load (a constructor of higher priority than the shim's own), and the
+ * core makes it at start-up, at the first dlsym after a dlopen and at a
+ * thread's first call after one (late: the objects may have run). */
+void amp_resolve_set_inside_look(void (*look)(int late));
+void amp_resolve_look_inside(int late);
+
 /* fork's share: the resolution lock. */
 void amp_resolve_atfork(enum amp_fork_phase phase);
 

@@ -26,7 +26,6 @@
 #include "runtime/decide.h"
 #include "runtime/log.h"
 #include "runtime/report.h"
-#include "shim/onednn/onednn_inside.h"
 #include "shim/onednn/twin.h"
 #include "shim/patch.h"
 #include "shim/resolve.h"
@@ -537,7 +536,13 @@ static void reach(const char *path, void *fn[V3_FUNCTIONS])
     note(line);
 }
 
-void amp_onednn_inside_scan(int late)
+/* The look (amp_resolve_look_inside): the objects loaded since the last
+ * look (none when no dlopen came since) searched for oneDNN's C API kept
+ * as local symbols; the first such library reached. late: the objects may
+ * have run already (a thread's refresh): it looks only in a process of
+ * one thread and leaves them to the next dlsym otherwise. Nothing unless
+ * the shim is active. */
+static void scan(int late)
 {
     if (amp_mode() != AMP_MODE_ACTIVE)
         return;
@@ -565,4 +570,10 @@ void amp_onednn_inside_scan(int late)
     }
     pthread_mutex_unlock(&scan_lock);
     free(c);
+}
+
+/* Registered before the shim's constructor makes its first look. */
+__attribute__((constructor(101))) static void register_look(void)
+{
+    amp_resolve_set_inside_look(scan);
 }
