@@ -12,7 +12,7 @@
 # another), for the pip client tests and outside suites (tests/pip); without
 # PyPI it says so and those tests skip. With --pip-torch also pip's torch
 # (the CUDA wheel, about 3 GB with its nvidia packages) in .venv-pip-torch
-# beside it, for the pip-torch test.
+# beside it, for the pip-torch test, its wheels cached for the next clone.
 # clang-format checks the house style (the unit test format).
 # Runs apt-get as root, or through sudo. Skips the install when all is there.
 set -eu
@@ -48,10 +48,17 @@ if ! "$venv/bin/python" -c 'import numpy, scipy, pytest, hypothesis' 2>/dev/null
         echo "pip: could not install the wheels (is PyPI reachable?): the pip tests will skip"
     fi
 fi
+# pip's torch: its wheels (about 3 GB) kept in a cache of their own
+# (AMPSHIM_WHEEL_CACHE, else ~/.cache/ampshim/wheels), so that a fresh clone
+# on the same machine installs them again without downloading anything.
 if [ "$pip_torch" -eq 1 ] && ! "$venv-torch/bin/python" -c 'import torch, numpy' 2>/dev/null; then
-    echo "pip: torch and numpy into $venv-torch"
-    if ! { /usr/bin/python3 -m venv "$venv-torch" &&
-           "$venv-torch/bin/python" -m pip install -q --disable-pip-version-check torch numpy; }; then
+    wheels=${AMPSHIM_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ampshim/wheels}
+    echo "pip: torch and numpy into $venv-torch (wheels kept in $wheels)"
+    pip_quiet="-q --disable-pip-version-check"
+    if ! { /usr/bin/python3 -m venv "$venv-torch" && mkdir -p "$wheels" &&
+           { "$venv-torch/bin/python" -m pip install $pip_quiet --no-index --find-links "$wheels" torch numpy 2>/dev/null ||
+             { "$venv-torch/bin/python" -m pip download $pip_quiet -d "$wheels" torch numpy &&
+               "$venv-torch/bin/python" -m pip install $pip_quiet --no-index --find-links "$wheels" torch numpy; }; }; }; then
         echo "pip: could not install torch (is PyPI reachable?): the pip-torch test will skip"
     fi
 fi
