@@ -227,23 +227,36 @@ static int decide(struct conv *c, void *caller)
     return amp_dnnl_desc_decide(t, c->row, c->madds, caller, &explicit_request);
 }
 
-/* c's inputs as dtype in "any" layout, into low[2]: 0, or -1. */
-static int low_inputs(const struct conv *c, int dtype, void *low[2])
+/* m's dimensions in dtype, "any" layout, into *low: 0, or -1. */
+static int low_md(const struct md_info *m, int dtype, void **low)
 {
-    low[0] = low[1] = NULL;
-    for (int i = 0; i < 2; i++)
-        if (v3.md_create_with_tag(&low[i], c->in[i].ndims, c->in[i].dims,
-                                  dtype == AMP_DTYPE_FP16 ? V3_F16 : V3_BF16,
-                                  V3_FORMAT_TAG_ANY) != V3_SUCCESS)
-            return -1;
+    *low = NULL;
+    return v3.md_create_with_tag(low, m->ndims, m->dims, dtype == AMP_DTYPE_FP16 ? V3_F16 : V3_BF16,
+                                 V3_FORMAT_TAG_ANY) == V3_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* c's inputs as dtype into low[0] and low[1], and with AMPSHIM_OUTPUT=round
+ * its output into low[2] where the caller left the output's layout open
+ * (the caller's reorder back to its fp32 memory widens it); else low[2] is
+ * NULL. 0, or -1. */
+static int low_mds(const struct conv *c, int dtype, void *low[3])
+{
+    low[2] = NULL;
+    if (low_md(&c->in[0], dtype, &low[0]) || low_md(&c->in[1], dtype, &low[1]))
+        return -1;
+    if (amp_live_load(&amp_rt.cfg.output_round) && c->out.any &&
+        low_md(&c->out, dtype, &low[2]) != 0)
+        low[2] = NULL;
     return 0;
 }
 
-static void free_inputs(void *low[2])
+static void free_mds(void *low[3])
 {
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         if (low[i])
-            v3.md_destroy(low[i]);
+            low[i] = (v3.md_destroy(low[i]), NULL);
 }
 
 static uint8_t told_no_kernel[AMP_HOOK_COUNT][AMP_DTYPE_COUNT];
@@ -280,17 +293,17 @@ static int fwd_hook(void **pd, void *engine, int prop, int alg, md_t src, md_t w
     void *caller = __builtin_return_address(0);
     struct conv c;
     int dtype = -1;
-    void *low[2] = {NULL, NULL};
+    void *low[3] = {NULL, NULL, NULL};
     if ((prop == V3_FORWARD_TRAINING || prop == V3_FORWARD_INFERENCE) &&
         conv_of(&c, 0, src, w, dst) == 0 && (dtype = decide(&c, caller)) >= 0 &&
-        low_inputs(&c, dtype, low) == 0) {
-        int status = v3.fwd(pd, engine, prop, alg, low[0], low[1], b, dst, st, dl, pl, pr, attr);
-        free_inputs(low);
+        low_mds(&c, dtype, low) == 0) {
+        int status = v3.fwd(pd, engine, prop, alg, low[0], low[1], b, low[2] ? low[2] : dst, st, dl,
+                            pl, pr, attr);
+        free_mds(low);
         if (kept(&c, dtype, status, pd))
             return status;
-    } else {
-        free_inputs(low);
     }
+    free_mds(low);
     return v3.fwd(pd, engine, prop, alg, src, w, b, dst, st, dl, pl, pr, attr);
 }
 
@@ -300,16 +313,16 @@ static int bwd_data_hook(void **pd, void *engine, int alg, md_t dsrc, md_t w, md
     void *caller = __builtin_return_address(0);
     struct conv c;
     int dtype = -1;
-    void *low[2] = {NULL, NULL};
+    void *low[3] = {NULL, NULL, NULL};
     if (conv_of(&c, 1, ddst, w, dsrc) == 0 && (dtype = decide(&c, caller)) >= 0 &&
-        low_inputs(&c, dtype, low) == 0) {
+        low_mds(&c, dtype, low) == 0) {
+        /* A gradient is never rounded: low[2] is not used. */
         int status = v3.bwd_data(pd, engine, alg, dsrc, low[1], low[0], st, dl, pl, pr, hint, attr);
-        free_inputs(low);
+        free_mds(low);
         if (kept(&c, dtype, status, pd))
             return status;
-    } else {
-        free_inputs(low);
     }
+    free_mds(low);
     return v3.bwd_data(pd, engine, alg, dsrc, w, ddst, st, dl, pl, pr, hint, attr);
 }
 
@@ -320,17 +333,17 @@ static int bwd_weights_hook(void **pd, void *engine, int alg, md_t src, md_t dw,
     void *caller = __builtin_return_address(0);
     struct conv c;
     int dtype = -1;
-    void *low[2] = {NULL, NULL};
+    void *low[3] = {NULL, NULL, NULL};
     if (conv_of(&c, 2, src, ddst, dw) == 0 && (dtype = decide(&c, caller)) >= 0 &&
-        low_inputs(&c, dtype, low) == 0) {
+        low_mds(&c, dtype, low) == 0) {
+        /* A gradient is never rounded: low[2] is not used. */
         int status =
             v3.bwd_weights(pd, engine, alg, low[0], dw, db, low[1], st, dl, pl, pr, hint, attr);
-        free_inputs(low);
+        free_mds(low);
         if (kept(&c, dtype, status, pd))
             return status;
-    } else {
-        free_inputs(low);
     }
+    free_mds(low);
     return v3.bwd_weights(pd, engine, alg, src, dw, db, ddst, st, dl, pl, pr, hint, attr);
 }
 
@@ -367,13 +380,12 @@ static int execute_hook(void *prim, void *stream, int nargs, const void *args)
     struct amp_thread *t = amp_thread_enter();
     const void *pd = NULL;
     struct conv c;
-    if (!t || v3.get_pd(prim, &pd) != V3_SUCCESS || !pd || conv_of_pd(pd, &c) != 0 ||
-        c.out.dtype != V3_F32)
+    if (!t || v3.get_pd(prim, &pd) != V3_SUCCESS || !pd || conv_of_pd(pd, &c) != 0)
         return v3.execute(prim, stream, nargs, args);
     void *caller = __builtin_return_address(0);
     enum amp_hook_id hook = (enum amp_hook_id)c.row;
     int lowered = (c.in[0].dtype == V3_BF16 || c.in[0].dtype == V3_F16) && key_find(c.key, 0);
-    if (!lowered && (c.in[0].dtype != V3_F32 || c.in[1].dtype != V3_F32))
+    if (!lowered && (c.in[0].dtype != V3_F32 || c.in[1].dtype != V3_F32 || c.out.dtype != V3_F32))
         return v3.execute(prim, stream, nargs, args); /* the program's own low precision */
     amp_tls_caller = caller;
     if (lowered) {
