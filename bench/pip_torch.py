@@ -1,6 +1,7 @@
 """pip's PyTorch (the wheel most people have) on the CPU three ways, side by
-side in one run: plainly (fp32), under torch.autocast("cpu", bfloat16), and
-under ampshim with its defaults. The wheel's matmuls reach the shim through
+side in one run: plainly (fp32), under torch.autocast("cpu", bfloat16),
+under ampshim with its defaults and with AMPSHIM_OUTPUT=round (a lowered
+convolution's output stored in bf16 where torch left its layout open). The wheel's matmuls reach the shim through
 the sgemm_ of the MKL linked into libtorch_cpu.so (policy/data/
 embedded_blas.txt); its convolutions through the oneDNN linked in, which
 exports nothing and is reached by entry patches (shim/onednn/v3_inside.c).
@@ -133,7 +134,9 @@ def main():
     print(f"torch {torch.__version__} from {os.path.dirname(torch.__file__)}; one thread; "
           f"median process CPU time, {rounds} rounds, modes alternating")
     modes = [("fp32 (no shim)", plain, "plain"), ("torch.autocast bf16", plain, "autocast"),
-             ("ampshim (defaults)", dict(plain, LD_PRELOAD=shim), "plain")]
+             ("ampshim (defaults)", dict(plain, LD_PRELOAD=shim), "plain"),
+             ("ampshim, OUTPUT=round", dict(plain, LD_PRELOAD=shim, AMPSHIM_OUTPUT="round"),
+              "plain")]
     for title, workload, reps in WORKLOADS:
         print(f"\n{title}\n{'mode':24} {'ms':>9} {'vs fp32':>8} {'vs autocast':>12} "
               f"{'error':>9} {'lowered':>8}")

@@ -188,25 +188,31 @@ static int conv_of(struct conv *c, int dir, md_t in0, md_t in1, md_t out)
     return 0;
 }
 
-/* The shapes lowered so far (inserted once, never removed; a full table
- * lowers no more). */
+/* The shapes lowered so far, and those oneDNN made no native kernel for
+ * (asked once: the caller makes a descriptor at every call). Inserted
+ * once, never removed; a full table lowers no more. */
 enum { KEYS = 4096 };
-static _Atomic uint64_t lowered_keys[KEYS];
+static _Atomic uint64_t lowered_keys[KEYS], no_kernel_keys[KEYS];
 
-static int key_find(uint64_t key, int insert)
+static int key_find_in(_Atomic uint64_t *table, uint64_t key, int insert)
 {
     for (unsigned i = 0, slot = (unsigned)key % KEYS; i < KEYS; i++, slot = (slot + 1) % KEYS) {
-        uint64_t seen = atomic_load_explicit(&lowered_keys[slot], memory_order_acquire);
+        uint64_t seen = atomic_load_explicit(&table[slot], memory_order_acquire);
         if (seen == key)
             return 1;
         if (seen == 0) {
             if (!insert)
                 return 0;
-            if (atomic_compare_exchange_strong(&lowered_keys[slot], &seen, key) || seen == key)
+            if (atomic_compare_exchange_strong(&table[slot], &seen, key) || seen == key)
                 return 1;
         }
     }
     return 0;
+}
+
+static int key_find(uint64_t key, int insert)
+{
+    return key_find_in(lowered_keys, key, insert);
 }
 
 /* ---- the descriptor hooks ---- */
@@ -224,7 +230,13 @@ static int decide(struct conv *c, void *caller)
         return -1;
     amp_tls_caller = caller;
     int explicit_request = 0;
-    return amp_dnnl_desc_decide(t, c->row, c->madds, caller, &explicit_request);
+    int dtype = amp_dnnl_desc_decide(t, c->row, c->madds, caller, &explicit_request);
+    if (dtype >= 0 && key_find_in(no_kernel_keys, c->key ^ (uint64_t)dtype, 0)) {
+        if (explicit_request)
+            amp_refuse_explicit(c->row, dtype, "oneDNN has no native kernel for it on this CPU");
+        return -1;
+    }
+    return dtype;
 }
 
 /* m's dimensions in dtype, "any" layout, into *low: 0, or -1. */
@@ -276,6 +288,7 @@ static int kept(const struct conv *c, int dtype, int status, void **pd)
     if (status == V3_SUCCESS && *pd)
         v3.pd_destroy(*pd);
     *pd = NULL;
+    key_find_in(no_kernel_keys, c->key ^ (uint64_t)dtype, 1);
     if (!__atomic_exchange_n(&told_no_kernel[c->row][dtype], 1, __ATOMIC_RELAXED))
         amp_log(AMP_LOG_INFO,
                 "%s in %s: oneDNN inside %s has %s on this CPU; such convolutions run as made "
