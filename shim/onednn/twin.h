@@ -27,6 +27,7 @@
 #ifndef AMPSHIM_ONEDNN_TWIN_H
 #define AMPSHIM_ONEDNN_TWIN_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -115,6 +116,29 @@ struct amp_dnnl_output {
 };
 int amp_dnnl_outputs(const struct amp_dnnl_call *c, int nargs, const void *args,
                      struct amp_dnnl_output out[AMP_DNNL_OUTPUTS_MAX]);
+
+/* The wing's tables of descriptor keys (a shape lowered, a shape with no
+ * native kernel): open addressing over AMP_DNNL_KEYS slots, keys inserted
+ * once and never removed (a program has few shapes; a full table
+ * remembers no more), 0 meaning empty. Whether key is in table; with
+ * insert, put there if not (1 when it is there after). */
+#define AMP_DNNL_KEYS 4096
+static inline int amp_dnnl_key_find(_Atomic uint64_t *table, uint64_t key, int insert)
+{
+    for (unsigned i = 0, slot = (unsigned)(key % AMP_DNNL_KEYS); i < AMP_DNNL_KEYS;
+         i++, slot = (slot + 1) % AMP_DNNL_KEYS) {
+        uint64_t seen = atomic_load_explicit(&table[slot], memory_order_acquire);
+        if (seen == key)
+            return 1;
+        if (seen == 0) {
+            if (!insert)
+                return 0;
+            if (atomic_compare_exchange_strong(&table[slot], &seen, key) || seen == key)
+                return 1;
+        }
+    }
+    return 0;
+}
 
 /* fork's share: the twin cache's lock. */
 void amp_dnnl_atfork(enum amp_fork_phase phase);

@@ -53,30 +53,12 @@ static uint64_t desc_key(const dnnl_convolution_desc_t *cd, enum dir d)
 /* Tables of descriptor keys, inserted once, never removed (a program has
  * few shapes; a full table remembers no more): the descriptors lowered so
  * far, and the probe's verdicts per shape and dtype (below). */
-enum { LOWERED_KEYS = 4096 };
-static _Atomic uint64_t lowered_keys[LOWERED_KEYS], kernel_yes[LOWERED_KEYS],
-    kernel_no[LOWERED_KEYS];
-
-static int key_find(_Atomic uint64_t *table, uint64_t key, int insert)
-{
-    for (unsigned i = 0, slot = (unsigned)key % LOWERED_KEYS; i < LOWERED_KEYS;
-         i++, slot = (slot + 1) % LOWERED_KEYS) {
-        uint64_t seen = atomic_load_explicit(&table[slot], memory_order_acquire);
-        if (seen == key)
-            return 1;
-        if (seen == 0) {
-            if (!insert)
-                return 0;
-            if (atomic_compare_exchange_strong(&table[slot], &seen, key) || seen == key)
-                return 1;
-        }
-    }
-    return 0;
-}
+static _Atomic uint64_t lowered_keys[AMP_DNNL_KEYS], kernel_yes[AMP_DNNL_KEYS],
+    kernel_no[AMP_DNNL_KEYS];
 
 static int lowered_find(uint64_t key, int insert)
 {
-    return key_find(lowered_keys, key, insert);
+    return amp_dnnl_key_find(lowered_keys, key, insert);
 }
 
 int amp_dn_desc_was_lowered(const dnnl_convolution_desc_t *cd, enum dir d)
@@ -191,9 +173,9 @@ int amp_dnnl_desc_lower(void *desc, int dir, int dtype)
     uint64_t probe_words[2] = {key, (uint64_t)(dtype * 2 + round_output)};
     uint64_t probe_key = amp_dn_hash(probe_words, sizeof probe_words);
     probe_key = probe_key ? probe_key : 1;
-    if (key_find(kernel_no, probe_key, 0))
+    if (amp_dnnl_key_find(kernel_no, probe_key, 0))
         return AMP_DNNL_NO_KERNEL;
-    if (!key_find(kernel_yes, probe_key, 0)) {
+    if (!amp_dnnl_key_find(kernel_yes, probe_key, 0)) {
         dnnl_convolution_desc_t *copy = malloc(sizeof *copy);
         char why[160] = "";
         if (!copy)
@@ -205,7 +187,7 @@ int amp_dnnl_desc_lower(void *desc, int dir, int dtype)
             *(dnnl_memory_desc_t *)cmd[i] = low[i];
         int yes = conv_kernel_exists(copy, (enum dir)dir, dtype, why, sizeof why);
         free(copy);
-        key_find(yes ? kernel_yes : kernel_no, probe_key, 1);
+        amp_dnnl_key_find(yes ? kernel_yes : kernel_no, probe_key, 1);
         if (!yes) {
             int row = amp_dn_rows[P_CONV][dir][cd->src_desc.ndims - 3];
             if (row >= 0 && !__atomic_exchange_n(&told_no_kernel[row][dtype], 1, __ATOMIC_RELAXED))

@@ -191,31 +191,15 @@ static int conv_of(struct conv *c, int dir, md_t in0, md_t in1, md_t out)
 /* The shapes lowered so far, and those oneDNN made no native kernel for
  * (asked once: the caller makes a descriptor at every call). Inserted
  * once, never removed; a full table lowers no more. */
-enum { KEYS = 4096 };
-static _Atomic uint64_t lowered_keys[KEYS], no_kernel_keys[KEYS];
-
-static int key_find_in(_Atomic uint64_t *table, uint64_t key, int insert)
-{
-    for (unsigned i = 0, slot = (unsigned)key % KEYS; i < KEYS; i++, slot = (slot + 1) % KEYS) {
-        uint64_t seen = atomic_load_explicit(&table[slot], memory_order_acquire);
-        if (seen == key)
-            return 1;
-        if (seen == 0) {
-            if (!insert)
-                return 0;
-            if (atomic_compare_exchange_strong(&table[slot], &seen, key) || seen == key)
-                return 1;
-        }
-    }
-    return 0;
-}
-
-static int key_find(uint64_t key, int insert)
-{
-    return key_find_in(lowered_keys, key, insert);
-}
+static _Atomic uint64_t lowered_keys[AMP_DNNL_KEYS], no_kernel_keys[AMP_DNNL_KEYS];
 
 /* ---- the descriptor hooks ---- */
+
+/* The no-kernel table's key for c in dtype (never 0, the empty slot). */
+static uint64_t no_kernel_key(const struct conv *c, int dtype)
+{
+    return (c->key ^ ((uint64_t)dtype << 40)) | 1;
+}
 
 /* The dtype c is lowered to, or -1: fp32 inputs in "any" layout and an
  * fp32 output, a listed caller, the policy's and the gate's word. */
@@ -231,7 +215,7 @@ static int decide(struct conv *c, void *caller)
     amp_tls_caller = caller;
     int explicit_request = 0;
     int dtype = amp_dnnl_desc_decide(t, c->row, c->madds, caller, &explicit_request);
-    if (dtype >= 0 && key_find_in(no_kernel_keys, c->key ^ (uint64_t)dtype, 0)) {
+    if (dtype >= 0 && amp_dnnl_key_find(no_kernel_keys, no_kernel_key(c, dtype), 0)) {
         if (explicit_request)
             amp_refuse_explicit(c->row, dtype, "oneDNN has no native kernel for it on this CPU");
         return -1;
@@ -282,13 +266,13 @@ static int kept(const struct conv *c, int dtype, int status, void **pd)
     if (status == V3_SUCCESS && *pd &&
         v3.pd_query(*pd, V3_QUERY_IMPL_INFO_STR, 0, &impl) == V3_SUCCESS && impl &&
         !strstr(impl, "ref")) {
-        key_find(c->key, 1);
+        amp_dnnl_key_find(lowered_keys, c->key, 1);
         return 1;
     }
     if (status == V3_SUCCESS && *pd)
         v3.pd_destroy(*pd);
     *pd = NULL;
-    key_find_in(no_kernel_keys, c->key ^ (uint64_t)dtype, 1);
+    amp_dnnl_key_find(no_kernel_keys, no_kernel_key(c, dtype), 1);
     if (!__atomic_exchange_n(&told_no_kernel[c->row][dtype], 1, __ATOMIC_RELAXED))
         amp_log(AMP_LOG_INFO,
                 "%s in %s: oneDNN inside %s has %s on this CPU; such convolutions run as made "
@@ -397,7 +381,8 @@ static int execute_hook(void *prim, void *stream, int nargs, const void *args)
         return v3.execute(prim, stream, nargs, args);
     void *caller = __builtin_return_address(0);
     enum amp_hook_id hook = (enum amp_hook_id)c.row;
-    int lowered = (c.in[0].dtype == V3_BF16 || c.in[0].dtype == V3_F16) && key_find(c.key, 0);
+    int lowered = (c.in[0].dtype == V3_BF16 || c.in[0].dtype == V3_F16) &&
+                  amp_dnnl_key_find(lowered_keys, c.key, 0);
     if (!lowered && (c.in[0].dtype != V3_F32 || c.in[1].dtype != V3_F32 || c.out.dtype != V3_F32))
         return v3.execute(prim, stream, nargs, args); /* the program's own low precision */
     amp_tls_caller = caller;
