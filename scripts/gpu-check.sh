@@ -7,25 +7,32 @@
 #   sh scripts/gpu-check.sh --quick RESULTS_FILE   a lent machine's first minutes
 #   sh scripts/gpu-check.sh RESULTS_FILE           every GPU test and benchmark
 #
-# --quick: after the build (at most 4 minutes), at most five minutes of
-# steps, each under `timeout`, the most decisive first, each appended to
-# RESULTS_FILE as it ends (a run cut short still leaves what it had):
-#   1 verdict       what CUBLAS_COMPUTE_32F_FAST_16F, _16BF and _TF32 do on
+# --quick: everything, the build included, within GPU_CHECK_DEADLINE seconds
+# (default 480: one call of a lent machine, with room to spare); every step
+# under `timeout`, the device-less checks first, then the most decisive,
+# each appended to RESULTS_FILE and printed as it ends (a run cut short
+# still leaves what it had):
+#   1 devless-graph the real cuDNN 9 planning graph-API convolutions
+#                   device-less, lowered by engine substitution
+#                   (tests/cudnn_graph, suite real-cuda);
+#   2 devless-legacy the legacy cuDNN hooks against the real cuDNN 9,
+#                   device-less (tests/cudnn, suite real-cuda);
+#   3 verdict       what CUBLAS_COMPUTE_32F_FAST_16F, _16BF and _TF32 do on
 #                   this GPU (tests/cublas/compute_types_gpu): the "verdict"
 #                   line decides AMPSHIM_CUDA_FP16's default;
-#   2 sgemm         a hooked cublasSgemm lowered, against GemmEx and plain
+#   4 sgemm         a hooked cublasSgemm lowered, against GemmEx and plain
 #                   fp32 (tests/cublas/cublas_gpu);
-#   3 graph         cuDNN graph-API engine substitution executing: counted
+#   5 graph         cuDNN graph-API engine substitution executing: counted
 #                   lowered, an fp16-sized error, the same bits under
 #                   stream capture (tests/cudnn_graph/cudnn_graph_gpu);
-#   4 sgemm-bench   the lowered sgemm's speed-up (bench/gpu/sgemm_gpu);
-#   5 torch         nn.Linear and nn.Conv2d forward and backward: fp32,
+#   6 sgemm-bench   the lowered sgemm's speed-up (bench/gpu/sgemm_gpu);
+#   7 torch         nn.Linear and nn.Conv2d forward and backward: fp32,
 #                   torch's TF32, torch.autocast and ampshim, error against
 #                   float64 on the CPU, times, the shim's exit report
 #                   (bench/gpu/torch_quick.py);
-#   6 cudnn-legacy  the legacy cuDNN hooks (tests/cudnn/cudnn_gpu);
-#   7 capture       lowered calls inside a CUDA graph capture;
-#   8 scaler        the loss scaler's CUDA plugin.
+#   8 cudnn-legacy  the legacy cuDNN hooks (tests/cudnn/cudnn_gpu);
+#   9 capture       lowered calls inside a CUDA graph capture;
+#  10 scaler        the loss scaler's CUDA plugin.
 # GPU_CHECK_STEP_LIMIT=S caps every step's limit at S seconds.
 #
 # Without --quick: every GPU test (compute types first) and benchmark, each
@@ -78,6 +85,25 @@ cd "$(dirname "$0")/.."
 dir=${AMPSHIM_BUILD_DIR:-build-gpu}
 T0=$(date +%s)
 elapsed() { echo $(($(date +%s) - T0)); }
+# bounded LIMIT: LIMIT, or less where --quick's deadline is nearer (at
+# least 1: a spent deadline is said by the step that finds it).
+deadline=${GPU_CHECK_DEADLINE:-480}
+bounded() {
+    if [ "$quick" -eq 1 ]; then
+        b=$((deadline - $(elapsed)))
+        [ "$b" -lt 1 ] && b=1
+        [ "$b" -lt "$1" ] && { echo "$b"; return; }
+    fi
+    echo "$1"
+}
+# show FROM: the results file's lines from FROM on, to standard output too
+# (a call cut short still printed what it had).
+show() {
+    tail -n "+$1" "$out"
+}
+lines() {
+    echo $(($(wc -l < "$out") + 1))
+}
 
 gpu=0
 sh scripts/has-gpu.sh && gpu=1
@@ -154,7 +180,9 @@ if [ -d "$dir" ]; then
 else
     set --
 fi
-if ! timeout 240 meson setup "$@" "$dir" -Dtests=true -Dwerror=false -Dcudatoolkit="$toolkit" \
+show 1
+mark=$(lines)
+if ! timeout "$(bounded 240)" meson setup "$@" "$dir" -Dtests=true -Dwerror=false -Dcudatoolkit="$toolkit" \
     -Dgpu_library_dirs="$extra" -Dtorch_python="${torch_py:-/usr/bin/python3}" > "$log" 2>&1; then
     echo "## configure failed" >> "$out"
     cat "$log" >> "$out"
@@ -187,7 +215,8 @@ for kind in ("tests", "benchmarks"):
         out = [o for o in dict.fromkeys(out) if o]
         print(kind, t["name"], " ".join(out) or "-")
 ' "$dir")
-if ! timeout 240 ninja -C "$dir" libampshim.so > "$log" 2>&1; then
+show "$mark"
+if ! timeout "$(bounded 240)" ninja -C "$dir" libampshim.so > "$log" 2>&1; then
     echo "## libampshim.so did not build" >> "$out"
     cat "$log" >> "$out"
     echo "gpu-check: libampshim.so did not build (see $out)" >&2
@@ -218,7 +247,7 @@ build_one() {
     fi
     files=$(files_of "$1" "$2")
     # shellcheck disable=SC2086
-    if [ -n "${files% }" ] && ! timeout 240 ninja -C "$dir" $files < /dev/null > "$log" 2>&1; then
+    if [ -n "${files% }" ] && ! timeout "$(bounded 240)" ninja -C "$dir" $files < /dev/null > "$log" 2>&1; then
         echo "did not build:" >> "$out"
         grep -E 'error:|undefined reference|FAILED' "$log" | head -20 >> "$out" || true
         status=1
@@ -242,7 +271,9 @@ verdict_line() {
 
 if [ "$quick" -eq 1 ]; then
     # name, limit (s), kind, what: each step in order.
-    steps="verdict 30 tests cublas-compute-types-gpu
+    steps="devless-graph 30 tests cudnn-graph-devless-lowered
+devless-legacy 30 tests cudnn-legacy-devless-lowered
+verdict 30 tests cublas-compute-types-gpu
 sgemm 30 tests cublas-gpu
 gemmex 20 tests cublas-gemmex-32f-gpu
 lt 20 tests cublaslt-gpu
@@ -252,7 +283,6 @@ torch 90 benchmarks torch-quick-gpu
 cudnn-legacy 20 tests cudnn-gpu
 capture 20 tests capture-gpu
 scaler 20 tests scaler-gpu"
-    budget=300
     n=$(printf '%s\n' "$steps" | wc -l)
     # Everything the steps run, built at once (one ninja, bounded).
     all=
@@ -261,28 +291,31 @@ scaler 20 tests scaler-gpu"
         grep -q "^not-buildable $name: " "$dir/gpu-build.txt" || all="$all $(files_of "$kind" "$name")"
     done
     all=$(printf '%s\n' $all | sort -u | tr '\n' ' ')
-    echo "## quick: build ($(elapsed) s in)" >> "$out"
+    mark=$(lines)
+    echo "## quick: build ($(elapsed) s in, deadline $deadline s)" >> "$out"
     # shellcheck disable=SC2086
-    if [ -n "${all% }" ] && ! timeout 240 ninja -C "$dir" -k 0 $all > "$log" 2>&1; then
+    if [ -n "${all% }" ] && ! timeout "$(bounded 240)" ninja -C "$dir" -k 0 $all > "$log" 2>&1; then
         echo "some targets did not build:" >> "$out"
         grep -E 'error:|undefined reference|FAILED' "$log" | head -20 >> "$out" || true
     fi
-    started=$(date +%s)
+    show "$mark"
     i=0
     printf '%s\n' "$steps" > "$log.steps"
     while read -r step limit kind name; do
         i=$((i + 1))
         [ -n "${GPU_CHECK_STEP_LIMIT:-}" ] && [ "$GPU_CHECK_STEP_LIMIT" -lt "$limit" ] &&
             limit=$GPU_CHECK_STEP_LIMIT
+        mark=$(lines)
         echo "## quick $i/$n $step: $kind $name (limit $limit s, $(elapsed) s in)" >> "$out"
-        left=$((budget - ($(date +%s) - started)))
+        left=$((deadline - $(elapsed)))
         if [ "$left" -le 0 ]; then
-            echo "not run: the quick check's $budget seconds are spent" >> "$out"
+            echo "not run: the quick check's deadline ($deadline s) is spent" >> "$out"
             [ "$gpu" -eq 1 ] && status=1
+            show "$mark"
             continue
         fi
         [ "$left" -lt "$limit" ] && limit=$left
-        build_one "$kind" "$name" || continue
+        build_one "$kind" "$name" || { show "$mark"; continue; }
         t=$(date +%s)
         rc=0
         if [ "$kind" = tests ]; then
@@ -303,6 +336,7 @@ scaler 20 tests scaler-gpu"
             echo "rc $rc ($(($(date +%s) - t)) s)" >> "$out"
             [ "$rc" -ne 0 ] && status=1
         fi
+        show "$mark"
     done < "$log.steps"
     rm -f "$log.steps"
 else

@@ -18,10 +18,13 @@
 #                pkg-config files at all), $CUDA_HOME without crt/, a
 #                toolkit found from the nvcc on PATH, the CUDA 13 wheels:
 #                every GPU target, the scaler's plugin included, is built
-#                and skipped; then --quick on it runs its ten steps in
-#                order, each bounded (GPU_CHECK_STEP_LIMIT=3 and a Python
-#                whose torch never answers: the torch step times out and
-#                the three after it still run).
+#                and skipped; then --quick on it runs its twelve steps in
+#                order, the two device-less ones first (they run here, on
+#                the real cuDNN), each bounded (GPU_CHECK_STEP_LIMIT=3 and
+#                a Python whose torch never answers: the torch step times
+#                out and the three after it still run), each printed as it
+#                ends; then with a deadline of 5 s: the steps after it
+#                are not run, and say so.
 #
 # In each, every test and benchmark gets exactly one outcome line.
 # The trees and builds go in a temporary folder outside the source tree
@@ -161,18 +164,32 @@ image env PYTHON="$py" GPU_CHECK_STEP_LIMIT=3 sh "$src/scripts/gpu-check.sh" --q
     > "$work/gpu-image/quick-out.txt" 2>&1 || rc=$?
 took=$(($(date +%s) - t0))
 check "gpu-image --quick: exits 77 without a GPU ($rc)" [ "$rc" -eq 77 ]
-steps=$(sed -n 's/^## quick \([0-9]*\)\/10 \([a-z-]*\):.*/\1 \2/p' "$q" | tr '\n' ' ')
-check "gpu-image --quick: ten steps in order ($steps)" [ "$steps" = \
-    "1 verdict 2 sgemm 3 gemmex 4 lt 5 graph 6 sgemm-bench 7 torch 8 cudnn-legacy 9 capture 10 scaler " ]
+steps=$(sed -n 's/^## quick \([0-9]*\)\/12 \([a-z-]*\):.*/\1 \2/p' "$q" | tr '\n' ' ')
+check "gpu-image --quick: twelve steps in order, device-less first ($steps)" [ "$steps" = \
+    "1 devless-graph 2 devless-legacy 3 verdict 4 sgemm 5 gemmex 6 lt 7 graph 8 sgemm-bench 9 torch 10 cudnn-legacy 11 capture 12 scaler " ]
 check "gpu-image --quick: each step's limit capped at 3 s" \
-    [ "$(grep -c '^## quick [0-9]*/10 .*(limit 3 s' "$q")" -eq 10 ]
+    [ "$(grep -c '^## quick [0-9]*/12 .*(limit 3 s' "$q")" -eq 12 ]
+for k in 1 2; do
+    check "gpu-image --quick: device-less step $k ran here" \
+        [ "$(awk -v k="$k" '$0 ~ "^## quick " k "/12" { s = 1; next } /^## / { s = 0 } s && /^(rc 0|timed out after)/' "$q")" != "" ]
+done
 check "gpu-image --quick: the torch step timed out" \
-    [ "$(awk '/^## quick 7\/10/ { s = 1; next } /^## / { s = 0 } s && /^timed out after 3 s/' "$q")" != "" ]
-for k in 8 9 10; do
+    [ "$(awk '/^## quick 9\/12/ { s = 1; next } /^## / { s = 0 } s && /^timed out after 3 s/' "$q")" != "" ]
+for k in 10 11 12; do
     check "gpu-image --quick: step $k ran after it" \
-        [ "$(awk -v k="$k" '$0 ~ "^## quick " k "/10" { s = 1; next } /^## / { s = 0 } s && /^skipped: built/' "$q")" != "" ]
+        [ "$(awk -v k="$k" '$0 ~ "^## quick " k "/12" { s = 1; next } /^## / { s = 0 } s && /^skipped: built/' "$q")" != "" ]
 done
 check "gpu-image --quick: bounded (took $took s)" [ "$took" -lt 240 ]
+check "gpu-image --quick: each step printed as it ended" \
+    [ "$(grep -c '^## quick [0-9]*/12 ' "$work/gpu-image/quick-out.txt")" -eq 12 ]
+# The deadline: 5 s, spent by the build (already done, so it ends at once)
+# and the first steps; what remains says it was not run.
+q5=$work/gpu-image/quick-deadline.txt
+rc=0
+image env PYTHON="$py" GPU_CHECK_DEADLINE=5 GPU_CHECK_STEP_LIMIT=3 sh "$src/scripts/gpu-check.sh" \
+    --quick "$q5" > "$work/gpu-image/quick-deadline-out.txt" 2>&1 || rc=$?
+check "gpu-image --quick, deadline 5 s: the last step not run, and says why" \
+    [ "$(awk '/^## quick 12\/12/ { s = 1; next } /^## / { s = 0 } s && /^not run: the quick check.s deadline \(5 s\) is spent/' "$q5")" != "" ]
 
 echo "gpu_check_pip: $passed passed, $failed failed"
 if [ "$failed" -eq 0 ]; then
