@@ -539,10 +539,15 @@ static void reach(const char *path, void *fn[V3_FUNCTIONS])
     *(void **)&v3.bwd_weights = tramp[3];
     atomic_store(&reached, 1);
     char line[320];
+    uint32_t audit = amp_live_load(&amp_rt.cfg.audit);
     snprintf(line, sizeof line,
              "oneDNN %d.%d.%d inside %s: reached by entry patches; its fp32 convolutions are "
-             "decided here",
-             v->major, v->minor, v->patch, base_name(path));
+             "decided here%s",
+             v->major, v->minor, v->patch, base_name(path),
+             audit == AMP_AUDIT_ON || audit == AMP_AUDIT_AUTO
+                 ? " (under the audit they run as made, counted passthrough: none can be run "
+                   "both ways)"
+                 : "");
     note(line);
 }
 
