@@ -13,8 +13,9 @@ torchvision architecture, defined here: the wheel has no torchvision); a
 training step of a small CNN at batch 8 (forward, backward, SGD). Each mode
 runs in its own process, the modes alternating in turned order each round;
 each cell is the median process CPU time of the timed calls over the rounds.
-Error: relative Frobenius against float64 (ResNet-50: its first two images). "lowered" counts the calls
-ampshim lowered (sgemm_ and oneDNN's convolutions).
+Error: relative Frobenius against float64 (ResNet-50: on its first two
+images). "lowered" counts the calls ampshim lowered (sgemm_ and oneDNN's
+convolutions).
 usage: PIP_TORCH_PYTHON pip_torch.py PATH/TO/libampshim.so [ROUNDS]"""
 import copy
 import os
