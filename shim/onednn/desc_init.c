@@ -32,7 +32,7 @@ static int caller_listed(void *caller)
 }
 
 int amp_dnnl_desc_decide(struct amp_thread *t, int row, double madds, void *caller,
-                         int *explicit_request)
+                         int *explicit_request, amp_dnnl_gate_fn gate)
 {
     enum amp_ctl_counter outcome;
     int dtype = amp_decide_lower_unaudited(t, AMP_DEVICE_CPU, (enum amp_hook_id)row, 0, &outcome,
@@ -49,7 +49,7 @@ int amp_dnnl_desc_decide(struct amp_thread *t, int row, double madds, void *call
             dtype = (int)d.dtype;
     }
     if ((dtype == AMP_DTYPE_BF16 || dtype == AMP_DTYPE_FP16) &&
-        amp_cpu_gate((enum amp_lowp_dtype)dtype, madds, *explicit_request) == AMP_CPU_LOWER)
+        gate((enum amp_lowp_dtype)dtype, madds, *explicit_request) == AMP_CPU_LOWER)
         return dtype;
     return -1;
 }
@@ -62,7 +62,7 @@ static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *
     if (!t || amp_call_from_library(caller) || !caller_listed(caller) ||
         (row = amp_dnnl_desc_row(desc, dir, amp_real(entry), &madds)) < 0)
         return;
-    int dtype = amp_dnnl_desc_decide(t, row, madds, caller, &explicit_request);
+    int dtype = amp_dnnl_desc_decide(t, row, madds, caller, &explicit_request, amp_cpu_gate);
     if (dtype >= 0 && amp_dnnl_desc_lower(desc, dir, dtype) == AMP_DNNL_NO_KERNEL &&
         explicit_request)
         amp_refuse_explicit(row, dtype, "oneDNN has no native kernel for it on this CPU");

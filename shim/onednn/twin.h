@@ -83,10 +83,13 @@ int amp_dnnl_desc_row(const void *desc, int dir, void *real_fn, double *madds);
  * multiply-adds: the dtype to ask for (AMP_DTYPE_BF16 or AMP_DTYPE_FP16)
  * when the policy (or AMPSHIM_AUDIT=auto's verdict for the call site) and
  * the CPU gate lower it, else -1; *explicit_request: the user named the
- * dtype. Shared by oneDNN 2.x (desc_init.c) and 3.x inside a library
- * (v3_inside.c). */
+ * dtype. Shared by oneDNN 2.x (desc_init.c, with amp_cpu_gate) and 3.x
+ * inside a library (v3_inside.c, with a gate of its own: the library's
+ * oneDNN, not the shim's, answers whether a kernel is native). */
+typedef enum amp_cpu_gate (*amp_dnnl_gate_fn)(enum amp_lowp_dtype dtype, double madds,
+                                              int explicit_request);
 int amp_dnnl_desc_decide(struct amp_thread *t, int row, double madds, void *caller,
-                         int *explicit_request);
+                         int *explicit_request, amp_dnnl_gate_fn gate);
 /* It lowers desc only where oneDNN makes a native (not reference) kernel
  * for the lowered convolution on this CPU (asked once per shape and dtype):
  * returns 0 when it lowered desc, AMP_DNNL_NO_KERNEL when oneDNN has none

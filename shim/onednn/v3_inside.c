@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/convert.h"
 #include "loader/loader.h"
 #include "policy/policy.h"
 #include "runtime/decide.h"
@@ -195,6 +196,20 @@ static _Atomic uint64_t lowered_keys[AMP_DNNL_KEYS], no_kernel_keys[AMP_DNNL_KEY
 
 /* ---- the descriptor hooks ---- */
 
+/* The CPU gate for the library's convolutions: the size rule and the
+ * settings as for every CPU call, but the units asked of the CPU itself
+ * (cpuid) rather than of the shim's own oneDNN, which a machine with only
+ * pip's torch lacks: the library's oneDNN says whether it has a native
+ * kernel (kept(), below), and where it has none the call runs as made,
+ * counted nounits. */
+static enum amp_cpu_gate inside_gate(enum amp_lowp_dtype dtype, double madds, int explicit_request)
+{
+    enum amp_cpu_gate g = amp_cpu_gate(dtype, madds, explicit_request);
+    if ((g == AMP_CPU_NO_UNITS || g == AMP_CPU_AUDIT_ONLY) && amp_cpu_may_have_units(dtype))
+        return AMP_CPU_LOWER;
+    return g;
+}
+
 /* The no-kernel table's key for c in dtype (never 0, the empty slot). */
 static uint64_t no_kernel_key(const struct conv *c, int dtype)
 {
@@ -214,7 +229,7 @@ static int decide(struct conv *c, void *caller)
         return -1;
     amp_tls_caller = caller;
     int explicit_request = 0;
-    int dtype = amp_dnnl_desc_decide(t, c->row, c->madds, caller, &explicit_request);
+    int dtype = amp_dnnl_desc_decide(t, c->row, c->madds, caller, &explicit_request, inside_gate);
     if (dtype >= 0 && amp_dnnl_key_find(no_kernel_keys, no_kernel_key(c, dtype), 0)) {
         if (explicit_request)
             amp_refuse_explicit(c->row, dtype, "oneDNN has no native kernel for it on this CPU");
@@ -396,7 +411,7 @@ static int execute_hook(void *prim, void *stream, int nargs, const void *args)
         struct amp_decision d = amp_decide(t, AMP_DEVICE_CPU, hook, 0);
         enum amp_ctl_counter outcome = amp_outcome_counter(d.outcome);
         if (d.outcome == AMP_OUTCOME_LOWERED) {
-            int gate = amp_cpu_gate(d.dtype, c.madds, d.explicit_request);
+            int gate = inside_gate(d.dtype, c.madds, d.explicit_request);
             outcome = gate != AMP_CPU_LOWER
                           ? amp_outcome_counter(amp_cpu_gate_outcome((enum amp_cpu_gate)gate))
                       : told_no_kernel[hook][d.dtype] ? AMP_CTL_NOUNITS

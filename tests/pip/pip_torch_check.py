@@ -15,12 +15,20 @@ child and hashes the results:
   oneDNN's descriptors, each with bf16's error; a weight changed in place
   between two calls gives the new weight's answer; torch.linalg (MKL's
   LAPACK, fp32 regions) bit for bit. Without units, and with
-  ONEDNN_MAX_CPU_ISA=AVX2: counted nounits, bit for bit fp32.
+  ONEDNN_MAX_CPU_ISA=AVX2: counted nounits, bit for bit fp32;
+- a machine with pip's torch and no oneDNN 2 of the shim's own (a
+  libdnnl.so.2 first on the library path that is not oneDNN, made here):
+  the BLAS products run as made, counted nounits, but the convolutions are
+  still lowered where this CPU has bf16 units: the oneDNN inside the wheel
+  answers for its own kernels.
 usage: pip_torch_check.py   (run by the pip torch environment's Python)"""
 import ctypes
 import hashlib
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 
 from client_util import Checker, four_ways, measure_child, shim_loaded, shim_stat
 
@@ -127,4 +135,21 @@ if ran:
              avx2 and avx2_plain and avx2["conv_lowered"] == [0, 0, 0] and
              all(n >= 1 for n in avx2["conv_nounits"]) and avx2["all"] == avx2_plain["all"],
              avx2_report[-2000:])
+    # No oneDNN 2 for the shim's own kernels: a libdnnl.so.2 that is not
+    # oneDNN comes first on the library path.
+    cc = shutil.which("cc")
+    if cc:
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([cc, "-shared", "-fPIC", "-x", "c", "-", "-o",
+                            os.path.join(d, "libdnnl.so.2")], input=b"int not_onednn;\n",
+                           check=True)
+            alone, alone_report = measure_child(__file__, 0, base, AMPSHIM_REPORT="1",
+                                                LD_LIBRARY_PATH=d)
+        units = check.cpu_has_bf16_units()
+        ck.check("no oneDNN 2 for the shim: the BLAS products counted nounits",
+                 alone and alone["lowered"] == 0 and alone["nounits"] >= 2, alone_report[-2000:])
+        ck.check("... the convolutions still " + ("lowered through the oneDNN inside the wheel"
+                                                  if units else "as made (no units)"),
+                 alone and (all(n >= 1 for n in alone["conv_lowered"]) if units
+                            else alone["conv_lowered"] == [0, 0, 0]), alone_report[-2000:])
 ck.finish()
