@@ -8,6 +8,7 @@
 
 #include "runtime/config.h"
 #include "runtime/parse.h"
+#include "runtime/settings.h"
 #include "tests/check.h"
 
 
@@ -320,8 +321,37 @@ static void unknown_names(void)
           "nothing near: the man page named: %s", log_text);
 }
 
+/* Each live setting's default, as the docs and `ampctl settings` print it
+ * (default_text), is the text of the value an empty environment loads,
+ * where it names one value: the two are written apart in the table, so a
+ * changed default cannot leave its text behind. The texts that explain
+ * rather than name a value (a default that follows another setting, or
+ * differs per device) are left out by their form. */
+static void defaults_match_their_text(void)
+{
+    static const char *const none[] = {NULL};
+    struct amp_config cfg;
+    load(&cfg, none);
+    int compared = 0;
+    for (size_t i = 0; i < amp_setting_count; i++) {
+        const struct amp_setting *s = &amp_settings[i];
+        if (!s->live || s->cfg_field == AMP_SETTING_NO_FIELD || !s->default_text ||
+            strchr(s->default_text, ' ') || strncmp(s->default_text, "AMPSHIM_", 8) == 0)
+            continue;
+        char text[64];
+        amp_setting_text(s, &cfg, text, sizeof text);
+        char what[160];
+        snprintf(what, sizeof what, "%s: default text '%s' is its default value's ('%s')",
+                 s->ctl ? s->ctl : s->env, s->default_text, text);
+        CHECK(strcmp(text, s->default_text) == 0, "%s", what);
+        compared++;
+    }
+    CHECK(compared >= 9, "%d settings' defaults compared with their text", compared);
+}
+
 int main(void)
 {
+    defaults_match_their_text();
     probation_limits();
     unknown_names();
     good_values();
