@@ -13,11 +13,12 @@
 # PyPI it says so and those tests skip. With --pip-torch also pip's torch
 # (the CUDA wheel, about 3 GB with its nvidia packages) in .venv-pip-torch
 # beside it, for the pip-torch test, its wheels cached for the next clone.
-# clang-format checks the house style (the unit test format).
+# clang-format checks the house style (the unit test format); valgrind's
+# callgrind bounds the hook's instructions per call (hook-instructions-bounded).
 # Runs apt-get as root, or through sudo. Skips the install when all is there.
 set -eu
 packages="gcc meson ninja-build pkg-config clang-format libopenblas-dev libopenblas64-dev libblas3 libblas-test liblapack-test python3-numpy python3-scipy python3-torch python3-torchvision python3-pytest python3-sklearn libopenmpi-dev openmpi-bin libdnnl2 libdnnl-dev python3-dev"
-packages="$packages python3-venv"
+packages="$packages python3-venv valgrind"
 pip_torch=0
 for arg in "$@"; do
     case $arg in

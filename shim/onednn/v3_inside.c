@@ -7,8 +7,8 @@
  * a native kernel for it on this CPU; the executions of those primitives
  * counted at dnnl_primitive_execute. One library per process is reached;
  * any other, and one that cannot be (an unknown prologue, a version other
- * than 3, a missing function, noticed after its code may have run), runs
- * as made, with one line in the report saying so.
+ * than 3, a missing function), runs as made, with one line in the report
+ * saying so.
  *
  * oneDNN 3's header is not needed: the handful of values the wing uses are
  * below, from its C API (dnnl_types.h, dnnl_common_types.h), stable
@@ -290,9 +290,9 @@ static int kept(const struct conv *c, int dtype, int status, void **pd)
     amp_dnnl_key_find(no_kernel_keys, no_kernel_key(c, dtype), 1);
     if (!__atomic_exchange_n(&told_no_kernel[c->row][dtype], 1, __ATOMIC_RELAXED))
         amp_log(AMP_LOG_INFO,
-                "%s in %s: oneDNN inside %s has %s on this CPU; such convolutions run as made "
-                "in fp32, counted nounits",
-                amp_hook_names[c->row], amp_dtype_names[dtype], "the library",
+                "%s in %s: the oneDNN inside the library has %s on this CPU; such convolutions "
+                "run as made in fp32, counted nounits",
+                amp_hook_names[c->row], amp_dtype_names[dtype],
                 status != V3_SUCCESS ? "no kernel for it"
                 : impl               ? "only a reference kernel for it"
                                      : "no kernel it names");
