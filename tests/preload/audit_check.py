@@ -143,7 +143,7 @@ check("audit off: no report", "ampshim audit" not in r.stderr, r.stderr)
 
 # Bad settings: one warning each, defaults kept; STRICT stops the run.
 for var, value, message in [
-        ("AMPSHIM_AUDIT", "maybe", "AMPSHIM_AUDIT: 'maybe' is not 0, 1, follow or auto; using 0"),
+        ("AMPSHIM_AUDIT", "maybe", "AMPSHIM_AUDIT: 'maybe' is not 0, 1, follow or auto; using off"),
         ("AMPSHIM_AUDIT_SAMPLE", "0", "AMPSHIM_AUDIT_SAMPLE: '0' is not a whole number"),
         ("AMPSHIM_AUDIT_TOLERANCE", "-1", "AMPSHIM_AUDIT_TOLERANCE: '-1' is not a positive number"),
         ("AMPSHIM_AUDIT_POLICY", "out.policy", "AMPSHIM_AUDIT_POLICY: 'out.policy' is not a path")]:
