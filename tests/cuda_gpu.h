@@ -27,6 +27,18 @@ static inline gpu_ctl_fn gpu_ctl(void)
     return (gpu_ctl_fn)dlsym(RTLD_DEFAULT, "ampshim_ctl");
 }
 
+/* Every GPU test's start: 77 without a device (gpu_none), else 0 with the
+ * shim's ampshim_ctl in *ctl and the library soname the program linked in
+ * *lib, or 1 when either is missing (the caller's check says so). */
+static inline int gpu_start(const char *test, const char *soname, gpu_ctl_fn *ctl, void **lib)
+{
+    if (gpu_none(test))
+        return 77;
+    *ctl = gpu_ctl();
+    *lib = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+    return *ctl && *lib ? 0 : 1;
+}
+
 /* n known values: (i * mul % mod) / div - shift. */
 static inline void gpu_fill(float *h, size_t n, unsigned mul, unsigned mod, float div, float shift)
 {

@@ -23,9 +23,7 @@
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
 
-/* Whether the object that made the call at return address `caller` is a
- * listed oneDNN caller. */
-static int caller_listed(void *caller)
+int amp_dnnl_caller_listed(void *caller)
 {
     Dl_info info;
     return caller && dladdr(caller, &info) && amp_onednn_caller_listed(info.dli_fname) >= 0;
@@ -59,7 +57,7 @@ static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *
     struct amp_thread *t = amp_thread_enter();
     double madds = 0;
     int row, explicit_request = 0;
-    if (!t || amp_call_from_library(caller) || !caller_listed(caller) ||
+    if (!t || amp_call_from_library(caller) || !amp_dnnl_caller_listed(caller) ||
         (row = amp_dnnl_desc_row(desc, dir, amp_real(entry), &madds)) < 0)
         return;
     int dtype = amp_dnnl_desc_decide(t, row, madds, caller, &explicit_request, amp_cpu_gate);

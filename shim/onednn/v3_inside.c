@@ -224,8 +224,7 @@ static int decide(struct conv *c, void *caller)
     if (!t || c->in[0].dtype != V3_F32 || c->in[1].dtype != V3_F32 || c->out.dtype != V3_F32 ||
         !c->in[0].any || !c->in[1].any)
         return -1;
-    Dl_info info;
-    if (!dladdr(caller, &info) || amp_onednn_caller_listed(info.dli_fname) < 0)
+    if (!amp_dnnl_caller_listed(caller))
         return -1;
     amp_tls_caller = caller;
     int explicit_request = 0;
@@ -248,26 +247,35 @@ static int low_md(const struct md_info *m, int dtype, void **low)
                : -1;
 }
 
-/* c's inputs as dtype into low[0] and low[1], and with AMPSHIM_OUTPUT=round
- * its output into low[2] where the caller left the output's layout open
- * (the caller's reorder back to its fp32 memory widens it); else low[2] is
- * NULL. 0, or -1. */
-static int low_mds(const struct conv *c, int dtype, void *low[3])
-{
-    low[2] = NULL;
-    if (low_md(&c->in[0], dtype, &low[0]) || low_md(&c->in[1], dtype, &low[1]))
-        return -1;
-    if (amp_live_load(&amp_rt.cfg.output_round) && c->out.any &&
-        low_md(&c->out, dtype, &low[2]) != 0)
-        low[2] = NULL;
-    return 0;
-}
-
 static void free_mds(void *low[3])
 {
     for (int i = 0; i < 3; i++)
         if (low[i])
             low[i] = (v3.md_destroy(low[i]), NULL);
+}
+
+/* The lowering of a descriptor call in direction dir with inputs in0, in1
+ * and output out, made at caller: fills c, puts the inputs as the dtype
+ * into low[0] and low[1] and, for a forward pass under
+ * AMPSHIM_OUTPUT=round, its output into low[2] where the caller left the
+ * output's layout open (the caller's reorder back to its fp32 memory widens
+ * it; a gradient is never rounded). Returns the dtype, or -1 with nothing
+ * made (low all NULL). */
+static int prepare(struct conv *c, int dir, md_t in0, md_t in1, md_t out, void *caller,
+                   void *low[3])
+{
+    low[0] = low[1] = low[2] = NULL;
+    int dtype;
+    if (conv_of(c, dir, in0, in1, out) != 0 || (dtype = decide(c, caller)) < 0)
+        return -1;
+    if (low_md(&c->in[0], dtype, &low[0]) || low_md(&c->in[1], dtype, &low[1])) {
+        free_mds(low);
+        return -1;
+    }
+    if (dir == 0 && amp_live_load(&amp_rt.cfg.output_round) && c->out.any &&
+        low_md(&c->out, dtype, &low[2]) != 0)
+        low[2] = NULL;
+    return dtype;
 }
 
 static uint8_t told_no_kernel[AMP_HOOK_COUNT][AMP_DTYPE_COUNT];
@@ -299,42 +307,39 @@ static int kept(const struct conv *c, int dtype, int status, void **pd)
     return 0;
 }
 
+/* The three descriptor hooks: the call lowered where prepare() says, kept
+ * where oneDNN made it with a native kernel, else made as it came. The
+ * return address is the caller's: the patched entry jumps here. */
 static int fwd_hook(void **pd, void *engine, int prop, int alg, md_t src, md_t w, md_t b, md_t dst,
                     dims_t st, dims_t dl, dims_t pl, dims_t pr, const void *attr)
 {
-    void *caller = __builtin_return_address(0);
     struct conv c;
-    int dtype = -1;
-    void *low[3] = {NULL, NULL, NULL};
-    if ((prop == V3_FORWARD_TRAINING || prop == V3_FORWARD_INFERENCE) &&
-        conv_of(&c, 0, src, w, dst) == 0 && (dtype = decide(&c, caller)) >= 0 &&
-        low_mds(&c, dtype, low) == 0) {
+    void *low[3];
+    int dtype = prop == V3_FORWARD_TRAINING || prop == V3_FORWARD_INFERENCE
+                    ? prepare(&c, 0, src, w, dst, __builtin_return_address(0), low)
+                    : -1;
+    if (dtype >= 0) {
         int status = v3.fwd(pd, engine, prop, alg, low[0], low[1], b, low[2] ? low[2] : dst, st, dl,
                             pl, pr, attr);
         free_mds(low);
         if (kept(&c, dtype, status, pd))
             return status;
     }
-    free_mds(low);
     return v3.fwd(pd, engine, prop, alg, src, w, b, dst, st, dl, pl, pr, attr);
 }
 
 static int bwd_data_hook(void **pd, void *engine, int alg, md_t dsrc, md_t w, md_t ddst, dims_t st,
                          dims_t dl, dims_t pl, dims_t pr, const void *hint, const void *attr)
 {
-    void *caller = __builtin_return_address(0);
     struct conv c;
-    int dtype = -1;
-    void *low[3] = {NULL, NULL, NULL};
-    if (conv_of(&c, 1, ddst, w, dsrc) == 0 && (dtype = decide(&c, caller)) >= 0 &&
-        low_mds(&c, dtype, low) == 0) {
-        /* A gradient is never rounded: low[2] is not used. */
+    void *low[3];
+    int dtype = prepare(&c, 1, ddst, w, dsrc, __builtin_return_address(0), low);
+    if (dtype >= 0) {
         int status = v3.bwd_data(pd, engine, alg, dsrc, low[1], low[0], st, dl, pl, pr, hint, attr);
         free_mds(low);
         if (kept(&c, dtype, status, pd))
             return status;
     }
-    free_mds(low);
     return v3.bwd_data(pd, engine, alg, dsrc, w, ddst, st, dl, pl, pr, hint, attr);
 }
 
@@ -342,20 +347,16 @@ static int bwd_weights_hook(void **pd, void *engine, int alg, md_t src, md_t dw,
                             dims_t st, dims_t dl, dims_t pl, dims_t pr, const void *hint,
                             const void *attr)
 {
-    void *caller = __builtin_return_address(0);
     struct conv c;
-    int dtype = -1;
-    void *low[3] = {NULL, NULL, NULL};
-    if (conv_of(&c, 2, src, ddst, dw) == 0 && (dtype = decide(&c, caller)) >= 0 &&
-        low_mds(&c, dtype, low) == 0) {
-        /* A gradient is never rounded: low[2] is not used. */
+    void *low[3];
+    int dtype = prepare(&c, 2, src, ddst, dw, __builtin_return_address(0), low);
+    if (dtype >= 0) {
         int status =
             v3.bwd_weights(pd, engine, alg, low[0], dw, db, low[1], st, dl, pl, pr, hint, attr);
         free_mds(low);
         if (kept(&c, dtype, status, pd))
             return status;
     }
-    free_mds(low);
     return v3.bwd_weights(pd, engine, alg, src, dw, db, ddst, st, dl, pl, pr, hint, attr);
 }
 
@@ -389,10 +390,13 @@ static int conv_of_pd(const void *pd, struct conv *c)
 
 static int execute_hook(void *prim, void *stream, int nargs, const void *args)
 {
-    struct amp_thread *t = amp_thread_enter();
+    /* Every primitive the library runs comes here (reorders, eltwise,
+     * pooling): only a convolution is classified further. */
     const void *pd = NULL;
     struct conv c;
-    if (!t || v3.get_pd(prim, &pd) != V3_SUCCESS || !pd || conv_of_pd(pd, &c) != 0)
+    struct amp_thread *t;
+    if (v3.get_pd(prim, &pd) != V3_SUCCESS || !pd || conv_of_pd(pd, &c) != 0 ||
+        !(t = amp_thread_enter()))
         return v3.execute(prim, stream, nargs, args);
     void *caller = __builtin_return_address(0);
     enum amp_hook_id hook = (enum amp_hook_id)c.row;

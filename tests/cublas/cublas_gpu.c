@@ -24,12 +24,13 @@ enum { N = 512 };
 
 int main(void)
 {
-    if (gpu_none("cublas_gpu"))
+    gpu_ctl_fn ctl;
+    void *lib;
+    int start = gpu_start("cublas_gpu", "libcublas.so.13", &ctl, &lib);
+    if (start == 77)
         return 77;
-    gpu_ctl_fn ctl = gpu_ctl();
-    void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
-    CHECK(ctl && lib, "run under the shim, with libcublas.so.13 loaded");
-    if (!ctl || !lib)
+    CHECK(start == 0, "run under the shim, with libcublas.so.13 loaded");
+    if (start)
         return 1;
     gemmex_fn direct_ex = (gemmex_fn)dlsym(lib, "cublasGemmEx");
     sgemm_fn direct_sgemm = (sgemm_fn)dlsym(lib, "cublasSgemm_v2");

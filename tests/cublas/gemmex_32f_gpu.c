@@ -40,12 +40,13 @@ static void gemm(gemmex_fn f, cublasHandle_t h, cublasComputeType_t compute, flo
 
 int main(void)
 {
-    if (gpu_none("gemmex_32f_gpu"))
+    gpu_ctl_fn ctl;
+    void *lib;
+    int start = gpu_start("gemmex_32f_gpu", "libcublas.so.13", &ctl, &lib);
+    if (start == 77)
         return 77;
-    gpu_ctl_fn ctl = gpu_ctl();
-    void *lib = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
-    CHECK(ctl && lib, "run under the shim, with libcublas.so.13 loaded");
-    if (!ctl || !lib)
+    CHECK(start == 0, "run under the shim, with libcublas.so.13 loaded");
+    if (start)
         return 1;
     gemmex_fn direct = (gemmex_fn)dlsym(lib, "cublasGemmEx");
     size_t bytes = sizeof(float) * N * N;

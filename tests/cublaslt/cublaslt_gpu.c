@@ -50,12 +50,13 @@ static double error(const float *got, const double *ref)
 
 int main(void)
 {
-    if (gpu_none("cublaslt_gpu"))
+    gpu_ctl_fn ctl;
+    void *lib;
+    int start = gpu_start("cublaslt_gpu", "libcublasLt.so.13", &ctl, &lib);
+    if (start == 77)
         return 77;
-    gpu_ctl_fn ctl = gpu_ctl();
-    void *lib = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD);
-    CHECK(ctl && lib, "run under the shim, with libcublasLt.so.13 loaded");
-    if (!ctl || !lib)
+    CHECK(start == 0, "run under the shim, with libcublasLt.so.13 loaded");
+    if (start)
         return 1;
     matmul_fn direct = (matmul_fn)dlsym(lib, "cublasLtMatmul");
     size_t abytes = sizeof(float) * M * K, bbytes = sizeof(float) * K * N,
