@@ -4,7 +4,10 @@
 # policy/data/families.txt ("Family: NAME"), every family has a page, and
 # each page's name is also a wing (shim/NAME) and a test folder
 # (tests/NAME): a family's code, tests and docs at three paths with one
-# name. Every docs/... path the documents name exists.
+# name. Every docs/... path the documents name exists. ampshim(7) (its
+# source, man/ampshim.7.in, without the tables the build fills in) and
+# ampctl(1) are references of at most 800 lines: how and why, and the
+# figures, go to docs/ (numerics.md, audit.md, cuda.md, ...).
 # usage: docs.sh SOURCE_ROOT
 root=$1
 cd "$root" || exit 1
@@ -15,6 +18,12 @@ size=$(wc -c <README.md)
 check "README.md is at most 8192 bytes (it is $size)" '[ "$size" -le 8192 ]'
 check "README.md starts with what to type (an indented command after its title)" \
     'sed -n 3p README.md | grep -q "^    [A-Za-z]"'
+
+for page in man/ampshim.7.in man/ampctl.1; do
+    lines=$(wc -l <"$page")
+    check "$page is a reference of at most 800 lines (it has $lines; the long form goes to docs/)" \
+        '[ "$lines" -le 800 ]'
+done
 
 families=$(awk '!/^#/ && NF { print $1 }' policy/data/families.txt)
 named=""
