@@ -318,11 +318,12 @@ static int parse_list(char *dst, size_t dstlen, const char *v, size_t max_name, 
     return 0;
 }
 
+/* In the order of enum amp_threads_mode. */
+static const char *const thread_modes[] = {"all", "none", "main", NULL};
+
 static int parse_threads(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    /* In the order of enum amp_threads_mode. */
-    static const char *const modes[] = {"all", "none", "main", NULL};
-    int i = amp_parse_word(v, modes);
+    int i = amp_parse_word(v, thread_modes);
     if (i >= 0) {
         cfg->threads = (enum amp_threads_mode)i;
         return 0;
@@ -361,11 +362,12 @@ static int parse_report(struct amp_config *cfg, const char *v, char *err, size_t
     return 0;
 }
 
+/* In the order of enum amp_log_level. */
+static const char *const log_levels[] = {"off", "error", "warn", "info", "debug", NULL};
+
 static int parse_log(struct amp_config *cfg, const char *v, char *err, size_t errlen)
 {
-    /* In the order of enum amp_log_level. */
-    static const char *const levels[] = {"off", "error", "warn", "info", "debug", NULL};
-    int i = amp_parse_word(v, levels);
+    int i = amp_parse_word(v, log_levels);
     if (i >= 0) {
         cfg->log_level = (enum amp_log_level)i;
         amp_log_set_level(cfg->log_level);
@@ -413,6 +415,34 @@ static int parse_log_file(struct amp_config *cfg, const char *v, char *err, size
     return 0;
 }
 
+/* Each value as the text its parser reads back (struct amp_setting's text:
+ * the defaults' texts are derived from these, and a warning names the value
+ * kept). */
+#define TEXT(name, ...)                                                                            \
+    static void name(const struct amp_config *c, char *o, size_t n)                                \
+    {                                                                                              \
+        snprintf(o, n, __VA_ARGS__);                                                               \
+    }
+TEXT(log_text, "%s", log_levels[c->log_level])
+TEXT(log_file_text, "%s", c->log_file[0] ? c->log_file : "stderr")
+TEXT(strict_text, "%d", c->strict != 0)
+TEXT(enable_text, "%d", c->enable != 0)
+TEXT(control_text, "%d", c->control != 0)
+TEXT(cuda_fp16_text, "%s", c->cuda_fp16_explicit ? "explicit" : "fast")
+TEXT(threads_text, "%s",
+     c->threads == AMP_THREADS_LIST ? c->threads_list : thread_modes[c->threads])
+TEXT(report_text, "%s",
+     c->report == AMP_REPORT_FILE     ? c->report_path
+     : c->report == AMP_REPORT_STDERR ? "1"
+                                      : "0")
+TEXT(pool_keep_text, "%uM", (unsigned)c->cuda_pool_keep_mib)
+TEXT(tolerance_text, "%g", c->audit_tolerance)
+TEXT(spread_tolerance_text, isinf(c->audit_spread_tolerance) ? "off" : "%g",
+     c->audit_spread_tolerance)
+TEXT(spread_loss_text, c->spread_loss == 0.0 ? "off" : "%g", c->spread_loss)
+TEXT(min_speedup_text, "%g", c->audit_min_speedup)
+#undef TEXT
+
 static void publish_tolerance(struct amp_ctl_block *b, const struct amp_config *cfg)
 {
     atomic_store(&b->audit_tolerance, cfg->audit_tolerance);
@@ -432,21 +462,21 @@ static void publish_spread_tolerance(struct amp_ctl_block *b, const struct amp_c
 const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_LOG",
      .values = "off, error, warn, info, debug",
-     .default_text = "warn",
      .parse_env = parse_log,
-     CFG(log_level)},
+     CFG(log_level),
+     .text = log_text},
     {.env = "AMPSHIM_LOG_FILE",
      .values = "stderr or a path",
-     .default_text = "stderr",
-     .parse_env = parse_log_file},
+     .parse_env = parse_log_file,
+     .text = log_file_text},
     {.env = "AMPSHIM_STRICT",
      .values = "a boolean",
-     .default_text = "0",
-     .parse_env = parse_strict},
+     .parse_env = parse_strict,
+     .text = strict_text},
     {.env = "AMPSHIM_ENABLE",
      .values = "a boolean",
-     .default_text = "1",
-     .parse_env = parse_enable},
+     .parse_env = parse_enable,
+     .text = enable_text},
     {.ctl = "opt.enabled",
      .values = "1, 0 or default (follow AMPSHIM_THREADS)",
      .default_text = "default",
@@ -459,13 +489,11 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_DTYPE",
      .ctl = "opt.dtype",
      .values = "bf16, fp16, tf32 (every device)",
-     .default_text = "fp16 on CUDA, bf16 on CPU",
      .live = 1,
      .per_device = {"opt.cpu_dtype", "opt.cuda_dtype"}},
     {.env = "AMPSHIM_CPU_DTYPE",
      .ctl = "opt.cpu_dtype",
-     .values = "bf16, fp16, tf32",
-     .default_text = "AMPSHIM_DTYPE",
+     .values = "bf16, fp16, tf32 (wins over AMPSHIM_DTYPE)",
      .live = 1,
      CFG(dtype[AMP_DEVICE_CPU]),
      BLOCK(dtype[AMP_DEVICE_CPU]),
@@ -474,8 +502,7 @@ const struct amp_setting amp_settings[] = {
      .names = amp_dtype_names},
     {.env = "AMPSHIM_CUDA_DTYPE",
      .ctl = "opt.cuda_dtype",
-     .values = "bf16, fp16, tf32",
-     .default_text = "AMPSHIM_DTYPE",
+     .values = "bf16, fp16, tf32 (wins over AMPSHIM_DTYPE)",
      .live = 1,
      CFG(dtype[AMP_DEVICE_CUDA]),
      BLOCK(dtype[AMP_DEVICE_CUDA]),
@@ -493,7 +520,6 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_OUTPUT",
      .ctl = "opt.output",
      .values = "keep, round",
-     .default_text = "keep",
      .live = 1,
      CFG(output_round),
      BLOCK(output_round),
@@ -503,7 +529,6 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_CPU_KERNEL",
      .ctl = "opt.cpu_kernel",
      .values = "auto, native, emulate",
-     .default_text = "auto",
      .live = 1,
      CFG(cpu_kernel),
      BLOCK(cpu_kernel),
@@ -513,13 +538,11 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_LOWER_MIN",
      .ctl = "opt.lower_min",
      .values = "auto, or multiply-adds (a number or a cube: 96^3), every device",
-     .default_text = "auto",
      .live = 1,
      .per_device = {"opt.cpu_lower_min", "opt.cuda_lower_min"}},
     {.env = "AMPSHIM_CPU_LOWER_MIN",
      .ctl = "opt.cpu_lower_min",
-     .values = "auto, or multiply-adds (0: every size)",
-     .default_text = "AMPSHIM_LOWER_MIN",
+     .values = "auto, or multiply-adds (0: every size; wins over AMPSHIM_LOWER_MIN)",
      .live = 1,
      CFG(lower_min[AMP_DEVICE_CPU]),
      BLOCK(lower_min[AMP_DEVICE_CPU]),
@@ -528,8 +551,7 @@ const struct amp_setting amp_settings[] = {
      .word = "auto"},
     {.env = "AMPSHIM_CUDA_LOWER_MIN",
      .ctl = "opt.cuda_lower_min",
-     .values = "auto, or multiply-adds (0: every size)",
-     .default_text = "AMPSHIM_LOWER_MIN",
+     .values = "auto, or multiply-adds (0: every size; wins over AMPSHIM_LOWER_MIN)",
      .live = 1,
      CFG(lower_min[AMP_DEVICE_CUDA]),
      BLOCK(lower_min[AMP_DEVICE_CUDA]),
@@ -538,14 +560,13 @@ const struct amp_setting amp_settings[] = {
      .word = "auto"},
     {.env = "AMPSHIM_CUDA_POOL_KEEP",
      .values = "MiB of freed scratch the shim's device pool keeps (a number, or 512M, 2G)",
-     .default_text = "256M",
      CFG(cuda_pool_keep_mib),
      .limit = (uint64_t)AMP_MIB_MAX + 1,
-     .parse = amp_parse_mib},
+     .parse = amp_parse_mib,
+     .text = pool_keep_text},
     {.env = "AMPSHIM_CUDA_TIMING",
      .ctl = "opt.cuda_timing",
      .values = "off, events, cupti",
-     .default_text = "events",
      .live = 1,
      CFG(cuda_timing),
      BLOCK(cuda_timing),
@@ -555,7 +576,6 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_CUDA_TIMING_SAMPLE",
      .ctl = "opt.cuda_timing_sample",
      .values = "a whole number from 1 to 2147483648",
-     .default_text = "64",
      .live = 1,
      CFG(cuda_timing_sample),
      BLOCK(cuda_timing_sample),
@@ -566,7 +586,6 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_CPU_TIMING_SAMPLE",
      .ctl = "opt.cpu_timing_sample",
      .values = "a whole number from 0 (off: no timing, no pay checks) to 2147483648",
-     .default_text = "64",
      .live = 1,
      CFG(cpu_timing_sample),
      BLOCK(cpu_timing_sample),
@@ -576,20 +595,20 @@ const struct amp_setting amp_settings[] = {
      .type = AMP_CTL_T_U64},
     {.env = "AMPSHIM_CUDA_FP16",
      .values = "fast, explicit",
-     .default_text = "fast",
-     .parse_env = parse_cuda_fp16},
+     .parse_env = parse_cuda_fp16,
+     .text = cuda_fp16_text},
     {.env = "AMPSHIM_THREADS",
      .values = "all, none, main, or tids and name globs",
-     .default_text = "all",
-     .parse_env = parse_threads},
+     .parse_env = parse_threads,
+     .text = threads_text},
     {.env = "AMPSHIM_REPORT",
      .values = "0, 1, stderr or a path",
-     .default_text = "0",
-     .parse_env = parse_report},
+     .parse_env = parse_report,
+     .text = report_text},
     {.env = "AMPSHIM_CONTROL",
      .values = "a boolean",
-     .default_text = "1",
-     .parse_env = parse_control},
+     .parse_env = parse_control,
+     .text = control_text},
     {.env = "AMPSHIM_CALLERS",
      .values = "object basename or symbol globs",
      .default_text = "all callers",
@@ -597,7 +616,6 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_AUDIT",
      .ctl = "opt.audit",
      .values = "0 or off, 1 or on, follow, auto",
-     .default_text = "off",
      .live = 1,
      CFG(audit),
      BLOCK(audit),
@@ -607,7 +625,6 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_AUDIT_SAMPLE",
      .ctl = "opt.audit_sample",
      .values = "a whole number from 1 to 2147483648",
-     .default_text = "1",
      .live = 1,
      CFG(audit_sample),
      BLOCK(audit_sample),
@@ -618,7 +635,6 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_AUDIT_PROBATION",
      .ctl = "opt.audit_probation",
      .values = "a whole number from 1 to 16383",
-     .default_text = "8",
      .live = 1,
      CFG(audit_probation),
      BLOCK(audit_probation),
@@ -629,7 +645,6 @@ const struct amp_setting amp_settings[] = {
     {.env = "AMPSHIM_AUDIT_RECHECK",
      .ctl = "opt.audit_recheck",
      .values = "a whole number from 1 to 2147483648",
-     .default_text = "64",
      .live = 1,
      CFG(audit_recheck),
      BLOCK(audit_recheck),
@@ -639,22 +654,22 @@ const struct amp_setting amp_settings[] = {
      .type = AMP_CTL_T_U64},
     {.env = "AMPSHIM_AUDIT_TOLERANCE",
      .values = "a positive number",
-     .default_text = "0.01",
      .parse_env = parse_audit_tolerance,
-     .publish = publish_tolerance},
+     .publish = publish_tolerance,
+     .text = tolerance_text},
     {.env = "AMPSHIM_AUDIT_SPREAD_TOLERANCE",
      .values = "a positive number, or off",
-     .default_text = "0.01",
      .parse_env = parse_audit_spread_tolerance,
-     .publish = publish_spread_tolerance},
+     .publish = publish_spread_tolerance,
+     .text = spread_tolerance_text},
     {.env = "AMPSHIM_SPREAD_LOSS",
      .values = "off, or a number from 0 (off)",
-     .default_text = "0.015625",
-     .parse_env = parse_spread_loss},
+     .parse_env = parse_spread_loss,
+     .text = spread_loss_text},
     {.env = "AMPSHIM_AUDIT_MIN_SPEEDUP",
      .values = "a number from 0 to 1000",
-     .default_text = "1.05",
-     .parse_env = parse_audit_min_speedup},
+     .parse_env = parse_audit_min_speedup,
+     .text = min_speedup_text},
     {.env = "AMPSHIM_AUDIT_POLICY",
      .values = "a path",
      .default_text = "no policy file",
@@ -676,87 +691,6 @@ const char *amp_config_variable(size_t i, int *opens_file)
         return amp_settings[k].env;
     }
     return NULL;
-}
-
-/* Edit distance (insertions, deletions, substitutions) of a and b, both
- * shorter than 64 characters. */
-static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb)
-{
-    size_t row[64];
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t best = diag + (a[i - 1] != b[j - 1]);
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
-/* Variables of the project's own tools, not the shim's: a process that
- * has them set is not told they are no setting. */
-static const char *const tool_variables[] = {
-    "AMPSHIM_BUILD_DIR", /* scripts/test.sh, the tests: where the build is */
-    "AMPSHIM_PIP_VENV",  /* scripts/install-deps.sh, meson: pip's venv (docs/using.md) */
-};
-
-static int tool_variable(const char *entry, size_t len)
-{
-    for (size_t i = 0; i < sizeof tool_variables / sizeof *tool_variables; i++)
-        if (strlen(tool_variables[i]) == len && strncmp(entry, tool_variables[i], len) == 0)
-            return 1;
-    return 0;
-}
-
-int amp_config_check_names(char *const *env)
-{
-    static const char prefix[] = "AMPSHIM_";
-    int unknown = 0;
-    for (; env && *env; env++) {
-        const char *entry = *env;
-        size_t len = strcspn(entry, "=");
-        if (strncmp(entry, prefix, sizeof prefix - 1) != 0 ||
-            strncmp(entry, "AMPSHIM_TEST_", 13) == 0 || tool_variable(entry, len))
-            continue;
-        const char *nearest = NULL;
-        size_t best = SIZE_MAX;
-        int known = 0;
-        for (size_t k = 0; k < amp_setting_count && !known; k++) {
-            const char *name = amp_settings[k].env;
-            if (!name)
-                continue;
-            size_t n = strlen(name);
-            if (n == len && strncmp(entry, name, len) == 0) {
-                known = 1;
-            } else if (len < 64 && n < 64) {
-                size_t d = edit_distance(entry, len, name, n);
-                if (d < best) {
-                    best = d;
-                    nearest = name;
-                }
-            }
-        }
-        if (known)
-            continue;
-        unknown++;
-        if (nearest && best <= 4)
-            amp_log(AMP_LOG_WARN, "%.*s: no such setting (did you mean %s?); ignored", (int)len,
-                    entry, nearest);
-        else
-            amp_log(AMP_LOG_WARN,
-                    "%.*s: no such setting (ampshim(7), ENVIRONMENT, lists them); ignored",
-                    (int)len, entry);
-    }
-    return unknown;
 }
 
 int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
@@ -782,7 +716,9 @@ int amp_config_load(struct amp_config *cfg, amp_getenv_fn getenv_fn)
         char err[512];
         int rc = amp_setting_parse_env(s, cfg, value, err, sizeof err);
         if (rc < 0) {
-            amp_log(AMP_LOG_WARN, "%s: %s; using %s", s->env, err, s->default_text);
+            char kept[64];
+            amp_setting_text(s, cfg, kept, sizeof kept);
+            amp_log(AMP_LOG_WARN, "%s: %s; using %s", s->env, err, kept);
             errors++;
         } else {
             errors += rc;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/threads.h"
@@ -134,8 +135,36 @@ void amp_settings_publish(struct amp_ctl_block *b, const struct amp_config *cfg)
 void amp_setting_text(const struct amp_setting *s, const struct amp_config *cfg, char *out,
                       size_t outlen)
 {
-    if (s->cfg_field == AMP_SETTING_NO_FIELD)
-        snprintf(out, outlen, "-");
-    else
+    if (s->text) {
+        s->text(cfg, out, outlen);
+    } else if (s->per_device[0]) {
+        char cpu[64], cuda[64];
+        amp_setting_text(amp_setting_by_ctl(s->per_device[AMP_DEVICE_CPU]), cfg, cpu, sizeof cpu);
+        amp_setting_text(amp_setting_by_ctl(s->per_device[AMP_DEVICE_CUDA]), cfg, cuda,
+                         sizeof cuda);
+        if (strcmp(cpu, cuda) == 0)
+            snprintf(out, outlen, "%s", cpu);
+        else
+            snprintf(out, outlen, "%s on CPU, %s on CUDA", cpu, cuda);
+    } else if (s->cfg_field != AMP_SETTING_NO_FIELD) {
         value_text(s, amp_live_load(cfg_word(s, cfg)), out, outlen);
+    } else {
+        snprintf(out, outlen, "%s", s->default_text ? s->default_text : "-");
+    }
+}
+
+void amp_setting_default_text(const struct amp_setting *s, char *out, size_t outlen)
+{
+    if (s->default_text) {
+        snprintf(out, outlen, "%s", s->default_text);
+        return;
+    }
+    struct amp_config *defaults = malloc(sizeof *defaults);
+    if (!defaults) {
+        snprintf(out, outlen, "-");
+        return;
+    }
+    amp_config_defaults(defaults);
+    amp_setting_text(s, defaults, out, outlen);
+    free(defaults);
 }

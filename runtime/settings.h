@@ -48,6 +48,10 @@ struct amp_setting {
     const char *env;    /* AMPSHIM_*, or NULL for a control-only name */
     const char *ctl;    /* its control name, or NULL for an environment-only one */
     const char *values; /* what it takes, in words */
+    /* The default, in words, only where no value says it: a setting whose
+     * value is a field or has a text handler below leaves this NULL, and
+     * its default's text is derived from amp_config_defaults
+     * (amp_setting_default_text), so a default is written once. */
     const char *default_text;
     uint8_t live; /* a write to ctl changes the running process */
     /* Where it lives: a 32-bit field of struct amp_config and an _Atomic
@@ -62,6 +66,9 @@ struct amp_setting {
     uint64_t limit;
     int64_t (*parse)(const char *text, char *err, size_t errlen);
     const char *const *names;
+    /* A setting with its own parser (parse_env): its value in cfg as the
+     * text that parser reads back (NULL: the field's, or default_text's). */
+    void (*text)(const struct amp_config *cfg, char *out, size_t outlen);
     /* A number's one word (NULL: none): the name of the value
      * AMP_SETTING_WORD_VALUE, which parse also takes ("auto"). */
     const char *word;
@@ -103,8 +110,15 @@ int amp_setting_parse_env(const struct amp_setting *s, struct amp_config *cfg, c
 void amp_settings_apply(const struct amp_ctl_block *b, struct amp_config *cfg);
 void amp_settings_publish(struct amp_ctl_block *b, const struct amp_config *cfg);
 
-/* The value of a live setting in cfg, as text. */
+/* A setting's value in cfg, as text: its text handler's, its field's, a
+ * group's from its per-device members ("bf16 on CPU, fp16 on CUDA" where
+ * they differ), else its default_text (or "-"). */
 void amp_setting_text(const struct amp_setting *s, const struct amp_config *cfg, char *out,
                       size_t outlen);
+
+/* Its default as text: default_text where the setting has one, else its
+ * value in amp_config_defaults'. What ampctl settings, the man page's table
+ * and docs/settings.md print. */
+void amp_setting_default_text(const struct amp_setting *s, char *out, size_t outlen);
 
 #endif

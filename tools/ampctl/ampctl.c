@@ -609,17 +609,19 @@ static int verb_settings(int argc, char **argv)
         const struct amp_setting *s = &amp_settings[i];
         const char *env = s->env ? s->env : "-", *ctl = s->ctl ? s->ctl : "-";
         const char *live = s->live ? "yes" : "no";
+        char def[96];
+        amp_setting_default_text(s, def, sizeof def);
         if (man)
             printf("%s\t%s%s\tT{\n%s\nT}\tT{\n%s\nT}\n", env, ctl, s->ctl && !s->live ? " (r)" : "",
-                   s->default_text, s->values);
+                   def, s->values);
         else if (json)
             printf("%s{\"variable\":%s%s%s,\"control\":%s%s%s,\"live\":%s,"
                    "\"default\":\"%s\",\"values\":\"%s\"}",
                    i ? "," : "", s->env ? "\"" : "", s->env ? s->env : "null", s->env ? "\"" : "",
                    s->ctl ? "\"" : "", s->ctl ? s->ctl : "null", s->ctl ? "\"" : "",
-                   s->live ? "true" : "false", s->default_text, s->values);
+                   s->live ? "true" : "false", def, s->values);
         else
-            printf("%-24s %-18s %-4s %-26s %s\n", env, ctl, live, s->default_text, s->values);
+            printf("%-24s %-18s %-4s %-26s %s\n", env, ctl, live, def, s->values);
     }
     if (man)
         printf(".TE\n");
