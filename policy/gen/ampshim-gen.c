@@ -56,6 +56,7 @@ int main(int argc, char **argv)
     read_bindings(argv[1], "bindings.txt", 0, 0);
     read_bindings(argv[1], "bindings_cuda.txt", 1, 1);
     read_bindings(argv[1], "bindings_onednn.txt", 1, 0);
+    build_hooks();
     write_header(argv[2]);
     write_tables(argv[3]);
     write_man(argv[4], argv[5]);

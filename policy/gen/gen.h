@@ -104,6 +104,21 @@ struct mangling {
 extern struct mangling manglings[32];
 extern int n_manglings;
 
+/* The hook list, built once (build_hooks) in its order: family by family,
+ * each routine's entry points (a CPU routine's under every mangling that
+ * applies, LAPACK's under the Fortran ones; an entry point named in full
+ * once). Every table of the header, the C file and the man page is printed
+ * from it. */
+enum { MAX_HOOKS = 4096 };
+struct hook {
+    int routine;
+    int mangling; /* index in manglings, or -1 for an entry point named in full */
+    char symbol[NAME_MAX_LEN * 3];
+};
+extern struct hook hooks[MAX_HOOKS];
+extern int n_hooks;
+void build_hooks(void);
+
 /* Every data file the generator read, for the build's depfile. */
 extern char read_paths[64][4096];
 extern int n_read_paths;

@@ -22,44 +22,51 @@ static void kind_macro(char *dst, int kind)
     upper(dst, *name ? name : "region");
 }
 
-/* The X(...) row of one entry point. */
-static void write_hook_row(FILE *f, const struct routine *rt, const char *sym, const char *form,
-                           const char *ints)
-{
-    char kind[NAME_MAX_LEN];
-    kind_macro(kind, rt->kind);
-    fprintf(f, " \\\n    X(%s, %s, %s, %s, %s, %s, %s)", sym, rt->name, kind, form, ints,
-            ops[rt->op], ops[rt->op_beta]);
-}
+struct hook hooks[MAX_HOOKS];
+int n_hooks;
 
-/* Every entry point of the routines that pass `take` (a family, a kind),
- * as rows of X. Returns how many. */
-static int write_hook_rows(FILE *f, int family, int kind)
+void build_hooks(void)
 {
-    int n = 0;
-    for (int r = 0; r < n_routines; r++) {
-        const struct routine *rt = &routines[r];
-        if (rt->family != family || (kind >= 0 && rt->kind != kind))
-            continue;
-        if (rt->ints) {
-            /* One entry point, named in full; FORM is the family, INTS I32/I64. */
-            char ints[8];
-            snprintf(ints, sizeof ints, "I%d", rt->ints);
-            write_hook_row(f, rt, rt->name, families[family].name, ints);
-            n++;
-            continue;
-        }
-        int lapack = strcmp(families[family].name, "LAPACK") == 0;
-        for (int i = 0; i < n_manglings; i++) {
-            if (lapack && !manglings[i].lapack)
+    for (int fam = 0; fam < n_families; fam++) {
+        int lapack = strcmp(families[fam].name, "LAPACK") == 0;
+        for (int r = 0; r < n_routines; r++) {
+            if (routines[r].family != fam)
                 continue;
-            char sym[NAME_MAX_LEN * 3];
-            mangle(sym, sizeof sym, &manglings[i], rt->name);
-            write_hook_row(f, rt, sym, manglings[i].form, manglings[i].ints);
-            n++;
+            for (int m = routines[r].ints ? -1 : 0; m < (routines[r].ints ? 0 : n_manglings); m++) {
+                if (m >= 0 && lapack && !manglings[m].lapack)
+                    continue;
+                if (n_hooks == MAX_HOOKS)
+                    die("more than %d hooks", MAX_HOOKS);
+                struct hook *h = &hooks[n_hooks++];
+                h->routine = r;
+                h->mangling = m;
+                if (m < 0)
+                    snprintf(h->symbol, sizeof h->symbol, "%.*s", NAME_MAX_LEN, routines[r].name);
+                else
+                    mangle(h->symbol, sizeof h->symbol, &manglings[m], routines[r].name);
+            }
         }
     }
-    return n;
+}
+
+/* The X(...) rows of the hooks of a family (and a kind, kind >= 0): X(symbol,
+ * routine, KIND, FORM, INTS, op, op_beta), FORM and INTS the mangling's, or
+ * the family and I32/I64 for an entry point named in full. */
+static void write_hook_rows(FILE *f, int family, int kind)
+{
+    for (int i = 0; i < n_hooks; i++) {
+        const struct hook *h = &hooks[i];
+        const struct routine *rt = &routines[h->routine];
+        if (rt->family != family || (kind >= 0 && rt->kind != kind))
+            continue;
+        char kname[NAME_MAX_LEN], ints[8];
+        kind_macro(kname, rt->kind);
+        snprintf(ints, sizeof ints, "I%d", rt->ints);
+        fprintf(f, " \\\n    X(%s, %s, %s, %s, %s, %s, %s)", h->symbol, rt->name, kname,
+                h->mangling < 0 ? families[family].name : manglings[h->mangling].form,
+                h->mangling < 0 ? ints : manglings[h->mangling].ints, ops[rt->op],
+                ops[rt->op_beta]);
+    }
 }
 
 /* One table of globs as an X-list: AMPSHIM_<NAME>_LIST(X), each row
@@ -124,7 +131,6 @@ void write_header(const char *path)
                 device_macros[list_files[i].device], category_macros[list_files[i].category]);
     /* One list per library family (shim/<device>/ expands its own), one per
      * family and kind, and the whole list as the families' concatenation. */
-    int n_hooks = 0;
     for (int fam = 0; fam < n_families; fam++) {
         fprintf(f,
                 "\n\n/* X(symbol, routine, KIND, FORM, INTS, op, op_beta) for the %s family.\n"
@@ -133,7 +139,7 @@ void write_header(const char *path)
                 " * the suffixed names), or I32/I64 for a CUDA entry point. */\n"
                 "#define AMPSHIM_HOOK_LIST_%s(X)",
                 families[fam].name, families[fam].name);
-        n_hooks += write_hook_rows(f, fam, -1);
+        write_hook_rows(f, fam, -1);
         for (int k = 0; k < N_KINDS; k++) {
             if (strcmp(kinds[k].family, families[fam].name) != 0)
                 continue;
@@ -147,8 +153,8 @@ void write_header(const char *path)
     for (int fam = 0; fam < n_families; fam++)
         fprintf(f, " AMPSHIM_HOOK_LIST_%s(X)", families[fam].name);
     int n_decided = 0;
-    for (int r = 0; r < n_routines; r++)
-        n_decided += kinds[routines[r].kind].decided;
+    for (int i = 0; i < n_hooks; i++)
+        n_decided += kinds[routines[hooks[i].routine].kind].decided;
     fprintf(f,
             "\n\n#define AMPSHIM_GENERATED_OP_COUNT %d\n#define AMPSHIM_GENERATED_HOOK_COUNT %d\n"
             "/* Of the hooks, those that are entry points (libampshim.so exports them);\n"
@@ -183,81 +189,47 @@ void write_tables(const char *path)
                         list_files[op_source[i][dev]].file);
         fprintf(f, "    },\n");
     }
-    /* Per hook, in the hook list's order (family by family): its family,
-     * its device, and its binding's own category (AMP_CAT_UNSET for the
-     * op's). */
-    static const char *const tables[] = {"amp_hook_family", "amp_hook_device",
-                                         "amp_hook_binding_category"};
-    for (int table = 0; table < 3; table++) {
-        fprintf(f, "};\n\nconst uint8_t %s[AMP_HOOK_COUNT] = {\n", tables[table]);
-        for (int fam = 0; fam < n_families; fam++)
-            for (int r = 0; r < n_routines; r++) {
-                if (routines[r].family != fam)
-                    continue;
-                int entries = routines[r].ints ? 1 : 0;
-                for (int i = 0; i < n_manglings && !routines[r].ints; i++)
-                    entries += strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack;
-                for (int i = 0; i < entries; i++) {
-                    if (table == 0)
-                        fprintf(f, "    AMP_FAMILY_%s,\n", families[fam].name);
-                    else if (table == 1)
-                        fprintf(f, "    AMP_DEVICE_%s,\n", device_macros[families[fam].device]);
-                    else
-                        fprintf(f, "    AMP_CAT_%s,\n",
-                                routines[r].binding_cat < 0
-                                    ? "UNSET"
-                                    : category_macros[routines[r].binding_cat]);
-                }
+    /* Per hook, in the hook list's order: its family, its device, its
+     * binding's own category (AMP_CAT_UNSET for the op's), the file that
+     * defines its hook (kinds.txt), whether its form is CBLAS, and the
+     * isamax of the same mangling through which the resolver probes a
+     * library's integer width (NULL where the width is known: I64 names,
+     * entry points named in full). */
+    enum { FAMILY, DEVICE, BINDING, FILE_, CBLAS, PROBE, N_TABLES };
+    static const char *const tables[N_TABLES] = {
+        "const uint8_t amp_hook_family",           "const uint8_t amp_hook_device",
+        "const uint8_t amp_hook_binding_category", "const char *const amp_hook_file",
+        "const uint8_t amp_hook_form_is_cblas",    "const char *const amp_hook_width_probe"};
+    for (int table = 0; table < N_TABLES; table++) {
+        fprintf(f, "};\n\n%s[AMP_HOOK_COUNT] = {\n", tables[table]);
+        for (int i = 0; i < n_hooks; i++) {
+            const struct routine *rt = &routines[hooks[i].routine];
+            const struct mangling *m = hooks[i].mangling < 0 ? NULL : &manglings[hooks[i].mangling];
+            char probe[NAME_MAX_LEN * 3] = "";
+            if (m && strcmp(m->ints, "LP") == 0)
+                mangle(probe, sizeof probe, m, "isamax");
+            switch (table) {
+            case FAMILY:
+                fprintf(f, "    AMP_FAMILY_%s,\n", families[rt->family].name);
+                break;
+            case DEVICE:
+                fprintf(f, "    AMP_DEVICE_%s,\n", device_macros[families[rt->family].device]);
+                break;
+            case BINDING:
+                fprintf(f, "    AMP_CAT_%s,\n",
+                        rt->binding_cat < 0 ? "UNSET" : category_macros[rt->binding_cat]);
+                break;
+            case FILE_:
+                fprintf(f, "    \"%s\",\n", kinds[rt->kind].file);
+                break;
+            case CBLAS:
+                fprintf(f, "    %d,\n", m && strcmp(m->form, "CBLAS") == 0);
+                break;
+            default:
+                fprintf(f, probe[0] ? "    \"%s\",\n" : "    NULL,\n", probe);
             }
+        }
     }
-    /* And the file that defines its hook (kinds.txt). */
-    fprintf(f, "};\n\nconst char *const amp_hook_file[AMP_HOOK_COUNT] = {\n");
-    for (int fam = 0; fam < n_families; fam++)
-        for (int r = 0; r < n_routines; r++) {
-            if (routines[r].family != fam)
-                continue;
-            int entries = routines[r].ints ? 1 : 0;
-            for (int i = 0; i < n_manglings && !routines[r].ints; i++)
-                entries += strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack;
-            for (int i = 0; i < entries; i++)
-                fprintf(f, "    \"%s\",\n", kinds[routines[r].kind].file);
-        }
-    fprintf(f, "};\n\nconst uint8_t amp_hook_form_is_cblas[AMP_HOOK_COUNT] = {\n");
-    for (int fam = 0; fam < n_families; fam++)
-        for (int r = 0; r < n_routines; r++) {
-            if (routines[r].family != fam)
-                continue;
-            if (routines[r].ints) {
-                fprintf(f, "    0,\n");
-                continue;
-            }
-            for (int i = 0; i < n_manglings; i++)
-                if (strcmp(families[fam].name, "LAPACK") != 0 || manglings[i].lapack)
-                    fprintf(f, "    %d,\n", strcmp(manglings[i].form, "CBLAS") == 0);
-        }
-    /* Per hook: the isamax of the same mangling and form, through which the
-     * resolver probes a library's integer width (NULL where the width is
-     * known: I64 names and CUDA). */
-    fprintf(f, "};\n\nconst char *const amp_hook_width_probe[AMP_HOOK_COUNT] = {\n");
-    for (int fam = 0; fam < n_families; fam++)
-        for (int r = 0; r < n_routines; r++) {
-            if (routines[r].family != fam)
-                continue;
-            if (routines[r].ints) {
-                fprintf(f, "    NULL,\n");
-                continue;
-            }
-            for (int i = 0; i < n_manglings; i++) {
-                if (strcmp(families[fam].name, "LAPACK") == 0 && !manglings[i].lapack)
-                    continue;
-                char probe[NAME_MAX_LEN * 3];
-                mangle(probe, sizeof probe, &manglings[i], "isamax");
-                if (strcmp(manglings[i].ints, "LP") == 0)
-                    fprintf(f, "    \"%s\",\n", probe);
-                else
-                    fprintf(f, "    NULL,\n");
-            }
-        }
     fprintf(f, "};\n");
     fclose(f);
 }
