@@ -25,14 +25,21 @@
 #include "shim/resolve.h"
 
 /* cuDNN's transform (shim/cuda/cuda_helpers.h: the program's cuDNN, else
- * AMP_CUDNN_SONAME opened) and a cuDNN handle of the shim's own per thread. */
-static struct amp_cudnn_transform_helpers f;
+ * AMP_CUDNN_SONAME opened) and a cuDNN handle of the shim's own per thread:
+ * the handle's part of the list and the tensor functions. */
+static struct amp_cudnn_helpers f;
+static const size_t needed[] = {
+    AMP_CUDNN_HANDLE_HELPERS(AMP_CUDNN_OFFSET) offsetof(struct amp_cudnn_helpers, create_tensor),
+    offsetof(struct amp_cudnn_helpers, set_tensor), offsetof(struct amp_cudnn_helpers, transform),
+    offsetof(struct amp_cudnn_helpers, destroy_tensor)};
 static int complete;
 static struct amp_cuda_own_handle own;
 
 static void resolve(void)
 {
-    complete = amp_helpers_resolve(&amp_cudnn_transform_helper_list, &f, NULL);
+    complete =
+        amp_helpers_resolve(&amp_cudnn_helper_list, &f, NULL) ||
+        amp_helpers_complete(&amp_cudnn_helper_list, &f, needed, sizeof needed / sizeof *needed);
     own = (struct amp_cuda_own_handle){
         .create = f.create, .destroy = f.destroy, .set_stream = f.set_stream};
     complete = complete && amp_cuda_own_handle_init(&own);

@@ -22,8 +22,8 @@ AMP_HELPER_LIST(, amp_cublaslt_helper_list, "cuBLASLt", NULL, struct amp_cublasl
                 AMP_CUBLASLT_HELPERS);
 AMP_HELPER_LIST(, amp_cudart_helper_list, "CUDA runtime", cudart_sonames, struct amp_cudart_helpers,
                 AMP_CUDART_HELPERS);
-AMP_HELPER_LIST(, amp_cudnn_transform_helper_list, "cuDNN", cudnn_sonames,
-                struct amp_cudnn_transform_helpers, AMP_CUDNN_TRANSFORM_HELPERS);
+AMP_HELPER_LIST(, amp_cudnn_helper_list, "cuDNN", cudnn_sonames, struct amp_cudnn_helpers,
+                AMP_CUDNN_HELPERS);
 
 /* The i-th helper's place in a table: its i-th function pointer. */
 static void **slot(void *table, size_t i)

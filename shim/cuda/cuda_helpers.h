@@ -9,6 +9,7 @@
 #define AMPSHIM_CUDA_HELPERS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* cuBLAS: handle queries, the audit's own handle, the level-3 rebuilds. */
 #define AMP_CUBLAS_HELPERS(X)                                                                      \
@@ -68,21 +69,78 @@
     X(memcpy_async, cudaMemcpyAsync, int, void *, const void *, size_t, int, void *)               \
     X(exchange_capture_mode, cudaThreadExchangeStreamCaptureMode, int, int *)
 
-/* cuDNN's tensor transform, for AMPSHIM_CUDA_FP16=explicit, which opens
- * cuDNN itself when the program has not (the cuDNN hooks' own functions:
- * AMP_DNN_FUNCTIONS in shim/cudnn/cudnn_scope.h, the same resolver). */
+/* cuDNN: every function of it the shim calls on its own account, one list
+ * in three parts by who needs them, each checking only its own part
+ * (amp_helpers_complete with AMP_CUDNN_OFFSET's offsets): the legacy hooks'
+ * descriptors, workspaces and conversions (shim/cudnn), the graph API's
+ * substitution (shim/cudnn_graph: its part and get_stream), and a handle of
+ * the shim's own for AMPSHIM_CUDA_FP16=explicit's conversions
+ * (shim/cublas/cublas_fp16.c: its part and the tensor functions), which
+ * opens AMP_CUDNN_SONAME when the program has no cuDNN loaded. */
 #define AMP_CUDNN_SONAME "libcudnn.so.9"
-/* CUPTI, for AMPSHIM_CUDA_TIMING=cupti (its list: shim/cuda/cuda_cupti.c). */
-#define AMP_CUPTI_SONAME "libcupti.so.13"
-#define AMP_CUDNN_TRANSFORM_HELPERS(X)                                                             \
-    X(create, cudnnCreate, int, void **)                                                           \
-    X(destroy, cudnnDestroy, int, void *)                                                          \
-    X(set_stream, cudnnSetStream, int, void *, void *)                                             \
-    X(create_tensor, cudnnCreateTensorDescriptor, int, void **)                                    \
+#define AMP_CUDNN_LEGACY_HELPERS(X)                                                                \
+    X(get_tensor, cudnnGetTensorNdDescriptor, int, void *, int, int *, int *, int *, int *)        \
     X(set_tensor, cudnnSetTensorNdDescriptor, int, void *, int, int, const int *, const int *)     \
+    X(create_tensor, cudnnCreateTensorDescriptor, int, void **)                                    \
+    X(destroy_tensor, cudnnDestroyTensorDescriptor, int, void *)                                   \
+    X(get_filter, cudnnGetFilterNdDescriptor, int, void *, int, int *, int *, int *, int *)        \
+    X(set_filter, cudnnSetFilterNdDescriptor, int, void *, int, int, int, const int *)             \
+    X(create_filter, cudnnCreateFilterDescriptor, int, void **)                                    \
+    X(destroy_filter, cudnnDestroyFilterDescriptor, int, void *)                                   \
+    X(get_conv, cudnnGetConvolutionNdDescriptor, int, void *, int, int *, int *, int *, int *,     \
+      int *, int *)                                                                                \
+    X(get_math, cudnnGetConvolutionMathType, int, void *, int *)                                   \
+    X(set_math, cudnnSetConvolutionMathType, int, void *, int)                                     \
+    X(create_conv, cudnnCreateConvolutionDescriptor, int, void **)                                 \
+    X(destroy_conv, cudnnDestroyConvolutionDescriptor, int, void *)                                \
+    X(set_conv, cudnnSetConvolutionNdDescriptor, int, void *, int, const int *, const int *,       \
+      const int *, int, int)                                                                       \
+    X(get_groups, cudnnGetConvolutionGroupCount, int, void *, int *)                               \
+    X(set_groups, cudnnSetConvolutionGroupCount, int, void *, int)                                 \
+    X(get_reorder, cudnnGetConvolutionReorderType, int, void *, int *)                             \
+    X(set_reorder, cudnnSetConvolutionReorderType, int, void *, int)                               \
+    X(create_reduce, cudnnCreateReduceTensorDescriptor, int, void **)                              \
+    X(destroy_reduce, cudnnDestroyReduceTensorDescriptor, int, void *)                             \
+    X(get_stream, cudnnGetStream, int, void *, void **)                                            \
     X(transform, cudnnTransformTensor, int, void *, const void *, void *, const void *,            \
       const void *, void *, void *)                                                                \
-    X(destroy_tensor, cudnnDestroyTensorDescriptor, int, void *)
+    X(ws_fwd, cudnnGetConvolutionForwardWorkspaceSize, int, void *, void *, void *, void *,        \
+      void *, int, size_t *)                                                                       \
+    X(ws_bwd_data, cudnnGetConvolutionBackwardDataWorkspaceSize, int, void *, void *, void *,      \
+      void *, void *, int, size_t *)                                                               \
+    X(ws_bwd_filter, cudnnGetConvolutionBackwardFilterWorkspaceSize, int, void *, void *, void *,  \
+      void *, void *, int, size_t *)                                                               \
+    X(get_reduce, cudnnGetReduceTensorDescriptor, int, void *, int *, int *, int *, int *, int *)  \
+    X(set_reduce, cudnnSetReduceTensorDescriptor, int, void *, int, int, int, int, int)            \
+    X(ws_reduce, cudnnGetReductionWorkspaceSize, int, void *, void *, void *, void *, size_t *)    \
+    X(get_rnn, cudnnGetRNNDescriptor_v8, int, void *, int *, int *, int *, int *, int *, int *,    \
+      int *, int *, int32_t *, int32_t *, int32_t *, int32_t *, void **, uint32_t *)               \
+    X(set_rnn, cudnnSetRNNDescriptor_v8, int, void *, int, int, int, int, int, int, int, int,      \
+      int32_t, int32_t, int32_t, int32_t, void *, uint32_t)                                        \
+    X(ws_rnn, cudnnGetRNNTempSpaceSizes, int, void *, void *, int, void *, size_t *, size_t *)     \
+    X(create_rnn, cudnnCreateRNNDescriptor, int, void **)                                          \
+    X(destroy_rnn, cudnnDestroyRNNDescriptor, int, void *)                                         \
+    X(get_clip, cudnnRNNGetClip_v8, int, void *, int *, int *, double *, double *)                 \
+    X(get_rnn_data, cudnnGetRNNDataDescriptor, int, void *, int *, int *, int *, int *, int *,     \
+      int, int *, void *)                                                                          \
+    X(set_clip, cudnnRNNSetClip_v8, int, void *, int, int, double, double)                         \
+    X(ws_norm_train, cudnnGetNormalizationForwardTrainingWorkspaceSize, int, void *, int, int,     \
+      int, void *, void *, void *, void *, void *, void *, size_t *, int)
+#define AMP_CUDNN_GRAPH_HELPERS(X)                                                                 \
+    X(backend_create, cudnnBackendCreateDescriptor, int, int, void **)                             \
+    X(backend_destroy, cudnnBackendDestroyDescriptor, int, void *)                                 \
+    X(backend_set, cudnnBackendSetAttribute, int, void *, int, int, int64_t, const void *)         \
+    X(backend_get, cudnnBackendGetAttribute, int, void *, int, int, int64_t, int64_t *, void *)    \
+    X(backend_finalize, cudnnBackendFinalize, int, void *)                                         \
+    X(backend_execute, cudnnBackendExecute, int, void *, void *, void *)
+#define AMP_CUDNN_HANDLE_HELPERS(X)                                                                \
+    X(create, cudnnCreate, int, void **)                                                           \
+    X(destroy, cudnnDestroy, int, void *)                                                          \
+    X(set_stream, cudnnSetStream, int, void *, void *)
+#define AMP_CUDNN_HELPERS(X)                                                                       \
+    AMP_CUDNN_LEGACY_HELPERS(X) AMP_CUDNN_GRAPH_HELPERS(X) AMP_CUDNN_HANDLE_HELPERS(X)
+/* CUPTI, for AMPSHIM_CUDA_TIMING=cupti (its list: shim/cuda/cuda_cupti.c). */
+#define AMP_CUPTI_SONAME "libcupti.so.13"
 
 /* The table of a list: one function pointer per helper. */
 #define AMP_HELPER_MEMBER(member, symbol, ret, ...) ret (*member)(__VA_ARGS__);
@@ -95,9 +153,11 @@ struct amp_cublaslt_helpers {
 struct amp_cudart_helpers {
     AMP_CUDART_HELPERS(AMP_HELPER_MEMBER)
 };
-struct amp_cudnn_transform_helpers {
-    AMP_CUDNN_TRANSFORM_HELPERS(AMP_HELPER_MEMBER)
+struct amp_cudnn_helpers {
+    AMP_CUDNN_HELPERS(AMP_HELPER_MEMBER)
 };
+/* A cuDNN helper's offset in its table, for the parts' needed lists. */
+#define AMP_CUDNN_OFFSET(member, ...) offsetof(struct amp_cudnn_helpers, member),
 
 /* A list's names, in the order of its table's function pointers
  * (AMP_HELPER_LIST makes one). */
@@ -158,6 +218,6 @@ const struct amp_cublas_helpers *amp_cublas_helpers(const void *real);
 const struct amp_cudart_helpers *amp_cudart_helpers(void);
 
 extern const struct amp_helper_list amp_cublas_helper_list, amp_cublaslt_helper_list,
-    amp_cudart_helper_list, amp_cudnn_transform_helper_list;
+    amp_cudart_helper_list, amp_cudnn_helper_list;
 
 #endif

@@ -51,8 +51,8 @@ static int conv_call(conv_fn real, const struct conv_args *a)
                 a->beta, a->dout, a->pout);
 }
 
-static int conv_workspace(const struct amp_dnn *f, enum conv_kind kind, const struct conv_args *a,
-                          size_t *bytes)
+static int conv_workspace(const struct amp_cudnn_helpers *f, enum conv_kind kind,
+                          const struct conv_args *a, size_t *bytes)
 {
     int (*query)(void *, void *, void *, void *, void *, int, size_t *) =
         kind == CONV_FWD        ? f->ws_fwd
@@ -72,8 +72,8 @@ static int conv_ensure_workspace(struct amp_dnn_scope *s, enum conv_kind kind, s
 
 /* Whether a convolution is all fp32 with a math type the program left to
  * cuDNN (default or tensor-op); *math is that math type. */
-static int conv_plain_fp32(const struct amp_dnn *f, enum conv_kind kind, const struct conv_args *a,
-                           struct amp_dnn_view v[3], int *math)
+static int conv_plain_fp32(const struct amp_cudnn_helpers *f, enum conv_kind kind,
+                           const struct conv_args *a, struct amp_dnn_view v[3], int *math)
 {
     int pad[AMP_CUDNN_DIM_MAX], stride[AMP_CUDNN_DIM_MAX], dilation[AMP_CUDNN_DIM_MAX];
     int len, mode, compute = -1;
@@ -109,7 +109,7 @@ static double conv_madds(enum conv_kind kind, const struct amp_dnn_view v[3])
  * by the scope; NULL if it cannot be made. */
 static void *conv_private(struct amp_dnn_scope *s, void *conv, int math)
 {
-    const struct amp_dnn *f = s->f;
+    const struct amp_cudnn_helpers *f = s->f;
     int pad[AMP_CUDNN_DIM_MAX], stride[AMP_CUDNN_DIM_MAX], dilation[AMP_CUDNN_DIM_MAX];
     int len, mode, compute, groups, reorder;
     if (f->get_conv(conv, AMP_CUDNN_DIM_MAX - 2, &len, pad, stride, dilation, &mode, &compute) !=
@@ -158,7 +158,7 @@ static int conv_hook(enum conv_kind kind, enum amp_hook_id hook, conv_fn real, s
     struct amp_thread *t = amp_thread_enter();
     if (!t)
         return conv_call(real, &a);
-    const struct amp_dnn *f = amp_dnn((const void *)real);
+    const struct amp_cudnn_helpers *f = amp_dnn((const void *)real);
     struct amp_dnn_view v[3];
     int math = -1, dtype = -1, status = -1;
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;
@@ -189,7 +189,7 @@ __attribute__((noinline)) static int conv_timed(enum conv_kind kind, enum amp_ho
                                                 conv_fn real, struct conv_args a)
 {
     struct amp_thread *t = amp_thread_enter();
-    const struct amp_dnn *f = t ? amp_dnn((const void *)real) : NULL;
+    const struct amp_cudnn_helpers *f = t ? amp_dnn((const void *)real) : NULL;
     struct amp_cuda_timed tm = {.pair = -1};
     void *stream = NULL;
     if (f && f->get_stream(a.h, &stream) == AMP_DNN_OK)
@@ -259,7 +259,7 @@ static int conv_bias_act(enum amp_hook_id hook, conv_bias_act_fn real, void *h, 
     if (!t)
         return real(h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, alpha2, zd, z, bd, bias, act,
                     yd, y);
-    const struct amp_dnn *f = amp_dnn((const void *)real);
+    const struct amp_cudnn_helpers *f = amp_dnn((const void *)real);
     struct conv_args a = {h, alpha1, xd, x, wd, w, conv, algo, ws, ws_bytes, NULL, yd, y};
     struct amp_dnn_view v[3];
     int math = -1, dtype = -1, status = -1;

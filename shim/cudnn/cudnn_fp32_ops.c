@@ -18,7 +18,7 @@
 struct fp32_call {
     struct amp_thread *t;
     enum amp_hook_id hook;
-    const struct amp_dnn *f;
+    const struct amp_cudnn_helpers *f;
     int want, half;
 };
 
@@ -179,8 +179,8 @@ int AMP_C_ENTRY(cudnnNormalizationForwardInference)(void *h, int mode, int ops, 
  * read): x and z in fp32, y into fp32 scratch, with the workspace cuDNN
  * wants for the fp32 descriptors. The running and saved statistics are fp32
  * already and are written as they are. With an activation, as made. */
-static int norm_train_fp32(const struct amp_dnn *f, struct amp_dnn_upcast *u, void *h, int mode,
-                           int ops, int algo, void *sbd, void *act, void *mvd, void **ws,
+static int norm_train_fp32(const struct amp_cudnn_helpers *f, struct amp_dnn_upcast *u, void *h,
+                           int mode, int ops, int algo, void *sbd, void *act, void *mvd, void **ws,
                            size_t *ws_bytes, int groups)
 {
     size_t need = 0;
@@ -251,8 +251,8 @@ int AMP_C_ENTRY(cudnnNormalizationForwardTraining)(
  * private reduction descriptor (owned by the scope) with an fp32 compute
  * type and the program's other settings, more workspace if cuDNN then wants
  * it: *rd is replaced by it. */
-static int reduce_fp32(const struct amp_dnn *f, void *h, void **rd, void *ad, void *cd, void **ws,
-                       size_t *ws_bytes, struct amp_dnn_upcast *u)
+static int reduce_fp32(const struct amp_cudnn_helpers *f, void *h, void **rd, void *ad, void *cd,
+                       void **ws, size_t *ws_bytes, struct amp_dnn_upcast *u)
 {
     int op, comp, nan, indices, index_type;
     size_t need = 0;

@@ -23,7 +23,7 @@ struct rnn_config {
     uint32_t aux;
 };
 
-static int rnn_get(const struct amp_dnn *f, void *rd, struct rnn_config *c)
+static int rnn_get(const struct amp_cudnn_helpers *f, void *rd, struct rnn_config *c)
 {
     return f->get_rnn(rd, &c->algo, &c->cell, &c->bias, &c->dir, &c->input, &c->data, &c->prec,
                       &c->math, &c->input_size, &c->hidden, &c->proj, &c->layers, &c->dropout,
@@ -33,7 +33,7 @@ static int rnn_get(const struct amp_dnn *f, void *rd, struct rnn_config *c)
 /* The multiply-adds of an inference pass, for the size rule: each fp32
  * weight (biases too, a few in a thousand) once per token of the batch. 0
  * when cuDNN does not describe x (the call is then small). */
-static double rnn_madds(const struct amp_dnn *f, void *xd, size_t weight_bytes)
+static double rnn_madds(const struct amp_cudnn_helpers *f, void *xd, size_t weight_bytes)
 {
     int type, layout, max_len = 0, batch = 0, vector, length;
     if (f->get_rnn_data(xd, &type, &layout, &max_len, &batch, &vector, 0, &length, NULL) !=
@@ -46,7 +46,7 @@ static double rnn_madds(const struct amp_dnn *f, void *xd, size_t weight_bytes)
  * type `math`, and its clip; NULL if cuDNN refuses any of it. */
 static void *rnn_private(struct amp_dnn_scope *s, void *rd, const struct rnn_config *c, int math)
 {
-    const struct amp_dnn *f = s->f;
+    const struct amp_cudnn_helpers *f = s->f;
     int clip_mode, clip_nan;
     double lclip, rclip;
     void *priv = amp_dnn_scope_own(s, f->create_rnn, f->destroy_rnn);
@@ -74,7 +74,7 @@ static int rnn_fwd(enum amp_hook_id hook, rnn_fwd_fn real, void *h, void *rd, in
     if (!t)
         return real(h, rd, mode, lengths, xd, x, yd, y, hd, hx, hy, cd, cx, cy, weight_bytes,
                     weights, ws_bytes, ws, reserve_bytes, reserve);
-    const struct amp_dnn *f = amp_dnn((const void *)real);
+    const struct amp_cudnn_helpers *f = amp_dnn((const void *)real);
     struct rnn_config c;
     int dtype = -1, status = -1;
     enum amp_ctl_counter outcome = AMP_CTL_PASSTHROUGH;

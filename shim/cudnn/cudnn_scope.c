@@ -6,28 +6,28 @@
 #include "shim/cuda/cuda_helpers.h"
 #include "shim/resolve.h"
 
-/* The cuDNN hooks' functions: the loaded cuDNN's (shim/cuda/cuda_helpers.h's
- * resolver, AMP_DNN_FUNCTIONS's list). */
-AMP_HELPER_LIST(static, list, "cuDNN", NULL, struct amp_dnn, AMP_DNN_FUNCTIONS);
+/* The part of cuDNN's helpers the hooks call (shim/cuda/cuda_helpers.h). */
+static const size_t needed[] = {AMP_CUDNN_LEGACY_HELPERS(AMP_CUDNN_OFFSET)};
 
 __thread const void *amp_dnn_last_real __attribute__((tls_model("initial-exec")));
-__thread const struct amp_dnn *amp_dnn_last __attribute__((tls_model("initial-exec")));
+__thread const struct amp_cudnn_helpers *amp_dnn_last __attribute__((tls_model("initial-exec")));
 
-const struct amp_dnn *amp_dnn_of(const void *real)
+const struct amp_cudnn_helpers *amp_dnn_of(const void *real)
 {
     int complete = 0;
-    const struct amp_dnn *f = amp_helpers_of(&list, sizeof *f, real, &complete);
-    if (!f || !complete) {
-        if (f)
-            amp_helpers_complete(&list, f, NULL, 0); /* says which, once */
+    const struct amp_cudnn_helpers *f =
+        amp_helpers_of(&amp_cudnn_helper_list, sizeof *f, real, &complete);
+    /* says which is missing, once */
+    if (!f || (!complete && !amp_helpers_complete(&amp_cudnn_helper_list, f, needed,
+                                                  sizeof needed / sizeof *needed)))
         return NULL;
-    }
     amp_dnn_last_real = real;
     amp_dnn_last = f;
     return f;
 }
 
-int amp_dnn_describe(const struct amp_dnn *f, void *desc, int filter, struct amp_dnn_view *v)
+int amp_dnn_describe(const struct amp_cudnn_helpers *f, void *desc, int filter,
+                     struct amp_dnn_view *v)
 {
     v->filter = filter;
     v->format = AMP_CUDNN_TENSOR_NCHW;
@@ -80,7 +80,7 @@ size_t amp_dnn_span(const struct amp_dnn_view *v)
     return n;
 }
 
-void amp_dnn_scope_begin(struct amp_dnn_scope *s, const struct amp_dnn *f, void *handle)
+void amp_dnn_scope_begin(struct amp_dnn_scope *s, const struct amp_cudnn_helpers *f, void *handle)
 {
     *s = (struct amp_dnn_scope){.f = f, .handle = handle};
     if (f->get_stream(handle, &s->mem.stream) != AMP_DNN_OK)
@@ -199,7 +199,7 @@ int amp_dnn_scope_blend(struct amp_dnn_scope *s, const struct amp_dnn_view *v, c
 
 /* Whether any of the tensors is half or bf16 (and all are half, bf16 or
  * fp32): the calls worth converting. */
-int amp_dnn_any_half(const struct amp_dnn *f, int n, void *const *descs)
+int amp_dnn_any_half(const struct amp_cudnn_helpers *f, int n, void *const *descs)
 {
     int half = 0;
     for (int i = 0; i < n; i++) {
@@ -213,8 +213,8 @@ int amp_dnn_any_half(const struct amp_dnn *f, int n, void *const *descs)
     return half;
 }
 
-int amp_dnn_upcast_begin(struct amp_dnn_upcast *u, const struct amp_dnn *f, void *handle, int n_in,
-                         void *const *descs, const void *const *ptrs, void *out_desc)
+int amp_dnn_upcast_begin(struct amp_dnn_upcast *u, const struct amp_cudnn_helpers *f, void *handle,
+                         int n_in, void *const *descs, const void *const *ptrs, void *out_desc)
 {
     const int fp32 = AMP_CUDNN_DATA_FLOAT;
     void *alias;

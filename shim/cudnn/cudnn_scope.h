@@ -11,74 +11,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shim/cuda/cuda_helpers.h"
 #include "shim/cuda/cuda_scratch.h"
 #include "shim/cudnn/cudnn_abi.h"
 
-/* The cuDNN functions the hooks call besides the hooked ones. */
-#define AMP_DNN_FUNCTIONS(X)                                                                       \
-    X(get_tensor, cudnnGetTensorNdDescriptor, void *, int, int *, int *, int *, int *)             \
-    X(set_tensor, cudnnSetTensorNdDescriptor, void *, int, int, const int *, const int *)          \
-    X(create_tensor, cudnnCreateTensorDescriptor, void **)                                         \
-    X(destroy_tensor, cudnnDestroyTensorDescriptor, void *)                                        \
-    X(get_filter, cudnnGetFilterNdDescriptor, void *, int, int *, int *, int *, int *)             \
-    X(set_filter, cudnnSetFilterNdDescriptor, void *, int, int, int, const int *)                  \
-    X(create_filter, cudnnCreateFilterDescriptor, void **)                                         \
-    X(destroy_filter, cudnnDestroyFilterDescriptor, void *)                                        \
-    X(get_conv, cudnnGetConvolutionNdDescriptor, void *, int, int *, int *, int *, int *, int *,   \
-      int *)                                                                                       \
-    X(get_math, cudnnGetConvolutionMathType, void *, int *)                                        \
-    X(set_math, cudnnSetConvolutionMathType, void *, int)                                          \
-    X(create_conv, cudnnCreateConvolutionDescriptor, void **)                                      \
-    X(destroy_conv, cudnnDestroyConvolutionDescriptor, void *)                                     \
-    X(set_conv, cudnnSetConvolutionNdDescriptor, void *, int, const int *, const int *,            \
-      const int *, int, int)                                                                       \
-    X(get_groups, cudnnGetConvolutionGroupCount, void *, int *)                                    \
-    X(set_groups, cudnnSetConvolutionGroupCount, void *, int)                                      \
-    X(get_reorder, cudnnGetConvolutionReorderType, void *, int *)                                  \
-    X(set_reorder, cudnnSetConvolutionReorderType, void *, int)                                    \
-    X(create_reduce, cudnnCreateReduceTensorDescriptor, void **)                                   \
-    X(destroy_reduce, cudnnDestroyReduceTensorDescriptor, void *)                                  \
-    X(get_stream, cudnnGetStream, void *, void **)                                                 \
-    X(transform, cudnnTransformTensor, void *, const void *, void *, const void *, const void *,   \
-      void *, void *)                                                                              \
-    X(ws_fwd, cudnnGetConvolutionForwardWorkspaceSize, void *, void *, void *, void *, void *,     \
-      int, size_t *)                                                                               \
-    X(ws_bwd_data, cudnnGetConvolutionBackwardDataWorkspaceSize, void *, void *, void *, void *,   \
-      void *, int, size_t *)                                                                       \
-    X(ws_bwd_filter, cudnnGetConvolutionBackwardFilterWorkspaceSize, void *, void *, void *,       \
-      void *, void *, int, size_t *)                                                               \
-    X(get_reduce, cudnnGetReduceTensorDescriptor, void *, int *, int *, int *, int *, int *)       \
-    X(set_reduce, cudnnSetReduceTensorDescriptor, void *, int, int, int, int, int)                 \
-    X(ws_reduce, cudnnGetReductionWorkspaceSize, void *, void *, void *, void *, size_t *)         \
-    X(get_rnn, cudnnGetRNNDescriptor_v8, void *, int *, int *, int *, int *, int *, int *, int *,  \
-      int *, int32_t *, int32_t *, int32_t *, int32_t *, void **, uint32_t *)                      \
-    X(set_rnn, cudnnSetRNNDescriptor_v8, void *, int, int, int, int, int, int, int, int, int32_t,  \
-      int32_t, int32_t, int32_t, void *, uint32_t)                                                 \
-    X(ws_rnn, cudnnGetRNNTempSpaceSizes, void *, void *, int, void *, size_t *, size_t *)          \
-    X(create_rnn, cudnnCreateRNNDescriptor, void **)                                               \
-    X(destroy_rnn, cudnnDestroyRNNDescriptor, void *)                                              \
-    X(get_clip, cudnnRNNGetClip_v8, void *, int *, int *, double *, double *)                      \
-    X(get_rnn_data, cudnnGetRNNDataDescriptor, void *, int *, int *, int *, int *, int *, int,     \
-      int *, void *)                                                                               \
-    X(set_clip, cudnnRNNSetClip_v8, void *, int, int, double, double)                              \
-    X(ws_norm_train, cudnnGetNormalizationForwardTrainingWorkspaceSize, void *, int, int, int,     \
-      void *, void *, void *, void *, void *, void *, size_t *, int)
-
-struct amp_dnn {
-#define AMP_X_MEMBER(member, name, ...) int (*member)(__VA_ARGS__);
-    AMP_DNN_FUNCTIONS(AMP_X_MEMBER)
-#undef AMP_X_MEMBER
-};
-
-/* The functions of the cuDNN that defines `real` (a hook's real function),
- * or NULL if it lacks any of them: resolved at the first call for that
- * object and kept (shim/cuda/cuda_helpers.h), so two cuDNN objects in one
- * process each get their own; the thread's last answer is kept in front. */
-const struct amp_dnn *amp_dnn_of(const void *real);
+/* The cuDNN functions of the object that defines `real` (a hook's real
+ * function; shim/cuda/cuda_helpers.h's one list), or NULL if it lacks any
+ * the hooks call (AMP_CUDNN_LEGACY_HELPERS): resolved at the first call for
+ * that object and kept, so two cuDNN objects in one process each get their
+ * own; the thread's last answer is kept in front. */
+const struct amp_cudnn_helpers *amp_dnn_of(const void *real);
 extern __thread const void *amp_dnn_last_real __attribute__((tls_model("initial-exec")));
-extern __thread const struct amp_dnn *amp_dnn_last __attribute__((tls_model("initial-exec")));
+extern __thread const struct amp_cudnn_helpers *amp_dnn_last
+    __attribute__((tls_model("initial-exec")));
 
-static inline const struct amp_dnn *amp_dnn(const void *real)
+static inline const struct amp_cudnn_helpers *amp_dnn(const void *real)
 {
     if (__builtin_expect(real == amp_dnn_last_real && amp_dnn_last != NULL, 1))
         return amp_dnn_last;
@@ -95,7 +42,7 @@ struct amp_dnn_view {
 /* What one hook call creates on the side: descriptors and device scratch,
  * all released by scope_end (scratch on the call's stream). */
 struct amp_dnn_scope {
-    const struct amp_dnn *f;
+    const struct amp_cudnn_helpers *f;
     void *handle;
     struct amp_cuda_scratch mem;
     int failed, n_tensor, n_filter, n_owned;
@@ -122,7 +69,8 @@ struct amp_dnn_upcast {
 
 extern const float amp_dnn_one, amp_dnn_zero;
 
-int amp_dnn_describe(const struct amp_dnn *f, void *desc, int filter, struct amp_dnn_view *v);
+int amp_dnn_describe(const struct amp_cudnn_helpers *f, void *desc, int filter,
+                     struct amp_dnn_view *v);
 
 int amp_dnn_is_half(int type);
 
@@ -131,7 +79,7 @@ size_t amp_dnn_type_bytes(int type);
 /* Elements from the first to the last one the view addresses; 0 if empty. */
 size_t amp_dnn_span(const struct amp_dnn_view *v);
 
-void amp_dnn_scope_begin(struct amp_dnn_scope *s, const struct amp_dnn *f, void *handle);
+void amp_dnn_scope_begin(struct amp_dnn_scope *s, const struct amp_cudnn_helpers *f, void *handle);
 
 /* A descriptor made by create (cudnnCreate*Descriptor) that the scope
  * destroys at its end (with destroy), or NULL (the scope then failed). */
@@ -168,10 +116,10 @@ int amp_dnn_scope_blend(struct amp_dnn_scope *s, const struct amp_dnn_view *v, c
 
 /* Whether any of the tensors is half or bf16 (and all are half, bf16 or
  * fp32): the calls worth converting. */
-int amp_dnn_any_half(const struct amp_dnn *f, int n, void *const *descs);
+int amp_dnn_any_half(const struct amp_cudnn_helpers *f, int n, void *const *descs);
 
-int amp_dnn_upcast_begin(struct amp_dnn_upcast *u, const struct amp_dnn *f, void *handle, int n_in,
-                         void *const *descs, const void *const *ptrs, void *out_desc);
+int amp_dnn_upcast_begin(struct amp_dnn_upcast *u, const struct amp_cudnn_helpers *f, void *handle,
+                         int n_in, void *const *descs, const void *const *ptrs, void *out_desc);
 
 int amp_dnn_upcast_end(struct amp_dnn_upcast *u, int status, const void *alpha, const void *beta,
                        void *out);

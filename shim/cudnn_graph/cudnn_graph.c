@@ -125,7 +125,7 @@ static int finalize(enum amp_hook_id hook, void *desc)
     const struct amp_grec *r = amp_gbook_find(desc);
     int plan = r && r->type == AMP_DNNG_EXECUTION_PLAN;
     amp_gbook_unlock(&q);
-    const struct amp_dnng *f;
+    const struct amp_cudnn_helpers *f;
     if (!plan || amp_call_from_library(caller) || !(f = amp_dnng_of((const void *)real)))
         return status;
     struct amp_gplan *p = amp_graph_plan_finalized(f, t, desc), *old = NULL;
@@ -192,7 +192,7 @@ static int execute(enum amp_hook_id hook, execute_fn real, void *handle, void *p
     /* only a plan whose workspace the program asked for has room for ours */
     if (dtype == AMP_DTYPE_FP16 && p->plan &&
         atomic_load_explicit(&p->answered, memory_order_acquire)) {
-        status = p->f->execute(handle, p->plan, pack);
+        status = p->f->backend_execute(handle, p->plan, pack);
         if (status == AMP_DNN_OK)
             amp_count(t, row, AMP_CTL_CONVERTED, p->converted);
     } else if (dtype == AMP_DTYPE_BF16) {
@@ -213,7 +213,7 @@ __attribute__((noinline)) static int execute_timed(enum amp_hook_id hook, execut
                                                    void *handle, void *plan, void *pack)
 {
     struct amp_thread *t = amp_thread_enter();
-    const struct amp_dnng *f = t ? amp_dnng_of((const void *)real) : NULL;
+    const struct amp_cudnn_helpers *f = t ? amp_dnng_of((const void *)real) : NULL;
     struct amp_gplan *p = amp_gplan_of(plan);
     enum amp_hook_id row = p ? (enum amp_hook_id)p->row : hook;
     struct amp_cuda_timed tm = {.pair = -1};

@@ -8,16 +8,18 @@
 
 /* ---- the functions of the cuDNN at hand ---- */
 
-AMP_HELPER_LIST(static, list, "cuDNN", NULL, struct amp_dnng, AMP_DNNG_FUNCTIONS);
+static const size_t needed[] = {AMP_CUDNN_GRAPH_HELPERS(AMP_CUDNN_OFFSET)
+                                    offsetof(struct amp_cudnn_helpers, get_stream)};
 
-const struct amp_dnng *amp_dnng_of(const void *real)
+const struct amp_cudnn_helpers *amp_dnng_of(const void *real)
 {
     int complete = 0;
-    const struct amp_dnng *f = amp_helpers_of(&list, sizeof *f, real, &complete);
-    if (f && !complete) {
-        amp_helpers_complete(&list, f, NULL, 0); /* says which, once */
+    const struct amp_cudnn_helpers *f =
+        amp_helpers_of(&amp_cudnn_helper_list, sizeof *f, real, &complete);
+    /* says which is missing, once */
+    if (f && !complete &&
+        !amp_helpers_complete(&amp_cudnn_helper_list, f, needed, sizeof needed / sizeof *needed))
         return NULL;
-    }
     return f;
 }
 

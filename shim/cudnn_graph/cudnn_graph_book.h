@@ -16,24 +16,11 @@
 #include "runtime/threads.h"
 #include "shim/cudnn_graph/cudnn_graph_abi.h"
 
-/* The backend functions the substitution calls for its own descriptors,
- * and the stream query the GPU timing needs: taken from the object that
- * defines the hook's real function. */
-#define AMP_DNNG_FUNCTIONS(X)                                                                      \
-    X(create, cudnnBackendCreateDescriptor, int, int, void **)                                     \
-    X(destroy, cudnnBackendDestroyDescriptor, int, void *)                                         \
-    X(set, cudnnBackendSetAttribute, int, void *, int, int, int64_t, const void *)                 \
-    X(get, cudnnBackendGetAttribute, int, void *, int, int, int64_t, int64_t *, void *)            \
-    X(finalize, cudnnBackendFinalize, int, void *)                                                 \
-    X(execute, cudnnBackendExecute, int, void *, void *, void *)                                   \
-    X(get_stream, cudnnGetStream, int, void *, void **)
-
-struct amp_dnng {
-    AMP_DNNG_FUNCTIONS(AMP_HELPER_MEMBER)
-};
-
-/* The functions of the cuDNN that defines real, or NULL if it lacks any. */
-const struct amp_dnng *amp_dnng_of(const void *real);
+/* The cuDNN functions of the object that defines real (shim/cuda/
+ * cuda_helpers.h's one list), or NULL if it lacks any the substitution
+ * calls for its own descriptors (AMP_CUDNN_GRAPH_HELPERS) or the stream
+ * query the GPU timing needs. */
+const struct amp_cudnn_helpers *amp_dnng_of(const void *real);
 
 /* One attribute as the program set it: its value's bytes, as many elements
  * of its type as it gave; for descriptors (BACKEND_DESCRIPTOR), also the
@@ -102,7 +89,7 @@ int64_t amp_gbook_int(const struct amp_grec *r, int name, int i, int64_t dflt);
  * had: it runs as made). Owned by the plan table from amp_gplan_put until
  * amp_gplan_take. */
 struct amp_gplan {
-    const struct amp_dnng *f;
+    const struct amp_cudnn_helpers *f;
     int row;          /* the hook id of its cudnn_graph row */
     double madds;     /* for the size rule */
     int64_t shape[3]; /* as a GEMM: output pixels, output channels, C/groups * filter (the audit) */

@@ -219,7 +219,7 @@ static int view_plan(void *plan, struct plan_view *v)
 /* ---- building descriptors of the shim's own ---- */
 
 struct own {
-    const struct amp_dnng *f;
+    const struct amp_cudnn_helpers *f;
     void *d[24];
     int n, failed;
 };
@@ -228,7 +228,7 @@ static void *own_create(struct own *o, int type)
 {
     void *d = NULL;
     if (o->failed || o->n == (int)(sizeof o->d / sizeof *o->d) ||
-        o->f->create(type, &d) != AMP_DNN_OK || !d) {
+        o->f->backend_create(type, &d) != AMP_DNN_OK || !d) {
         o->failed = 1;
         return NULL;
     }
@@ -237,20 +237,20 @@ static void *own_create(struct own *o, int type)
 
 static void own_set(struct own *o, void *d, int name, int type, int64_t count, const void *value)
 {
-    if (!o->failed && (!d || o->f->set(d, name, type, count, value) != AMP_DNN_OK))
+    if (!o->failed && (!d || o->f->backend_set(d, name, type, count, value) != AMP_DNN_OK))
         o->failed = 1;
 }
 
 static void own_finalize(struct own *o, void *d)
 {
-    if (!o->failed && (!d || o->f->finalize(d) != AMP_DNN_OK))
+    if (!o->failed && (!d || o->f->backend_finalize(d) != AMP_DNN_OK))
         o->failed = 1;
 }
 
 static void own_release(struct own *o)
 {
     while (o->n > 0)
-        o->f->destroy(o->d[--o->n]);
+        o->f->backend_destroy(o->d[--o->n]);
 }
 
 struct engine_choice {
@@ -261,7 +261,8 @@ struct engine_choice {
 };
 
 /* The fp16 twin's top engine and knobs; 0 when there is none. */
-static int twin_choice(const struct amp_dnng *f, const struct plan_view *v, struct engine_choice *c)
+static int twin_choice(const struct amp_cudnn_helpers *f, const struct plan_view *v,
+                       struct engine_choice *c)
 {
     if (v->fused || v->op.n < 0)
         return 0;
@@ -307,33 +308,33 @@ static int twin_choice(const struct amp_dnng *f, const struct plan_view *v, stru
         knob[i] = own_create(&o, AMP_DNNG_KNOB_CHOICE);
     int64_t n = 0, got = 0, one = 0;
     int ok = !o.failed &&
-             f->get(heur, AMP_DNNG_HEUR_RESULTS, AMP_DNNG_TYPE_BACKEND_DESCRIPTOR, 1, &n, &cfg) ==
-                 AMP_DNN_OK &&
+             f->backend_get(heur, AMP_DNNG_HEUR_RESULTS, AMP_DNNG_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                            &cfg) == AMP_DNN_OK &&
              n >= 1 &&
-             f->get(cfg, AMP_DNNG_CFG_ENGINE, AMP_DNNG_TYPE_BACKEND_DESCRIPTOR, 1, &one, &engine) ==
-                 AMP_DNN_OK &&
-             f->get(engine, AMP_DNNG_ENGINE_GLOBAL_INDEX, AMP_DNNG_TYPE_INT64, 1, &one,
-                    &c->index) == AMP_DNN_OK;
+             f->backend_get(cfg, AMP_DNNG_CFG_ENGINE, AMP_DNNG_TYPE_BACKEND_DESCRIPTOR, 1, &one,
+                            &engine) == AMP_DNN_OK &&
+             f->backend_get(engine, AMP_DNNG_ENGINE_GLOBAL_INDEX, AMP_DNNG_TYPE_INT64, 1, &one,
+                            &c->index) == AMP_DNN_OK;
     c->n_knobs = 0;
-    if (ok && f->get(cfg, AMP_DNNG_CFG_KNOB_CHOICES, AMP_DNNG_TYPE_BACKEND_DESCRIPTOR, KNOBS_MAX,
-                     &got, knob) == AMP_DNN_OK)
+    if (ok && f->backend_get(cfg, AMP_DNNG_CFG_KNOB_CHOICES, AMP_DNNG_TYPE_BACKEND_DESCRIPTOR,
+                             KNOBS_MAX, &got, knob) == AMP_DNN_OK)
         for (int64_t i = 0; i < got && i < KNOBS_MAX; i++)
-            if (f->get(knob[i], AMP_DNNG_KNOB_TYPE, AMP_DNNG_TYPE_KNOB_TYPE, 1, &one,
-                       &c->knob_type[c->n_knobs]) == AMP_DNN_OK &&
-                f->get(knob[i], AMP_DNNG_KNOB_VALUE, AMP_DNNG_TYPE_INT64, 1, &one,
-                       &c->knob_value[c->n_knobs]) == AMP_DNN_OK)
+            if (f->backend_get(knob[i], AMP_DNNG_KNOB_TYPE, AMP_DNNG_TYPE_KNOB_TYPE, 1, &one,
+                               &c->knob_type[c->n_knobs]) == AMP_DNN_OK &&
+                f->backend_get(knob[i], AMP_DNNG_KNOB_VALUE, AMP_DNNG_TYPE_INT64, 1, &one,
+                               &c->knob_value[c->n_knobs]) == AMP_DNN_OK)
                 c->n_knobs++;
     own_release(&o);
     return ok;
 }
 
 /* Whether an engine carries DOWN_CONVERT_INPUTS. */
-static int down_converts(const struct amp_dnng *f, void *engine)
+static int down_converts(const struct amp_cudnn_helpers *f, void *engine)
 {
     int32_t notes[32];
     int64_t n = 0;
-    if (f->get(engine, AMP_DNNG_ENGINE_NUMERICAL_NOTE, AMP_DNNG_TYPE_NUMERICAL_NOTE, 32, &n,
-               notes) != AMP_DNN_OK)
+    if (f->backend_get(engine, AMP_DNNG_ENGINE_NUMERICAL_NOTE, AMP_DNNG_TYPE_NUMERICAL_NOTE, 32, &n,
+                       notes) != AMP_DNN_OK)
         return 0;
     for (int64_t i = 0; i < n && i < 32; i++)
         if (notes[i] == AMP_DNNG_NOTE_DOWN_CONVERT_INPUTS)
@@ -343,7 +344,7 @@ static int down_converts(const struct amp_dnng *f, void *engine)
 
 /* The private plan of engine choice c on the program's graph, into p; 0
  * when the engine does not down-convert or anything fails (nothing kept). */
-static int build_plan(const struct amp_dnng *f, const struct plan_view *v,
+static int build_plan(const struct amp_cudnn_helpers *f, const struct plan_view *v,
                       const struct engine_choice *c, int with_knobs, struct amp_gplan *p)
 {
     struct own o = {.f = f};
@@ -383,7 +384,7 @@ static int build_plan(const struct amp_dnng *f, const struct plan_view *v,
     own_finalize(&o, plan);
     int64_t ws = -1, one = 0;
     if (o.failed ||
-        f->get(plan, AMP_DNNG_PLAN_WORKSPACE_SIZE, AMP_DNNG_TYPE_INT64, 1, &one, &ws) !=
+        f->backend_get(plan, AMP_DNNG_PLAN_WORKSPACE_SIZE, AMP_DNNG_TYPE_INT64, 1, &one, &ws) !=
             AMP_DNN_OK ||
         ws < 0) {
         own_release(&o);
@@ -440,7 +441,8 @@ static void cache_put(const struct plan_view *v, const struct engine_choice *c)
 }
 
 /* Finds the engine for v and builds the private plan with it (into p). */
-static int substitute(const struct amp_dnng *f, const struct plan_view *v, struct amp_gplan *p)
+static int substitute(const struct amp_cudnn_helpers *f, const struct plan_view *v,
+                      struct amp_gplan *p)
 {
     struct engine_choice c;
     if (cache_get(v, &c))
@@ -451,8 +453,8 @@ static int substitute(const struct amp_dnng *f, const struct plan_view *v, struc
         tried = c.index;
         built = build_plan(f, v, &c, 1, p);
     }
-    if (!built && (f->get(v->graph, AMP_DNNG_GRAPH_ENGINE_GLOBAL_COUNT, AMP_DNNG_TYPE_INT64, 1,
-                          &one, &count) != AMP_DNN_OK ||
+    if (!built && (f->backend_get(v->graph, AMP_DNNG_GRAPH_ENGINE_GLOBAL_COUNT, AMP_DNNG_TYPE_INT64,
+                                  1, &one, &count) != AMP_DNN_OK ||
                    count <= 0 || count > ENGINES_MAX))
         count = ENGINES_MAX;
     for (int64_t i = 0; !built && i < count; i++) {
@@ -476,7 +478,7 @@ static const enum amp_hook_id rows[2][3] = {
 
 static const char *const directions[3] = {"forward", "backward data", "backward filter"};
 
-struct amp_gplan *amp_graph_plan_finalized(const struct amp_dnng *f, struct amp_thread *t,
+struct amp_gplan *amp_graph_plan_finalized(const struct amp_cudnn_helpers *f, struct amp_thread *t,
                                            void *plan)
 {
     struct plan_view *v = malloc(sizeof *v);
@@ -512,8 +514,8 @@ struct amp_gplan *amp_graph_plan_finalized(const struct amp_dnng *f, struct amp_
     if (dtype == AMP_DTYPE_FP16) {
         if (substitute(f, v, p)) {
             int64_t mine = 0, one = 0;
-            if (f->get(plan, AMP_DNNG_PLAN_WORKSPACE_SIZE, AMP_DNNG_TYPE_INT64, 1, &one, &mine) ==
-                    AMP_DNN_OK &&
+            if (f->backend_get(plan, AMP_DNNG_PLAN_WORKSPACE_SIZE, AMP_DNNG_TYPE_INT64, 1, &one,
+                               &mine) == AMP_DNN_OK &&
                 mine > p->workspace)
                 p->workspace = mine; /* enough for either plan */
             amp_log(AMP_LOG_INFO,
@@ -537,11 +539,11 @@ void amp_graph_plan_release(struct amp_gplan *p)
     if (!p)
         return;
     if (p->plan) {
-        p->f->destroy(p->plan);
-        p->f->destroy(p->cfg);
+        p->f->backend_destroy(p->plan);
+        p->f->backend_destroy(p->cfg);
         for (int i = 0; i < p->n_knobs; i++)
-            p->f->destroy(p->knobs[i]);
-        p->f->destroy(p->engine);
+            p->f->backend_destroy(p->knobs[i]);
+        p->f->backend_destroy(p->engine);
     }
     free(p);
 }

@@ -13,7 +13,7 @@ struct amp_thread;
  * graph is one convolution (alone or fused with pointwise operations),
  * with a private down-converting plan when the policy lowers it to fp16
  * for thread t and an engine takes it; NULL for any other plan. */
-struct amp_gplan *amp_graph_plan_finalized(const struct amp_dnng *f, struct amp_thread *t,
+struct amp_gplan *amp_graph_plan_finalized(const struct amp_cudnn_helpers *f, struct amp_thread *t,
                                            void *plan);
 
 /* Destroys the private plan and what it was built of, and frees p. */
