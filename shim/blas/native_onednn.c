@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 
 #include "runtime/threads.h"
+#include "shim/helpers.h"
 
 #ifdef AMPSHIM_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
@@ -20,14 +21,27 @@
 #include "shim/blas/native_onednn_functions.h"
 
 static struct {
+    struct { /* the list's table (shim/helpers.h) */
 #define AMP_X_FIELD(f) __typeof__(f) *f;
-    AMP_ONEDNN_FUNCTIONS(AMP_X_FIELD)
+        AMP_ONEDNN_FUNCTIONS(AMP_X_FIELD)
 #undef AMP_X_FIELD
+    };
     /* The OpenMP runtime oneDNN runs on (libgomp, its dependency): the
      * calling thread's team size is 1 around each call, then put back. */
     int (*omp_get_max_threads)(void);
     void (*omp_set_num_threads)(int);
 } dn;
+
+/* The functions the adapter calls, for the one resolver (shim/helpers.h):
+ * taken from the libdnnl.so.2 the adapter opens. */
+#define AMP_X_NAME(f) #f,
+static const char *const onednn_names[] = {AMP_ONEDNN_FUNCTIONS(AMP_X_NAME)};
+#undef AMP_X_NAME
+_Static_assert(offsetof(__typeof__(dn), omp_get_max_threads) ==
+                   sizeof onednn_names / sizeof *onednn_names * sizeof(void (*)(void)),
+               "the table is the list's function pointers, in order");
+static const struct amp_helper_list onednn_list = {
+    "oneDNN", NULL, sizeof onednn_names / sizeof *onednn_names, onednn_names};
 
 static pthread_once_t open_once = PTHREAD_ONCE_INIT;
 static enum amp_onednn_status open_status = AMP_ONEDNN_UNAVAILABLE;
@@ -41,14 +55,13 @@ static void open_library(void)
         snprintf(open_why, sizeof open_why, "libdnnl.so.2 (oneDNN 2) was not found");
         return;
     }
-#define AMP_X_LOOKUP(f)                                                                            \
-    if (!(dn.f = (__typeof__(f) *)dlsym(h, #f))) {                                                 \
-        snprintf(open_why, sizeof open_why, "libdnnl.so.2 has no %s", #f);                         \
-        dlclose(h);                                                                                \
-        return;                                                                                    \
+    void *anchor = dlsym(h, "dnnl_version");
+    if (!anchor || !amp_helpers_resolve(&onednn_list, &dn, anchor)) {
+        snprintf(open_why, sizeof open_why, "libdnnl.so.2 has no %s",
+                 anchor ? amp_helpers_missing(&onednn_list, &dn) : "dnnl_version");
+        dlclose(h);
+        return;
     }
-    AMP_ONEDNN_FUNCTIONS(AMP_X_LOOKUP)
-#undef AMP_X_LOOKUP
     const dnnl_version_t *v = dn.dnnl_version();
     snprintf(version_text, sizeof version_text, "%d.%d.%d", v->major, v->minor, v->patch);
     if (v->major != 2) {

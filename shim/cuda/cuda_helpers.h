@@ -1,15 +1,17 @@
 /* The functions of the CUDA libraries the hooks call on their own account
  * (not hooked themselves): one X-macro list per library, X(member, symbol,
- * return type, parameter types), and one resolver (shim/cuda/cuda_helpers.c)
- * that takes each from the object that defines the hook's real function, so
- * a process with two majors of a library (cuBLAS 12 beside 13) pairs each
- * call with its own library's helpers. A library's soname appears here
- * once, for the libraries the shim may open itself. */
+ * return type, parameter types), for the one resolver (shim/helpers.h),
+ * which takes each from the object that defines the hook's real function,
+ * so a process with two majors of a library (cuBLAS 12 beside 13) pairs
+ * each call with its own library's helpers. A library's soname appears
+ * here once, for the libraries the shim may open itself. */
 #ifndef AMPSHIM_CUDA_HELPERS_H
 #define AMPSHIM_CUDA_HELPERS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "shim/helpers.h"
 
 /* cuBLAS: handle queries, the audit's own handle, the level-3 rebuilds. */
 #define AMP_CUBLAS_HELPERS(X)                                                                      \
@@ -142,8 +144,8 @@
 /* CUPTI, for AMPSHIM_CUDA_TIMING=cupti (its list: shim/cuda/cuda_cupti.c). */
 #define AMP_CUPTI_SONAME "libcupti.so.13"
 
-/* The table of a list: one function pointer per helper. */
-#define AMP_HELPER_MEMBER(member, symbol, ret, ...) ret (*member)(__VA_ARGS__);
+/* The tables of the lists: one function pointer per helper
+ * (AMP_HELPER_MEMBER: shim/helpers.h). */
 struct amp_cublas_helpers {
     AMP_CUBLAS_HELPERS(AMP_HELPER_MEMBER)
 };
@@ -158,55 +160,6 @@ struct amp_cudnn_helpers {
 };
 /* A cuDNN helper's offset in its table, for the parts' needed lists. */
 #define AMP_CUDNN_OFFSET(member, ...) offsetof(struct amp_cudnn_helpers, member),
-
-/* A list's names, in the order of its table's function pointers
- * (AMP_HELPER_LIST makes one). */
-struct amp_helper_list {
-    const char *library; /* its name in messages ("cuBLAS") */
-    /* opened in turn, the first found kept, when nothing loaded defines a
-     * helper (NULL-ended; NULL: never) */
-    const char *const *sonames;
-    size_t count;
-    const char *const *names;
-};
-#define AMP_HELPER_NAME(member, symbol, ...) #symbol,
-
-/* Defines the list `var` of X_LIST's functions for a table of type
- * `table` (whose members AMP_HELPER_MEMBER made from the same X_LIST, so
- * the i-th helper is the table's i-th function pointer), for the library
- * named library_text in messages, opening the first of `sonames` that
- * opens when nothing loaded defines a helper (NULL: never): the one way a
- * wing declares the functions of its library it calls. A `storage` of
- * static keeps the list the file's own. */
-#define AMP_HELPER_LIST(storage, var, library_text, sonames, table, X_LIST)                        \
-    static const char *const var##_names[] = {X_LIST(AMP_HELPER_NAME)};                            \
-    _Static_assert(sizeof(table) ==                                                                \
-                       sizeof var##_names / sizeof *var##_names * sizeof(void (*)(void)),          \
-                   "a helper table is its list's function pointers, in order");                    \
-    storage const struct amp_helper_list var = {                                                   \
-        library_text, sonames, sizeof var##_names / sizeof *var##_names, var##_names}
-
-/* The one resolver: fills table with every helper of list, each from the
- * object that defines anchor (a hook's real function; NULL: whichever
- * loaded object defines it first, then the first of list->sonames that
- * opens). A missing
- * helper stays NULL (amp_helpers_complete says so). Returns whether none
- * is missing. */
-int amp_helpers_resolve(const struct amp_helper_list *list, void *table, const void *anchor);
-
-/* Whether the helpers at the `needed` offsets (NULL: every helper of the
- * list) are in table; the first missing one is said once per list. */
-int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
-                         const size_t *needed, size_t n_needed);
-
-/* The helpers of `list` from the object that defines `real` (a hook's real
- * function), in a table of `size` bytes resolved at the first call for that
- * object and kept for the process, so two majors of a library each get
- * their own; *complete says whether none is missing (quietly:
- * amp_helpers_complete says what is). NULL when it cannot be had (then the
- * calls that need it run as made). */
-const void *amp_helpers_of(const struct amp_helper_list *list, size_t size, const void *real,
-                           int *complete);
 
 /* cuBLAS's helpers of the object that defines real (a cuBLAS hook's real
  * function), resolved at their first use and kept; never NULL, but a

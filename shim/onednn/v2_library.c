@@ -16,6 +16,7 @@
 #include "loader/loader.h"
 #include "policy/policy.h"
 #include "runtime/log.h"
+#include "shim/helpers.h"
 
 struct amp_dnnl_library amp_dn;
 int amp_dn_rows[N_PKINDS][N_DIRS][3];
@@ -45,20 +46,28 @@ static int find_hook(const char *name)
     return -1;
 }
 
+/* The program's libdnnl functions the wing calls: one list for the one
+ * resolver (shim/helpers.h), taken from the object that defines the real
+ * dnnl_primitive_execute. */
+#define AMP_X_NAME(f) #f,
+static const char *const dnnl_names[] = {AMP_DNNL_FUNCTIONS(AMP_X_NAME)};
+#undef AMP_X_NAME
+_Static_assert(sizeof amp_dn == sizeof dnnl_names / sizeof *dnnl_names * sizeof(void (*)(void)),
+               "the table is the list's function pointers, in order");
+static const struct amp_helper_list dnnl_list = {
+    "oneDNN", NULL, sizeof dnnl_names / sizeof *dnnl_names, dnnl_names};
+
 static int find_library(void)
 {
     Dl_info info;
-    void *h = NULL, *by = atomic_load(&ready_for);
-    if (!by || !dladdr(by, &info) || !info.dli_fname ||
-        !(h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD)))
+    void *by = atomic_load(&ready_for);
+    if (!by || !dladdr(by, &info) || !info.dli_fname)
         return -1;
-#define AMP_X_LOOKUP(f)                                                                            \
-    if (!(*(void **)&amp_dn.f = dlsym(h, #f))) {                                                   \
-        amp_log(AMP_LOG_INFO, "%s has no %s: its primitives run as made", info.dli_fname, #f);     \
-        return -1;                                                                                 \
+    if (!amp_helpers_resolve(&dnnl_list, &amp_dn, by)) {
+        amp_log(AMP_LOG_INFO, "%s has no %s: its primitives run as made", info.dli_fname,
+                amp_helpers_missing(&dnnl_list, &amp_dn));
+        return -1;
     }
-    AMP_DNNL_FUNCTIONS(AMP_X_LOOKUP)
-#undef AMP_X_LOOKUP
     const dnnl_version_t *v = amp_dn.dnnl_version();
     if (v->major != 2) {
         amp_log(AMP_LOG_INFO,
