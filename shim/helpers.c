@@ -54,19 +54,28 @@ static void say_missing(const struct amp_helper_list *list, const char *name)
             list->library, name);
 }
 
-int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
-                         const size_t *needed, size_t n_needed)
+/* The first helper at the `needed` offsets (NULL: any) missing from table,
+ * or NULL. */
+static const char *first_missing(const struct amp_helper_list *list, const void *table,
+                                 const size_t *needed, size_t n_needed)
 {
     for (size_t j = 0; j < list->count; j++) {
         int wanted = !needed;
         for (size_t i = 0; needed && i < n_needed; i++)
             wanted |= needed[i] == j * sizeof(void (*)(void)); /* an offsetof in the table */
-        if (wanted && !*slot((void *)table, j)) {
-            say_missing(list, list->names[j]);
-            return 0;
-        }
+        if (wanted && !*slot((void *)table, j))
+            return list->names[j];
     }
-    return 1;
+    return NULL;
+}
+
+int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
+                         const size_t *needed, size_t n_needed)
+{
+    const char *missing = first_missing(list, table, needed, n_needed);
+    if (missing)
+        say_missing(list, missing);
+    return !missing;
 }
 
 /* The tables of every list, one per (list, real function) seen, each of
@@ -159,8 +168,13 @@ const void *amp_helpers_of(const struct amp_helper_list *list, size_t size, cons
 
 const char *amp_helpers_missing(const struct amp_helper_list *list, const void *table)
 {
-    for (size_t j = 0; j < list->count; j++)
-        if (!*slot((void *)table, j))
-            return list->names[j];
-    return NULL;
+    return first_missing(list, table, NULL, 0);
+}
+
+const void *amp_helpers_of_part(const struct amp_helper_list *list, size_t size, const void *real,
+                                const size_t *needed, size_t n_needed)
+{
+    int complete = 0;
+    const void *t = amp_helpers_of(list, size, real, &complete);
+    return t && (complete || amp_helpers_complete(list, t, needed, n_needed)) ? t : NULL;
 }

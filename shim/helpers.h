@@ -25,21 +25,28 @@ struct amp_helper_list {
     const char *const *names;
 };
 #define AMP_HELPER_NAME(member, symbol, ...) #symbol,
+/* The name of a row X(f) of a list typed by the library's own header (a
+ * member `__typeof__(f) *f`: oneDNN's lists). */
+#define AMP_HELPER_FN_NAME(f) #f,
 
-/* Defines the list `var` of X_LIST's functions for a table of type
- * `table` (whose members AMP_HELPER_MEMBER made from the same X_LIST, so
- * the i-th helper is the table's i-th function pointer), for the library
- * named library_text in messages, opening the first of `sonames` that
- * opens when nothing loaded defines a helper (NULL: never): the one way a
- * wing declares the functions of its library it calls. A `storage` of
- * static keeps the list the file's own. */
-#define AMP_HELPER_LIST(storage, var, library_text, sonames, table, X_LIST)                        \
-    static const char *const var##_names[] = {X_LIST(AMP_HELPER_NAME)};                            \
-    _Static_assert(sizeof(table) ==                                                                \
+/* Defines the list `var` of X_LIST's functions (NAME makes each row's name:
+ * AMP_HELPER_NAME or AMP_HELPER_FN_NAME) for a table whose first
+ * table_bytes are their function pointers in the list's order, for the
+ * library named library_text in messages, opening the first of `sonames`
+ * that opens when nothing loaded defines a helper (NULL: never): the one
+ * way a wing declares the functions of its library it calls. A `storage`
+ * of static keeps the list the file's own. */
+#define AMP_HELPER_LIST_OF(storage, var, library_text, sonames, table_bytes, X_LIST, NAME)         \
+    static const char *const var##_names[] = {X_LIST(NAME)};                                       \
+    _Static_assert((table_bytes) ==                                                                \
                        sizeof var##_names / sizeof *var##_names * sizeof(void (*)(void)),          \
                    "a helper table is its list's function pointers, in order");                    \
     storage const struct amp_helper_list var = {                                                   \
         library_text, sonames, sizeof var##_names / sizeof *var##_names, var##_names}
+/* The same for a table of type `table` whose members AMP_HELPER_MEMBER made
+ * from X_LIST. */
+#define AMP_HELPER_LIST(storage, var, library_text, sonames, table, X_LIST)                        \
+    AMP_HELPER_LIST_OF(storage, var, library_text, sonames, sizeof(table), X_LIST, AMP_HELPER_NAME)
 
 /* The one resolver: fills table with every helper of list, each from the
  * object that defines anchor (a hook's real function; NULL: whichever
@@ -62,6 +69,12 @@ int amp_helpers_complete(const struct amp_helper_list *list, const void *table,
  * calls that need it run as made). */
 const void *amp_helpers_of(const struct amp_helper_list *list, size_t size, const void *real,
                            int *complete);
+
+/* amp_helpers_of's table, or NULL where it cannot be had or lacks one of
+ * the helpers at the `needed` offsets (NULL: any helper), the first of
+ * them said once: what a wing's calls that need them ask. */
+const void *amp_helpers_of_part(const struct amp_helper_list *list, size_t size, const void *real,
+                                const size_t *needed, size_t n_needed);
 
 /* The first helper of list missing from table, or NULL when none is. */
 const char *amp_helpers_missing(const struct amp_helper_list *list, const void *table);

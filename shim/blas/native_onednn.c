@@ -34,14 +34,9 @@ static struct {
 
 /* The functions the adapter calls, for the one resolver (shim/helpers.h):
  * taken from the libdnnl.so.2 the adapter opens. */
-#define AMP_X_NAME(f) #f,
-static const char *const onednn_names[] = {AMP_ONEDNN_FUNCTIONS(AMP_X_NAME)};
-#undef AMP_X_NAME
-_Static_assert(offsetof(__typeof__(dn), omp_get_max_threads) ==
-                   sizeof onednn_names / sizeof *onednn_names * sizeof(void (*)(void)),
-               "the table is the list's function pointers, in order");
-static const struct amp_helper_list onednn_list = {
-    "oneDNN", NULL, sizeof onednn_names / sizeof *onednn_names, onednn_names};
+AMP_HELPER_LIST_OF(static, onednn_list, "oneDNN", NULL,
+                   offsetof(__typeof__(dn), omp_get_max_threads), AMP_ONEDNN_FUNCTIONS,
+                   AMP_HELPER_FN_NAME);
 
 static pthread_once_t open_once = PTHREAD_ONCE_INIT;
 static enum amp_onednn_status open_status = AMP_ONEDNN_UNAVAILABLE;

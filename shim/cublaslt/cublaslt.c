@@ -44,12 +44,8 @@ typedef int (*desc_get_fn)(void *, int, void *, size_t, size_t *);
  * defines the call's real cublasLtMatmul; NULL when one is missing. */
 static const struct amp_cublaslt_helpers *lt_functions(const void *real)
 {
-    int complete = 0;
-    const struct amp_cublaslt_helpers *f =
-        amp_helpers_of(&amp_cublaslt_helper_list, sizeof *f, real, &complete);
-    if (f && !complete)
-        amp_helpers_complete(&amp_cublaslt_helper_list, f, NULL, 0); /* says which, once */
-    return f && complete ? f : NULL;
+    return amp_helpers_of_part(&amp_cublaslt_helper_list, sizeof(struct amp_cublaslt_helpers), real,
+                               NULL, 0);
 }
 
 static int layout_is_fp32(const struct amp_cublaslt_helpers *f, void *layout)

@@ -14,12 +14,9 @@ __thread const struct amp_cudnn_helpers *amp_dnn_last __attribute__((tls_model("
 
 const struct amp_cudnn_helpers *amp_dnn_of(const void *real)
 {
-    int complete = 0;
-    const struct amp_cudnn_helpers *f =
-        amp_helpers_of(&amp_cudnn_helper_list, sizeof *f, real, &complete);
-    /* says which is missing, once */
-    if (!f || (!complete && !amp_helpers_complete(&amp_cudnn_helper_list, f, needed,
-                                                  sizeof needed / sizeof *needed)))
+    const struct amp_cudnn_helpers *f = amp_helpers_of_part(&amp_cudnn_helper_list, sizeof *f, real,
+                                                            needed, sizeof needed / sizeof *needed);
+    if (!f)
         return NULL;
     amp_dnn_last_real = real;
     amp_dnn_last = f;

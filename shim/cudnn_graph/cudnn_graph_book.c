@@ -13,14 +13,8 @@ static const size_t needed[] = {AMP_CUDNN_GRAPH_HELPERS(AMP_CUDNN_OFFSET)
 
 const struct amp_cudnn_helpers *amp_dnng_of(const void *real)
 {
-    int complete = 0;
-    const struct amp_cudnn_helpers *f =
-        amp_helpers_of(&amp_cudnn_helper_list, sizeof *f, real, &complete);
-    /* says which is missing, once */
-    if (f && !complete &&
-        !amp_helpers_complete(&amp_cudnn_helper_list, f, needed, sizeof needed / sizeof *needed))
-        return NULL;
-    return f;
+    return amp_helpers_of_part(&amp_cudnn_helper_list, sizeof(struct amp_cudnn_helpers), real,
+                               needed, sizeof needed / sizeof *needed);
 }
 
 /* ---- the records ---- */

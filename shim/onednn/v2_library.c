@@ -49,13 +49,8 @@ static int find_hook(const char *name)
 /* The program's libdnnl functions the wing calls: one list for the one
  * resolver (shim/helpers.h), taken from the object that defines the real
  * dnnl_primitive_execute. */
-#define AMP_X_NAME(f) #f,
-static const char *const dnnl_names[] = {AMP_DNNL_FUNCTIONS(AMP_X_NAME)};
-#undef AMP_X_NAME
-_Static_assert(sizeof amp_dn == sizeof dnnl_names / sizeof *dnnl_names * sizeof(void (*)(void)),
-               "the table is the list's function pointers, in order");
-static const struct amp_helper_list dnnl_list = {
-    "oneDNN", NULL, sizeof dnnl_names / sizeof *dnnl_names, dnnl_names};
+AMP_HELPER_LIST_OF(static, dnnl_list, "oneDNN", NULL, sizeof amp_dn, AMP_DNNL_FUNCTIONS,
+                   AMP_HELPER_FN_NAME);
 
 static int find_library(void)
 {
