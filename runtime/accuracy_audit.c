@@ -22,51 +22,10 @@
 
 /* ---- comparing outputs ---- */
 
-void amp_audit_sum(struct amp_audit_sums *s, const float *low, const float *ref, int64_t n)
+int amp_audit_holds_spread(int op)
 {
-    double diff2 = 0, ref2 = 0, absmax = s->ref_absmax;
-    uint64_t nonfinite = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double r = ref[i], l = low[i];
-        if (!isfinite(r))
-            continue; /* the program's own product overflowed: not lowering's doing */
-        if (!isfinite(l)) {
-            nonfinite++;
-            continue;
-        }
-        double d = l - r;
-        diff2 += d * d;
-        ref2 += r * r;
-        absmax = fabs(r) > absmax ? fabs(r) : absmax;
-    }
-    s->diff2 += diff2;
-    s->ref2 += ref2;
-    s->ref_absmax = absmax;
-    s->nonfinite += nonfinite;
-    s->count += (uint64_t)n;
-}
-
-double amp_audit_elem_max(const struct amp_audit_sums *s, const float *low, const float *ref,
-                          int64_t n, double elem_max)
-{
-    double floor = s->ref_absmax * AMP_AUDIT_TINY;
-    for (int64_t i = 0; i < n; i++) {
-        double r = fabs((double)ref[i]);
-        if (r > floor && isfinite(r) && isfinite((double)low[i])) {
-            double e = fabs((double)low[i] - (double)ref[i]) / r;
-            elem_max = e > elem_max ? e : elem_max;
-        }
-    }
-    return elem_max;
-}
-
-double amp_audit_relative_error(const struct amp_audit_sums *s)
-{
-    if (s->nonfinite)
-        return INFINITY;
-    if (s->ref2 > 0)
-        return sqrt(s->diff2 / s->ref2);
-    return s->diff2 > 0 ? INFINITY : 0.0;
+    return !(op >= 0 && op < AMP_OP_COUNT &&
+             amp_policy_default[AMP_DEVICE_CPU][op] == AMP_CAT_LOWER);
 }
 
 void amp_audit_spread_begin(struct amp_audit_spread *s, int64_t width)
@@ -161,7 +120,7 @@ static int site_of(struct amp_ctl_block *b, const struct amp_site *where)
     s->function_hash =
         native && strlen(where->function) >= sizeof s->function ? where->function_hash : 0;
     s->python = where->python;
-    s->op_around = where->op_around;
+    s->op_around = where->op_around >= 0 ? where->op_around : where->autocast_op;
     s->offset = where->offset;
     atomic_store_explicit(&s->ready, 1, memory_order_release);
     atomic_store_explicit(&b->audit_sites, used + 1, memory_order_release);

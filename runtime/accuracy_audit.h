@@ -32,6 +32,9 @@ struct amp_audit_result {
      * what cancellation after the product leaves of the difference. 0 when
      * not measured (a device call, a oneDNN primitive's). */
     double spread_err;
+    /* made inside an op torch.autocast lowers (runtime/sites.h's
+     * autocast_op): spread_err is measured and shown, not held against it */
+    int autocast_op;
 };
 
 /* The error against the output's own spread. A layer's product of centred
@@ -57,28 +60,6 @@ void amp_audit_spread_line(struct amp_audit_spread *s, const float *low, const f
  * frees what begin took. */
 double amp_audit_spread_error(struct amp_audit_spread *s);
 
-/* Sums over an output, fed element by element or by whole lines. */
-struct amp_audit_sums {
-    double diff2, ref2, ref_absmax;
-    uint64_t nonfinite, count;
-};
-
-/* An element is "tiny" for the elementwise error when it is this far below
- * the output's largest magnitude (2^-12): its relative error says nothing
- * about the product. */
-#define AMP_AUDIT_TINY 0x1p-12
-
-/* First pass over (lowered, fp32) pairs: squared norms, the largest |fp32|
- * and the non-finite values lowering introduced. */
-void amp_audit_sum(struct amp_audit_sums *s, const float *low, const float *ref, int64_t n);
-
-/* Second pass: the largest elementwise relative error over elements that are
- * not tiny (needs the first pass's ref_absmax). */
-double amp_audit_elem_max(const struct amp_audit_sums *s, const float *low, const float *ref,
-                          int64_t n, double elem_max);
-
-/* The relative Frobenius error the sums give. */
-double amp_audit_relative_error(const struct amp_audit_sums *s);
 
 /* The audit's row of the call site a lowered call belongs to (where:
  * runtime/sites.h's amp_site_of_call; NULL when that map was full), made at
@@ -130,13 +111,19 @@ void amp_audit_pay_verdict(struct amp_audit_site *s, double flops, int verdict, 
                            uint64_t ns_made);
 
 /* Whether an audited call's result is within the tolerances: no Inf/NaN
- * introduced, its relative error within AMPSHIM_AUDIT_TOLERANCE and its
- * error against its output's spread within AMPSHIM_AUDIT_SPREAD_TOLERANCE. */
+ * introduced, its relative error within AMPSHIM_AUDIT_TOLERANCE and, unless
+ * it was made inside an op torch.autocast lowers, its error against its
+ * output's spread within AMPSHIM_AUDIT_SPREAD_TOLERANCE. */
 static inline int amp_audit_clean(const struct amp_audit_result *r)
 {
     return !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance &&
-           !(r->spread_err > amp_rt.cfg.audit_spread_tolerance);
+           (r->autocast_op || !(r->spread_err > amp_rt.cfg.audit_spread_tolerance));
 }
+
+/* Whether a site whose op around is op (struct amp_audit_site.op_around)
+ * is held to AMPSHIM_AUDIT_SPREAD_TOLERANCE: not inside an op that
+ * torch.autocast lowers. */
+int amp_audit_holds_spread(int op);
 
 /* Adds one audited call's result to its site. */
 void amp_audit_record(struct amp_audit_site *site, const struct amp_audit_result *r);

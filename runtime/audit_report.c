@@ -107,8 +107,11 @@ static int gather(const struct amp_ctl_block *b, struct site_view *v)
         x->spread_calls = atomic_load_explicit(&s->spread_calls, memory_order_relaxed);
         x->spread_max = atomic_load_explicit(&s->spread_max, memory_order_relaxed);
         x->spread_err_max = atomic_load_explicit(&s->spread_err_max, memory_order_relaxed);
+        /* a site inside an op torch.autocast lowers is not held to it */
         x->spread_tolerance =
-            atomic_load_explicit(&b->audit_spread_tolerance, memory_order_relaxed);
+            amp_audit_holds_spread(s->op_around)
+                ? atomic_load_explicit(&b->audit_spread_tolerance, memory_order_relaxed)
+                : INFINITY;
         x->ns_lowered = atomic_load_explicit(&s->ns_lowered, memory_order_relaxed);
         x->ns_fp32 = atomic_load_explicit(&s->ns_fp32, memory_order_relaxed);
         for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++)

@@ -114,7 +114,8 @@ struct amp_audit_site {
     uint8_t python;      /* 160: a Python site */
     uint8_t twin_audits; /* 161: its audits run the whole call twice (oneDNN
                                               twins): auto's probation is AMP_AUTO_TWIN_PROBATION */
-    int16_t op_around;   /* 162: the float32-list op around its calls, or -1 */
+    int16_t op_around;   /* 162: the op around its calls (runtime/sites.h): the float32-list
+                            op, else the lower-precision-list op, or -1 */
     /* 164: the largest error against its output's spread (amp_audit_result.spread_err) */
     _Atomic float spread_err_max;
     uint64_t offset;                       /* 168: the first call's return address in the object */

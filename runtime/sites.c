@@ -81,8 +81,8 @@ static int object_is_interpreter(const char *path)
     return base && (strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0);
 }
 
-/* An fp32-list op by name, or -1. */
-static int fp32_op(const char *name, size_t len)
+/* An op of the CPU fp32 or lower-precision list by name, or -1. */
+static int listed_op(const char *name, size_t len)
 {
     char op[64];
     if (len == 0 || len >= sizeof op)
@@ -90,7 +90,22 @@ static int fp32_op(const char *name, size_t len)
     memcpy(op, name, len);
     op[len] = '\0';
     int o = amp_op_from_name(op);
-    return o >= 0 && amp_policy_default[AMP_DEVICE_CPU][o] == AMP_CAT_FP32 ? o : -1;
+    if (o < 0)
+        return -1;
+    uint8_t cat = amp_policy_default[AMP_DEVICE_CPU][o];
+    return cat == AMP_CAT_FP32 || cat == AMP_CAT_LOWER ? o : -1;
+}
+
+/* Notes an op frame met on the walk: the innermost fp32-list op is the op
+ * around the product, the innermost lower-list op its autocast op. */
+static void note_op(struct amp_site *f, int op)
+{
+    if (op < 0)
+        return;
+    int16_t *slot =
+        amp_policy_default[AMP_DEVICE_CPU][op] == AMP_CAT_FP32 ? &f->op_around : &f->autocast_op;
+    if (*slot < 0)
+        *slot = (int16_t)op;
 }
 
 /* PyTorch's native ops by their mangled names: at::_ops::OP::... (the
@@ -105,7 +120,7 @@ static int torch_op_of(const char *sym)
         char *end;
         long len = strtol(sym + n, &end, 10);
         if (len > 0 && (size_t)len <= strlen(end))
-            return fp32_op(end, (size_t)len);
+            return listed_op(end, (size_t)len);
     }
     return -1;
 }
@@ -262,6 +277,7 @@ static void set_key(struct amp_site *f)
     uint64_t k = mix(f->object_hash, f->function_hash);
     k = mix(k, f->python ? (uint64_t)f->line << 1 | 1 : 0);
     k = mix(k, (uint64_t)(f->op_around + 1));
+    k = mix(k, (uint64_t)(f->autocast_op + 1));
     f->key = mix(k, f->hook);
 }
 
@@ -334,7 +350,7 @@ static __attribute__((noinline)) const struct amp_site *walk(void *return_addres
     struct amp_site f;
     memset(&f, 0, sizeof f);
     f.hook = (uint16_t)hook;
-    f.op_around = -1;
+    f.op_around = f.autocast_op = -1;
     f.category[0] = f.category[1] = AMP_CAT_UNSET;
     char object[512];
     void *native_site = return_address;
@@ -350,9 +366,7 @@ static __attribute__((noinline)) const struct amp_site *walk(void *return_addres
             from++;
         for (int i = from; i < u.n; i++) {
             unsigned a = i == from ? info : addr_info(u.frames[i]);
-            int op = (int)(a >> ADDR_OP_SHIFT) - 1;
-            if (op >= 0 && f.op_around < 0)
-                f.op_around = (int16_t)op;
+            note_op(&f, (int)(a >> ADDR_OP_SHIFT) - 1);
             /* The interpreter: its Python frames take over, or, where they
              * cannot be read, the call's own caller is the site. */
             if (a & ADDR_INTERPRETER)
@@ -366,8 +380,7 @@ static __attribute__((noinline)) const struct amp_site *walk(void *return_addres
     int site_frame = -1;
     for (int i = 0; i < npf; i++) {
         struct code_answer c = code_info(pf[i].code);
-        if (c.op >= 0 && f.op_around < 0)
-            f.op_around = c.op;
+        note_op(&f, c.op);
         if (!c.framework) {
             site_frame = i;
             break;

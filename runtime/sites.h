@@ -27,6 +27,10 @@ struct amp_site {
                             AMP_CAT_UNSET */
     int16_t op_around;    /* the float32-list op whose frame lies between the site and the
                             call, or -1 */
+    int16_t autocast_op;  /* the innermost op of the CPU lower-precision list (an op
+                            torch.autocast lowers: conv2d, linear, ...) whose frame lies
+                            between, or -1: AMPSHIM_AUDIT=auto does not hold its error
+                            against its output's spread against it */
     uint32_t line;        /* Python sites */
     uintptr_t offset;     /* native sites: the return address in its object */
     const char *object;   /* full: a native object's basename, a Python file's path */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "shim/blas/blas_audit.h"
+#include "kernels/cpu/compare.h"
 #include "runtime/site_time.h"
 #include "shim/blas/blas_native.h"
 #include "shim/resolve.h"
@@ -355,7 +356,7 @@ int amp_blas_audit_check(struct amp_blas_call *c)
     c->ns_lowered = amp_cpu_now_ns() - c->audit_mark;
     gather_sample(s, lowered);
     sample_fp32(c, ref);
-    struct amp_audit_sums sums = {0};
+    struct amp_compare_sums sums = {0};
     struct amp_audit_spread spread;
     amp_audit_spread_begin(&spread, s->m);
     for (int pass = 0; pass < 2; pass++)
@@ -364,14 +365,15 @@ int amp_blas_audit_check(struct amp_blas_call *c)
             sample_rows(s, j, &lo, &hi);
             const float *low = lowered + j * s->m + lo, *fp32 = ref + j * s->m + lo;
             if (pass == 0) {
-                amp_audit_sum(&sums, low, fp32, hi - lo);
+                amp_compare()->sum(&sums, low, fp32, hi - lo);
                 amp_audit_spread_line(&spread, low, fp32, lo, hi - lo);
             } else {
-                r.elem_max = amp_audit_elem_max(&sums, low, fp32, hi - lo, r.elem_max);
+                r.elem_max = amp_compare()->elem_max(&sums, low, fp32, hi - lo, r.elem_max);
             }
         }
-    r.err = amp_audit_relative_error(&sums);
+    r.err = amp_compare_relative_error(&sums);
     r.spread_err = amp_audit_spread_error(&spread);
+    r.autocast_op = c->site && c->site->autocast_op >= 0;
     r.nonfinite = sums.nonfinite;
     r.sampled = 1;
     amp_audit_record(c->audit_site, &r);
@@ -519,7 +521,7 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
     if (c->pay)
         pay_verdict(c, ns_fp32);
     const float *lowered = c->shadow + c->shadow_elems;
-    struct amp_audit_sums sums = {0};
+    struct amp_compare_sums sums = {0};
     struct amp_audit_result r = {.flops = c->flops};
     r.ns_lowered = c->ns_lowered;
     r.ns_fp32 = ns_fp32;
@@ -540,7 +542,7 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
                 continue;
             const float *fp32 = c->acc.p + line * c->acc.ld + lo;
             if (pass == 0) {
-                amp_audit_sum(&sums, lowered + at, fp32, hi - lo);
+                amp_compare()->sum(&sums, lowered + at, fp32, hi - lo);
                 for (int64_t i = lo; i < hi;) { /* one matrix line at a time */
                     int64_t end = (i / width + 1) * width;
                     end = end < hi ? end : hi;
@@ -549,13 +551,15 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
                     i = end;
                 }
             } else {
-                r.elem_max = amp_audit_elem_max(&sums, lowered + at, fp32, hi - lo, r.elem_max);
+                r.elem_max =
+                    amp_compare()->elem_max(&sums, lowered + at, fp32, hi - lo, r.elem_max);
             }
             at += (size_t)(hi - lo);
         }
     }
-    r.err = amp_audit_relative_error(&sums);
+    r.err = amp_compare_relative_error(&sums);
     r.spread_err = amp_audit_spread_error(&spread);
+    r.autocast_op = c->site && c->site->autocast_op >= 0;
     r.nonfinite = sums.nonfinite;
     int clean = amp_audit_clean(&r);
     if (c->pay) {
@@ -585,13 +589,13 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
 
 float amp_blas_audit_scalar(struct amp_blas_call *c, float lowered, float fp32)
 {
-    struct amp_audit_sums sums = {0};
+    struct amp_compare_sums sums = {0};
     struct amp_audit_result r = {.flops = c->flops};
     r.ns_lowered = c->ns_lowered;
     r.ns_fp32 = amp_now_ns() - c->audit_mark;
-    amp_audit_sum(&sums, &lowered, &fp32, 1);
-    r.elem_max = amp_audit_elem_max(&sums, &lowered, &fp32, 1, 0.0);
-    r.err = amp_audit_relative_error(&sums);
+    amp_compare()->sum(&sums, &lowered, &fp32, 1);
+    r.elem_max = amp_compare()->elem_max(&sums, &lowered, &fp32, 1, 0.0);
+    r.err = amp_compare_relative_error(&sums);
     r.nonfinite = sums.nonfinite;
     amp_audit_record(c->audit_site, &r);
     if (!amp_audit_follows() || c->audit_only)

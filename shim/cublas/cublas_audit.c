@@ -39,6 +39,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "kernels/cpu/compare.h"
 #include "runtime/accuracy_audit.h"
 #include "runtime/decide.h"
 #include "runtime/log.h"
@@ -151,15 +152,15 @@ static int read_back(struct norms *r, int d, float *host)
 static void record(struct amp_audit_site *site, const float *host, uint32_t n)
 {
     for (uint32_t j = 0; j < n; j++) {
-        struct amp_audit_sums s = {.diff2 = (double)host[2 * j] * host[2 * j],
-                                   .ref2 = (double)host[2 * j + 1] * host[2 * j + 1]};
+        struct amp_compare_sums s = {.diff2 = (double)host[2 * j] * host[2 * j],
+                                     .ref2 = (double)host[2 * j + 1] * host[2 * j + 1]};
         /* A norm of Inf or NaN: lowering made Inf or NaN (the fp32 one
          * finite), or the program's own product did (not counted). */
         int low_bad = !(host[2 * j] <= 3.4e38f), ref_bad = !(host[2 * j + 1] <= 3.4e38f);
         if (ref_bad)
             continue;
         struct amp_audit_result res = {.elem_max = -1, .nonfinite_call = low_bad};
-        res.err = low_bad ? INFINITY : amp_audit_relative_error(&s);
+        res.err = low_bad ? INFINITY : amp_compare_relative_error(&s);
         amp_audit_record(site, &res);
     }
 }

@@ -3,17 +3,18 @@
  * its twin first (as it would have run lowered), then the program's
  * primitive as made, and the outputs compared as a BLAS call's are
  * (shim/blas/blas_audit.c). Both runs write the program's output memory, the
- * only place either can write: what it held before the call is kept aside
- * and put back between the runs (a sum post-op reads it), and the twin's
- * output kept aside to be compared. That shadow memory, twice the outputs'
- * (padding included), is taken for the call; without it the call is not
- * audited. The program keeps the fp32 result, the lowered one with follow. */
+ * only place either can write: the twin's output is kept aside to be
+ * compared, and, for a call that reads its outputs (a sum post-op), what
+ * they held before is kept aside too and put back between the runs. That
+ * shadow memory, once or twice the outputs' (padding included), is taken
+ * for the call; without it the call is not audited. The program keeps the fp32 result, the lowered one with follow. */
 #include "shim/onednn/primitive_audit.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/compare.h"
 #include "runtime/decide.h"
 #include "runtime/log.h"
 
@@ -30,17 +31,17 @@ static void copy_outputs(const struct amp_dnnl_output *o, int n, float *compact,
 static void compare(struct amp_audit_site *site, const struct amp_dnnl_output *o, int n,
                     const float *lowered, double flops, uint64_t ns_lowered, uint64_t ns_fp32)
 {
-    struct amp_audit_sums sums = {0};
+    struct amp_compare_sums sums = {0};
     struct amp_audit_result r = {.flops = flops};
     r.ns_lowered = ns_lowered;
     r.ns_fp32 = ns_fp32;
     const float *at = lowered;
     for (int i = 0; i < n; at += o[i].elems, i++)
-        amp_audit_sum(&sums, at, o[i].p, (int64_t)o[i].elems);
+        amp_compare()->sum(&sums, at, o[i].p, (int64_t)o[i].elems);
     at = lowered;
     for (int i = 0; i < n; at += o[i].elems, i++)
-        r.elem_max = amp_audit_elem_max(&sums, at, o[i].p, (int64_t)o[i].elems, r.elem_max);
-    r.err = amp_audit_relative_error(&sums);
+        r.elem_max = amp_compare()->elem_max(&sums, at, o[i].p, (int64_t)o[i].elems, r.elem_max);
+    r.err = amp_compare_relative_error(&sums);
     r.nonfinite = sums.nonfinite;
     amp_audit_record(site, &r);
 }
@@ -63,12 +64,15 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
     if (amp_audit_auto() && amp_site_entry(t, AMP_DEVICE_CPU, hook, 0) != AMP_CAT_UNSET)
         return AMP_DNNL_AUDIT_LOWER;
     struct amp_dnnl_output out[AMP_DNNL_OUTPUTS_MAX];
-    int n = r->site && audit_this ? amp_dnnl_outputs(c, nargs, args, out) : -1;
+    int reads = 1;
+    int n = r->site && audit_this ? amp_dnnl_outputs(c, nargs, args, out, &reads) : -1;
     size_t total = 0;
     for (int i = 0; i < n; i++)
         total += out[i].elems;
-    float *shadow = n > 0 && total && total <= SIZE_MAX / (2 * sizeof(float))
-                        ? amp_shadow_alloc(2 * total * sizeof(float))
+    /* what the outputs held is kept only for a call that reads it */
+    size_t copies = reads ? 2 : 1;
+    float *shadow = n > 0 && total && total <= SIZE_MAX / (copies * sizeof(float))
+                        ? amp_shadow_alloc(copies * total * sizeof(float))
                         : NULL;
     if (!shadow) {
         if (n > 0) {
@@ -80,8 +84,9 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
         return amp_audit_keeps_lowered(r->site, flops) ? AMP_DNNL_AUDIT_LOWER
                                                        : AMP_DNNL_AUDIT_AS_MADE;
     }
-    float *before = shadow, *lowered = shadow + total;
-    copy_outputs(out, n, before, 1);
+    float *lowered = shadow, *before = reads ? shadow + total : NULL;
+    if (before)
+        copy_outputs(out, n, before, 1);
     uint64_t mark = amp_now_ns();
     int built;
     int ran = amp_dnnl_twin_run(c, t, dtype, real, stream, nargs, args, &r->converted, &built);
@@ -92,7 +97,8 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
     amp_audit_test_slow_lowered(flops);
     uint64_t ns_lowered = amp_now_ns() - mark;
     copy_outputs(out, n, lowered, 1);
-    copy_outputs(out, n, before, 0);
+    if (before)
+        copy_outputs(out, n, before, 0);
     mark = amp_now_ns();
     r->rc = real(prim, stream, nargs, args);
     uint64_t ns_fp32 = amp_now_ns() - mark;

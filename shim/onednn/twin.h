@@ -115,14 +115,15 @@ size_t amp_dnnl_conv_desc_size(void);
  * diff_weights and diff_bias where the call passes one), for the audit
  * (shim/onednn/primitive_audit.c) to keep aside and compare, padding
  * included. Returns how many, or -1 when one is not fp32 memory whose
- * pointer oneDNN gives (or c has no twin). */
+ * pointer oneDNN gives (or c has no twin). *reads: 0 when the call only
+ * writes them (no sum post-op reads what they held), else 1. */
 #define AMP_DNNL_OUTPUTS_MAX 2
 struct amp_dnnl_output {
     float *p;
     size_t elems;
 };
 int amp_dnnl_outputs(const struct amp_dnnl_call *c, int nargs, const void *args,
-                     struct amp_dnnl_output out[AMP_DNNL_OUTPUTS_MAX]);
+                     struct amp_dnnl_output out[AMP_DNNL_OUTPUTS_MAX], int *reads);
 
 /* The wing's tables of descriptor keys (a shape lowered, a shape with no
  * native kernel): open addressing over AMP_DNNL_KEYS slots, keys inserted

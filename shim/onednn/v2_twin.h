@@ -36,6 +36,14 @@ struct twin {
     dnnl_memory_desc_t in_md[2], scratchpad_md;
     size_t in_off[2], scratchpad_off, bytes;
     uint64_t in_elems;
+    /* A forward twin whose best kernel writes another layout than the
+     * program's dst: it writes out_md in the scratch at out_off, and a
+     * reorder (out) puts that into the program's dst; with a sum post-op,
+     * one (back) brings the program's dst in first. NULL: the twin writes
+     * the program's dst itself. */
+    dnnl_primitive_t out, back;
+    dnnl_memory_desc_t out_md;
+    size_t out_off;
 };
 
 /* The op descriptors that have twins. */

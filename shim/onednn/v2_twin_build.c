@@ -150,6 +150,67 @@ int amp_dn_twin_key(const struct amp_dnnl_call *c, int dtype, struct key *key, e
     return 0;
 }
 
+static dnnl_primitive_t reorder_of(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+                                   dnnl_engine_t engine)
+{
+    dnnl_primitive_desc_t rpd;
+    dnnl_primitive_t p = NULL;
+    if (amp_dn.dnnl_reorder_primitive_desc_create(&rpd, from, engine, to, engine, NULL) !=
+        dnnl_success)
+        return NULL;
+    if (amp_dn.dnnl_primitive_create(&p, rpd) != dnnl_success)
+        p = NULL;
+    amp_dn.dnnl_primitive_desc_destroy(rpd);
+    return p;
+}
+
+/* A forward twin's output in a layout of oneDNN's choosing. Forced to write
+ * the program's layout, oneDNN takes the first kernel that can: on a CPU
+ * with AMX, ResNet-50's convolutions into torch's fp32 nChw16c got
+ * avx512_core_bf16 kernels, slower than fp32's (a 3x3 convolution 17.8 ms
+ * against 12.8 ms fp32 and 2.4 ms for AMX's, which write nhwc). Where the
+ * kernel oneDNN picks with the output's layout left open is another one
+ * and writes another layout, the twin takes it, and a reorder (a copy of
+ * the fp32 output) puts its output into the program's; *tpd becomes that
+ * primitive descriptor. 0, or -1 when a reorder cannot be made. */
+static int own_output(struct twin *tw, union op_desc *desc, enum pkind k,
+                      const_dnnl_primitive_attr_t attr, dnnl_engine_t engine,
+                      dnnl_primitive_desc_t *tpd)
+{
+    dnnl_memory_desc_t *dst = desc_md(desc, k, DNNL_ARG_DST), forced = *dst;
+    dnnl_primitive_desc_t open = NULL;
+    const char *impl = NULL, *open_impl = NULL;
+    char why[96];
+    if (amp_dn.dnnl_memory_desc_init_by_tag(dst, forced.ndims, forced.dims, forced.data_type,
+                                            dnnl_format_tag_any) != dnnl_success ||
+        amp_dn.dnnl_primitive_desc_create(&open, desc, attr, engine, NULL) != dnnl_success) {
+        *dst = forced;
+        return 0;
+    }
+    *dst = forced;
+    const dnnl_memory_desc_t *its = amp_dn.dnnl_primitive_desc_query_md(open, dnnl_query_dst_md, 0);
+    amp_dn.dnnl_primitive_desc_query(*tpd, dnnl_query_impl_info_str, 0, &impl);
+    amp_dn.dnnl_primitive_desc_query(open, dnnl_query_impl_info_str, 0, &open_impl);
+    if (!its || amp_dn.dnnl_memory_desc_equal(its, &forced) || !impl || !open_impl ||
+        strcmp(impl, open_impl) == 0 || !amp_dn_impl_is_native(open, why, sizeof why)) {
+        amp_dn.dnnl_primitive_desc_destroy(open);
+        return 0;
+    }
+    int sum = 0;
+    for (int i = 0; i < tw->key.attr.n_post; i++)
+        sum |= tw->key.attr.kinds[i] == dnnl_sum;
+    tw->out_md = *its;
+    tw->out = reorder_of(&tw->out_md, &forced, engine);
+    tw->back = sum ? reorder_of(&forced, &tw->out_md, engine) : NULL;
+    if (!tw->out || (sum && !tw->back)) {
+        amp_dn.dnnl_primitive_desc_destroy(open);
+        return -1;
+    }
+    amp_dn.dnnl_primitive_desc_destroy(*tpd);
+    *tpd = open;
+    return 0;
+}
+
 int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkind k, enum dir d,
                       const union op_desc *op, char *why, size_t whylen)
 {
@@ -234,6 +295,8 @@ int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkin
         ok = AMP_DNNL_NO_KERNEL;
         goto out;
     }
+    if (d == FWD && !r->out[1] && own_output(tw, &desc, k, attr, engine, &tpd) < 0)
+        goto out;
     size_t off = 0;
     for (int i = 0; i < 2; i++) {
         const dnnl_memory_desc_t *want = amp_dn_arg_md(tpd, r->in[i]);
@@ -253,6 +316,10 @@ int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkin
         if (st != dnnl_success)
             goto out;
     }
+    if (tw->out) {
+        tw->out_off = off;
+        off += (amp_dn.dnnl_memory_desc_get_size(&tw->out_md) + 4095) & ~(size_t)4095;
+    }
     const dnnl_memory_desc_t *sp =
         amp_dn.dnnl_primitive_desc_query_md(tpd, dnnl_query_scratchpad_md, 0);
     if (sp && sp->ndims > 0) {
@@ -265,6 +332,8 @@ int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkin
     for (int i = 0; i < 2; i++) {
         const dnnl_memory_desc_t *mine = r->out[i] ? amp_dn_arg_md(pd, r->out[i]) : NULL,
                                  *its = r->out[i] ? amp_dn_arg_md(tpd, r->out[i]) : NULL;
+        if (i == 0 && tw->out)
+            continue; /* its own layout, reordered into the program's */
         if ((mine != NULL) != (its != NULL) || (mine && !amp_dn.dnnl_memory_desc_equal(mine, its)))
             goto out;
     }
@@ -285,6 +354,10 @@ void amp_dn_twin_release(struct twin *tw)
     for (int i = 0; i < 2; i++)
         if (tw->reorder[i])
             amp_dn.dnnl_primitive_destroy(tw->reorder[i]);
+    if (tw->out)
+        amp_dn.dnnl_primitive_destroy(tw->out);
+    if (tw->back)
+        amp_dn.dnnl_primitive_destroy(tw->back);
     if (tw->prim)
         amp_dn.dnnl_primitive_destroy(tw->prim);
     free(tw);

@@ -98,12 +98,15 @@ enum { MAX_ARGS = 32 };
 static int run(struct twin *tw, struct amp_thread *t, amp_dnnl_execute_fn exec, void *stream,
                int nargs, const dnnl_exec_arg_t *args)
 {
-    dnnl_memory_t from[2] = {NULL, NULL}, to[2] = {NULL, NULL}, pad = NULL;
-    for (int a = 0; a < nargs; a++)
+    dnnl_memory_t from[2] = {NULL, NULL}, to[2] = {NULL, NULL}, pad = NULL, dst = NULL, own = NULL;
+    for (int a = 0; a < nargs; a++) {
         for (int i = 0; i < 2; i++)
             if (args[a].arg == tw->in_arg[i])
                 from[i] = args[a].memory;
-    if (!from[0] || !from[1] || nargs + 1 > MAX_ARGS)
+        if (args[a].arg == DNNL_ARG_DST)
+            dst = args[a].memory;
+    }
+    if (!from[0] || !from[1] || (tw->out && !dst) || nargs + 1 > MAX_ARGS)
         return -1;
     char *scratch = amp_scratch(t, tw->bytes ? tw->bytes : 1);
     if (!scratch)
@@ -116,6 +119,15 @@ static int run(struct twin *tw, struct amp_thread *t, amp_dnnl_execute_fn exec, 
             goto out;
         conv[1].memory = to[i];
         if (exec(tw->reorder[i], stream, 2, conv) != dnnl_success)
+            goto out;
+    }
+    if (tw->out) { /* the twin's own output layout (v2_twin.h) */
+        dnnl_exec_arg_t back[2] = {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, NULL}};
+        if (amp_dn.dnnl_memory_create(&own, &tw->out_md, tw->key.engine, scratch + tw->out_off) !=
+            dnnl_success)
+            goto out;
+        back[1].memory = own;
+        if (tw->back && exec(tw->back, stream, 2, back) != dnnl_success)
             goto out;
     }
     if (tw->scratchpad_md.ndims > 0 &&
@@ -131,17 +143,25 @@ static int run(struct twin *tw, struct amp_thread *t, amp_dnnl_execute_fn exec, 
         for (int i = 0; i < 2; i++)
             if (args[a].arg == tw->in_arg[i])
                 twin_args[n].memory = to[i];
+        if (own && args[a].arg == DNNL_ARG_DST)
+            twin_args[n].memory = own;
         n++;
     }
     if (pad)
         twin_args[n++] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, pad};
     ok = exec(tw->prim, stream, n, twin_args) == dnnl_success ? 0 : -1;
+    if (ok == 0 && own) {
+        dnnl_exec_arg_t put[2] = {{DNNL_ARG_FROM, own}, {DNNL_ARG_TO, dst}};
+        ok = exec(tw->out, stream, 2, put) == dnnl_success ? 0 : -1;
+    }
 out:
     for (int i = 0; i < 2; i++)
         if (to[i])
             amp_dn.dnnl_memory_destroy(to[i]);
     if (pad)
         amp_dn.dnnl_memory_destroy(pad);
+    if (own)
+        amp_dn.dnnl_memory_destroy(own);
     amp_scratch_done(t);
     return ok;
 }

@@ -11,6 +11,8 @@ it runs on any CPU:
   lowers the layer's; the JSON carries spread_err_max;
 - AMPSHIM_AUDIT_SPREAD_TOLERANCE=off: the Gram's site is lowered again;
 - AMPSHIM_AUDIT=auto: the Gram's site goes fp32, the layer's is lowered;
+- the same Gram by torch.mm (an op torch.autocast lowers; Debian's torch):
+  measured over 0.01, not held against it, lowered (AMPSHIM_AUDIT=1, auto);
 - the same product into a contiguous and a strided output: one err/spr.
 Run with LD_PRELOAD=libampshim.so; it starts its own children."""
 import json
@@ -95,11 +97,11 @@ ck.check("AMPSHIM_AUDIT_SPREAD_TOLERANCE=off: the Gram's site is lowered",
 auto = run(AMPSHIM_AUDIT="auto", AMPSHIM_AUDIT_PROBATION="2")
 
 
-def auto_line(report, line):
+def auto_line(report, line, name="program.py"):
     """auto's line under a site's row: its state and why."""
     lines = report.splitlines()
     for i, text in enumerate(lines[:-1]):
-        if "program.py:%d " % line in text and text[:1].isdigit():
+        if "%s:%d " % (name, line) in text and text[:1].isdigit():
             return lines[i + 1]
     return ""
 
@@ -108,6 +110,58 @@ ck.check("AMPSHIM_AUDIT=auto: the Gram's site fp32 for an audit over tolerance",
          "fp32 (an audit over tolerance" in auto_line(auto, gram_line), auto[-2500:])
 ck.check("... the layer's site not for its error (lowered, or fp32 only where emulation is "
          "slower)", "over tolerance" not in auto_line(auto, layer_line), auto[-2500:])
+
+# The same Gram made by torch.mm, an op torch.autocast lowers: its
+# err/spr is measured and shown, but neither auto nor the audit's policy
+# holds it against the site (ampshim(7) AUTO; ResNet-50's 1x1 convolutions
+# measure 0.010-0.013 with the network's output unchanged), while numpy's
+# Gram beside it is still kept fp32.
+TORCH = PROGRAM.replace("import numpy as np", "import numpy as np\nimport torch").replace(
+    "    h = x @ w", "    h = torch.mm(torch.from_numpy(y), torch.from_numpy(y[:200]).T)")
+try:
+    import torch  # noqa: F401  (Debian's; skipped where it is not installed)
+    have_torch = True
+except ImportError:
+    have_torch = False
+if have_torch:
+    tpath = os.path.join(tmp, "torch_gram.py")
+    with open(tpath, "w") as f:
+        f.write(TORCH)
+    tlines = TORCH.splitlines()
+    torch_line = 1 + next(i for i, t in enumerate(tlines) if "torch.mm(" in t)
+    tgram_line = 1 + next(i for i, t in enumerate(tlines) if "g = y @" in t)
+    tpolicy = os.path.join(tmp, "torch.policy")
+    reports = {}
+    for mode in ("1", "auto"):
+        r = subprocess.run([sys.executable, tpath],
+                           env=dict(base, AMPSHIM_AUDIT=mode, AMPSHIM_AUDIT_POLICY=tpolicy,
+                                    OMP_NUM_THREADS="1"),
+                           capture_output=True, text=True)
+        ck.check("the torch program runs (AMPSHIM_AUDIT=%s)" % mode, r.returncode == 0,
+                 r.stderr[-1500:])
+        reports[mode] = r.stderr
+        if mode == "1":
+            text = open(tpolicy).read() if os.path.exists(tpolicy) else ""
+    trows = {}
+    for line in reports["1"].splitlines():
+        f = line.split()
+        if len(f) > 14 and f[0].isdigit() and f[14].startswith("torch_gram.py:"):
+            trows[int(f[14].split(":")[1])] = f
+    t, g = trows.get(torch_line), trows.get(tgram_line)
+    ck.check("AMPSHIM_AUDIT=1: torch.mm's Gram over 0.01 against its spread and lowered; "
+             "numpy's kept fp32", t is not None and g is not None and float(t[4]) > 0.01 and
+             t[12] == "no" and g[12] == "yes", reports["1"][-2500:])
+    ck.check("... the policy lowers torch.mm's site and keeps numpy's fp32",
+             any(re.match(r"cpu:\w*sgemm\w*@torch_gram.py:%d=lower" % torch_line, l)
+                 for l in text.splitlines()) and
+             any(re.match(r"cpu:\w*sgemm\w*@torch_gram.py:%d=fp32" % tgram_line, l)
+                 for l in text.splitlines()), text)
+    auto_t = reports["auto"]
+    ck.check("AMPSHIM_AUDIT=auto: numpy's Gram fp32 for an audit over tolerance, torch.mm's "
+             "not for its error (lowered, or fp32 only where emulation is slower)",
+             "fp32 (an audit over tolerance" in auto_line(auto_t, tgram_line, "torch_gram.py") and
+             "over tolerance" not in auto_line(auto_t, torch_line, "torch_gram.py") and
+             auto_line(auto_t, torch_line, "torch_gram.py") != "", auto_t[-2500:])
 
 # The full audit measures the spread along the output's own lines whether
 # C is contiguous or not: the same product into a contiguous array and into
