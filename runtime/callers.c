@@ -57,7 +57,7 @@ static int remember(struct answer_cache *c, void *return_address, int answer)
     return answer;
 }
 
-static struct answer_cache selected_cache, library_cache;
+static struct answer_cache selected_cache, library_cache, onednn_caller_cache;
 
 void amp_caller_name(void *return_address, struct amp_caller *c)
 {
@@ -255,6 +255,17 @@ int amp_caller_is_library(void *return_address)
     return remember(&library_cache, return_address, library);
 }
 
+int amp_caller_is_onednn_caller(void *return_address)
+{
+    int answer = cached(&onednn_caller_cache, return_address);
+    if (answer >= 0)
+        return answer;
+    Dl_info info;
+    return remember(&onednn_caller_cache, return_address,
+                    return_address && dladdr(return_address, &info) &&
+                        amp_onednn_caller_listed(info.dli_fname) >= 0);
+}
+
 /* ---- forgetting what the loader unloaded ---- */
 
 static void forget_answers(struct answer_cache *c)
@@ -271,6 +282,7 @@ void amp_callers_forget_unloaded(void)
 {
     forget_answers(&selected_cache);
     forget_answers(&library_cache);
+    forget_answers(&onednn_caller_cache);
     /* Site records stay in the pool (a reader may hold one); the cache
      * stops leading to them, and a later call of that address is asked
      * anew. */

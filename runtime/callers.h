@@ -56,6 +56,12 @@ void amp_caller_name(void *return_address, struct amp_caller *c);
  * its last-site answer. Never under a lock of ours (it asks the loader). */
 void amp_callers_forget_unloaded(void);
 
+/* Whether the object a return address lies in is one of
+ * policy/data/onednn_callers.txt's (torch's ideep), cached by address:
+ * dladdr takes 0.3 ms in libtorch_cpu (it scans the symbol table for the
+ * name), and ideep makes a convolution descriptor for every call. */
+int amp_caller_is_onednn_caller(void *return_address);
+
 /* Does AMPSHIM_CALLERS select the code at this return address? Cached. */
 int amp_caller_selected(void *return_address);
 

@@ -39,9 +39,17 @@ int amp_cpu_has_avx2_f16c(void);
 
 /* Whether this CPU's instruction set has low-precision dot-product units
  * for dtype (bf16: AVX512_BF16 or AMX-BF16; fp16: AVX512_FP16 or
- * AMX-FP16; tf32: none), by cpuid alone: 0 is a sure no, 1 only a maybe
- * (the OS, and oneDNN, must agree). 1 on other architectures. */
+ * AMX-FP16; tf32: none), by cpuid alone and oneDNN's ISA cap (below): 0 is
+ * a sure no, 1 only a maybe (the OS, and oneDNN, must agree). 1 on other
+ * architectures unless capped. */
 int amp_cpu_may_have_units(enum amp_lowp_dtype dtype);
+
+/* The program's cap on oneDNN's instructions (ONEDNN_MAX_CPU_ISA, or
+ * DNNL_MAX_CPU_ISA, its older name) where it lies below dtype's kernels
+ * (bf16 from AVX512_CORE_BF16 on, fp16 from AVX512_CORE_FP16): oneDNN
+ * then has none, whatever cpuid says. NULL when it does not (unset, or a
+ * name this list does not know). */
+const char *amp_onednn_isa_cap(enum amp_lowp_dtype dtype);
 
 /* The best kernels for this CPU, chosen once. */
 const struct amp_convert_kernels *amp_convert(void);

@@ -2,7 +2,9 @@
  * choice between them and the vector kernels. */
 #include "kernels/cpu/convert.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -166,9 +168,29 @@ int amp_cpu_has_avx2_f16c(void)
 #endif
 }
 
+const char *amp_onednn_isa_cap(enum amp_lowp_dtype dtype)
+{
+    static const char *const below_bf16[] = {"SSE41",           "AVX",         "AVX2",
+                                             "AVX2_VNNI",       "AVX2_VNNI_2", "AVX512_MIC",
+                                             "AVX512_MIC_4OPS", "AVX512_CORE", "AVX512_CORE_VNNI"};
+    static const char *const below_fp16[] = {"AVX512_CORE_BF16", "AVX512_CORE_AMX"};
+    const char *cap = getenv("ONEDNN_MAX_CPU_ISA");
+    if (!cap || !*cap)
+        cap = getenv("DNNL_MAX_CPU_ISA");
+    if (!cap || !*cap)
+        return NULL;
+    for (size_t i = 0; i < sizeof below_bf16 / sizeof *below_bf16; i++)
+        if (strcasecmp(cap, below_bf16[i]) == 0)
+            return cap;
+    for (size_t i = 0; dtype == AMP_DTYPE_FP16 && i < sizeof below_fp16 / sizeof *below_fp16; i++)
+        if (strcasecmp(cap, below_fp16[i]) == 0)
+            return cap;
+    return NULL;
+}
+
 int amp_cpu_may_have_units(enum amp_lowp_dtype dtype)
 {
-    if (dtype == AMP_DTYPE_TF32)
+    if (dtype == AMP_DTYPE_TF32 || amp_onednn_isa_cap(dtype))
         return 0;
 #if defined(__x86_64__) || defined(__i386__)
     unsigned a, b, c, d, a1 = 0, b1, c1, d1;

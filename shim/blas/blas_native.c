@@ -491,6 +491,9 @@ int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
         char r[192];
         if (dtype == AMP_DTYPE_TF32) {
             snprintf(r, sizeof r, "no CPU has tf32 units");
+        } else if (amp_onednn_isa_cap(dtype)) {
+            snprintf(r, sizeof r, "ONEDNN_MAX_CPU_ISA=%s keeps oneDNN below its %s kernels",
+                     amp_onednn_isa_cap(dtype), amp_dtype_names[dtype]);
         } else if (!amp_cpu_may_have_units(dtype)) {
             /* A sure no without loading oneDNN: the common CPU's first
              * product pays nothing for the question. */

@@ -17,17 +17,12 @@
 #include <stdlib.h>
 
 #include "runtime/accuracy_audit.h"
+#include "runtime/callers.h"
 #include "runtime/decide.h"
 #include "runtime/export.h"
 #include "runtime/log.h"
 #include "shim/onednn/twin.h"
 #include "shim/resolve.h"
-
-int amp_dnnl_caller_listed(void *caller)
-{
-    Dl_info info;
-    return caller && dladdr(caller, &info) && amp_onednn_caller_listed(info.dli_fname) >= 0;
-}
 
 int amp_dnnl_desc_decide(struct amp_thread *t, int row, double madds, void *caller,
                          int *explicit_request, amp_dnnl_gate_fn gate)
@@ -57,7 +52,7 @@ static void lower_if_decided(enum amp_hook_id entry, void *desc, int dir, void *
     struct amp_thread *t = amp_thread_enter();
     double madds = 0;
     int row, explicit_request = 0;
-    if (!t || amp_call_from_library(caller) || !amp_dnnl_caller_listed(caller) ||
+    if (!t || amp_call_from_library(caller) || !amp_caller_is_onednn_caller(caller) ||
         (row = amp_dnnl_desc_row(desc, dir, amp_real(entry), &madds)) < 0)
         return;
     int dtype = amp_dnnl_desc_decide(t, row, madds, caller, &explicit_request, amp_cpu_gate);

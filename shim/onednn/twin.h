@@ -78,9 +78,6 @@ int amp_dnnl_twin_run(const struct amp_dnnl_call *c, struct amp_thread *t, int d
  * multiply-adds; then, if the policy lowers it, amp_dnnl_desc_lower asks for
  * dtype inputs in it and remembers it, so that its executions count. */
 int amp_dnnl_desc_row(const void *desc, int dir, void *real_fn, double *madds);
-/* Whether the object that made the call at return address caller is a
- * listed oneDNN caller (policy/data/onednn_callers.txt). */
-int amp_dnnl_caller_listed(void *caller);
 
 /* The decision for a convolution made in its descriptor by caller (the
  * return address of the descriptor call), of primitive row row and madds

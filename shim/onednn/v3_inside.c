@@ -24,6 +24,7 @@
 #include "kernels/cpu/convert.h"
 #include "loader/loader.h"
 #include "policy/policy.h"
+#include "runtime/callers.h"
 #include "runtime/decide.h"
 #include "runtime/log.h"
 #include "runtime/report.h"
@@ -224,7 +225,7 @@ static int decide(struct conv *c, void *caller)
     if (!t || c->in[0].dtype != V3_F32 || c->in[1].dtype != V3_F32 || c->out.dtype != V3_F32 ||
         !c->in[0].any || !c->in[1].any)
         return -1;
-    if (!amp_dnnl_caller_listed(caller))
+    if (!amp_caller_is_onednn_caller(caller))
         return -1;
     amp_tls_caller = caller;
     int explicit_request = 0;

@@ -254,7 +254,8 @@ static void lengths_and_alignment(void)
                 memcpy(inplace, src, sizeof inplace);
                 k->round[d](inplace + off, inplace + off, (size_t)n);
                 for (int i = off; i < off + n; i++)
-                    bad += u_of(inplace[i]) != u_of(amp_round_to_dtype_rne((enum amp_lowp_dtype)d, src[i]));
+                    bad += u_of(inplace[i]) !=
+                           u_of(amp_round_to_dtype_rne((enum amp_lowp_dtype)d, src[i]));
             }
             for (int i = 0; i < 160; i++)
                 h[i] = 0xdead;
@@ -271,7 +272,8 @@ static void lengths_and_alignment(void)
             for (int i = off; i < off + n; i++)
                 bad += u_of(dst[i]) != u_of(amp_f16_to_f32(h[i]));
         }
-    CHECK(bad == 0, "%s kernels: %d wrong elements over lengths 0..150, offsets 0..7", k->name, bad);
+    CHECK(bad == 0, "%s kernels: %d wrong elements over lengths 0..150, offsets 0..7", k->name,
+          bad);
 }
 
 /* The cpuid reading of low-precision units agrees with the kernel's flags
@@ -300,6 +302,29 @@ static void units_by_cpuid(void)
     CHECK(amp_cpu_may_have_units(AMP_DTYPE_FP16) == fp16, "fp16 units by cpuid match the flags");
     CHECK(amp_cpu_may_have_units(AMP_DTYPE_TF32) == 0, "no CPU has tf32 units");
 #endif
+    /* oneDNN's ISA cap: below AVX512_CORE_BF16 no bf16 kernels (a sure no
+     * without asking oneDNN), below AVX512_CORE_FP16 no fp16 ones; a name
+     * it does not know caps nothing; the older name counts too */
+    const char *keep = getenv("ONEDNN_MAX_CPU_ISA");
+    char saved[64] = "";
+    if (keep)
+        snprintf(saved, sizeof saved, "%s", keep);
+    setenv("ONEDNN_MAX_CPU_ISA", "avx2", 1);
+    CHECK(amp_onednn_isa_cap(AMP_DTYPE_BF16) && !amp_cpu_may_have_units(AMP_DTYPE_BF16) &&
+              !amp_cpu_may_have_units(AMP_DTYPE_FP16),
+          "ONEDNN_MAX_CPU_ISA=avx2: no bf16 or fp16 units");
+    setenv("ONEDNN_MAX_CPU_ISA", "AVX512_CORE_BF16", 1);
+    CHECK(!amp_onednn_isa_cap(AMP_DTYPE_BF16) && amp_onednn_isa_cap(AMP_DTYPE_FP16),
+          "ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16 caps fp16 only");
+    setenv("ONEDNN_MAX_CPU_ISA", "SOMETHING_NEW", 1);
+    CHECK(!amp_onednn_isa_cap(AMP_DTYPE_BF16) && !amp_onednn_isa_cap(AMP_DTYPE_FP16),
+          "an unknown ISA name caps nothing");
+    unsetenv("ONEDNN_MAX_CPU_ISA");
+    setenv("DNNL_MAX_CPU_ISA", "AVX512_CORE", 1);
+    CHECK(amp_onednn_isa_cap(AMP_DTYPE_BF16) != NULL, "DNNL_MAX_CPU_ISA=AVX512_CORE caps bf16");
+    unsetenv("DNNL_MAX_CPU_ISA");
+    if (keep)
+        setenv("ONEDNN_MAX_CPU_ISA", saved, 1);
 }
 
 int main(int argc, char **argv)
