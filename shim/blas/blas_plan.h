@@ -101,6 +101,7 @@ struct amp_blas_call {
     size_t shadow_elems;
     uint64_t audit_mark; /* when the audited call's current run began (ns) */
     uint64_t ns_lowered; /* ... its lowered run's wall time */
+    uint32_t made_mark;  /* amp_onednn_made() when the lowered run began */
     /* A call timed for AMPSHIM_CPU_TIMING_SAMPLE: when it began (ns), else 0. */
     uint64_t t0;
     void *timed_caller;          /* a timed call's return address (its site) */

@@ -278,6 +278,13 @@ static enum amp_onednn_status make(struct amp_onednn_prim *p, const struct amp_o
     return st;
 }
 
+static __thread unsigned made_here;
+
+unsigned amp_onednn_made(void)
+{
+    return made_here;
+}
+
 struct amp_onednn_prim *amp_onednn_get(const struct amp_onednn_gemm *g, enum amp_onednn_status *st,
                                        char *impl, size_t impllen)
 {
@@ -317,6 +324,7 @@ struct amp_onednn_prim *amp_onednn_get(const struct amp_onednn_gemm *g, enum amp
     p->refs = 1;
     struct team tm;
     team_begin(&tm);
+    made_here++;
     *st = p->status = make(p, g, impl, impllen);
     team_end(&tm);
     if (*st == AMP_ONEDNN_FAILED) {
@@ -430,6 +438,11 @@ enum amp_onednn_status amp_onednn_open(char *why, size_t whylen)
 const char *amp_onednn_version(void)
 {
     return "";
+}
+
+unsigned amp_onednn_made(void)
+{
+    return 0;
 }
 
 struct amp_onednn_prim *amp_onednn_get(const struct amp_onednn_gemm *g, enum amp_onednn_status *st,

@@ -54,6 +54,10 @@ enum amp_onednn_status amp_onednn_open(char *why, size_t whylen);
 /* oneDNN's version, "2.6.3" ("" before a successful open). */
 const char *amp_onednn_version(void);
 
+/* How many primitives this thread has made (generating a kernel takes
+ * milliseconds): a pay check whose lowered run made one is not weighed. */
+unsigned amp_onednn_made(void);
+
 /* The primitive for a problem, made or found in the cache; NULL with the
  * status (NOT_NATIVE or FAILED) otherwise. The implementation oneDNN chose
  * is copied to impl (for the info line and the benchmark). Every primitive
