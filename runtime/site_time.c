@@ -203,9 +203,11 @@ enum amp_pay_verdict amp_pay_record(const struct amp_site *where, double flops, 
                                     uint64_t ns_made)
 {
     struct amp_pay_class *p = pay_class(where, flops);
-    if (!p || !ns_lowered || !ns_made)
+    if (!p)
         return AMP_PAY_UNKNOWN;
     atomic_fetch_add_explicit(&p->checks, 1, memory_order_relaxed);
+    if (!ns_lowered || !ns_made) /* taken, but nothing to weigh: no vote */
+        return (enum amp_pay_verdict)atomic_load_explicit(&p->verdict, memory_order_relaxed);
     atomic_fetch_add_explicit(&p->checked_flops, flops > 0 ? (uint64_t)flops : 0,
                               memory_order_relaxed);
     atomic_fetch_add_explicit(&p->ns_lowered, ns_lowered, memory_order_relaxed);

@@ -49,7 +49,8 @@ int amp_pay_due(const struct amp_site *where, double flops);
 
 /* A pay check's two runs (process CPU ns): added to the class, its vote
  * cast; returns the class's verdict (unsettled before AMP_PAY_VOTES
- * checks). */
+ * checks). A check with a run of 0 ns is counted as taken (the schedule
+ * moves on) with no vote: its lowered run generated its kernel. */
 enum amp_pay_verdict amp_pay_record(const struct amp_site *where, double flops, uint64_t ns_lowered,
                                     uint64_t ns_made);
 
