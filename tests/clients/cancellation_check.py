@@ -42,12 +42,18 @@ base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.start
 base.update(OPENBLAS_NUM_THREADS="1", LD_PRELOAD=preload, AMPSHIM_LOWER_MIN="0",
             AMPSHIM_CPU_KERNEL="emulate", AMPSHIM_SPREAD_LOSS="off")
 tmp = tempfile.mkdtemp(prefix="ampshim-cancellation-")
-path = os.path.join(tmp, "program.py")
-with open(path, "w") as f:
-    f.write(PROGRAM)
-lines = PROGRAM.splitlines()
-gram_line = 1 + next(i for i, t in enumerate(lines) if "g = y @" in t)
-layer_line = 1 + next(i for i, t in enumerate(lines) if "h = x @" in t)
+
+
+def program_file(name, text, *marks):
+    """Writes a program into tmp: its path and the line of each mark."""
+    where = os.path.join(tmp, name)
+    with open(where, "w") as f:
+        f.write(text)
+    lines = text.splitlines()
+    return [where] + [1 + next(i for i, t in enumerate(lines) if m in t) for m in marks]
+
+
+path, gram_line, layer_line = program_file("program.py", PROGRAM, "g = y @", "h = x @")
 
 
 def run(**settings):
@@ -124,12 +130,7 @@ try:
 except ImportError:
     have_torch = False
 if have_torch:
-    tpath = os.path.join(tmp, "torch_gram.py")
-    with open(tpath, "w") as f:
-        f.write(TORCH)
-    tlines = TORCH.splitlines()
-    torch_line = 1 + next(i for i, t in enumerate(tlines) if "torch.mm(" in t)
-    tgram_line = 1 + next(i for i, t in enumerate(tlines) if "g = y @" in t)
+    tpath, torch_line, tgram_line = program_file("torch_gram.py", TORCH, "torch.mm(", "g = y @")
     tpolicy = os.path.join(tmp, "torch.policy")
     reports = {}
     for mode in ("1", "auto"):
