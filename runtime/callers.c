@@ -22,56 +22,36 @@
 #include "runtime/callers.h"
 
 #include "loader/loader.h"
+#include "runtime/addr_cache.h"
 #include "runtime/threads.h"
 
 __thread void *amp_tls_caller __attribute__((tls_model("initial-exec")));
 __thread void *amp_tls_library_site __attribute__((tls_model("initial-exec")));
 __thread uint8_t amp_tls_library_answer __attribute__((tls_model("initial-exec")));
 
-enum { CACHE_SIZE = 1024, CACHE_WAYS = 4 };
+enum { CACHE_SIZE = 1024 };
 
-/* Each entry packs (address << 2) | answer (0 to 3) in one word; 0 is
- * empty. User addresses fit in 57 bits on every 64-bit Linux. Sets of
- * CACHE_WAYS entries: two call sites that hash alike and alternate would
- * otherwise evict each other at every call, each miss a dladdr (0.3 ms in
- * libtorch_cpu; runtime/sites.c's address cache was seen doing so). */
+/* The answers (0 to 3) by return address (runtime/addr_cache.h). */
 struct answer_cache {
     _Atomic uint64_t entry[CACHE_SIZE];
+    const struct amp_addr_cache cache;
 };
-
-static _Atomic uint64_t *cache_set(struct answer_cache *c, uint64_t addr)
-{
-    size_t i = (size_t)((addr >> 2) * 0x9e3779b97f4a7c15ull >> 54) % CACHE_SIZE;
-    return &c->entry[i & ~(size_t)(CACHE_WAYS - 1)];
-}
+#define ANSWER_CACHE(name) static struct answer_cache name = {.cache = {name.entry, CACHE_SIZE, 2}}
 
 /* The cached answer for addr, or -1. */
 static int cached(struct answer_cache *c, void *return_address)
 {
-    uint64_t addr = (uint64_t)(uintptr_t)return_address;
-    _Atomic uint64_t *set = cache_set(c, addr);
-    for (int w = 0; w < CACHE_WAYS; w++) {
-        uint64_t entry = atomic_load_explicit(&set[w], memory_order_relaxed);
-        if (entry && entry >> 2 == addr)
-            return (int)(entry & 3);
-    }
-    return -1;
+    return (int)amp_addr_cache_get(&c->cache, return_address);
 }
 
 static int remember(struct answer_cache *c, void *return_address, int answer)
 {
-    uint64_t addr = (uint64_t)(uintptr_t)return_address;
-    _Atomic uint64_t *set = cache_set(c, addr), *slot = &set[(addr >> 4) % CACHE_WAYS];
-    for (int w = 0; w < CACHE_WAYS; w++)
-        if (!atomic_load_explicit(&set[w], memory_order_relaxed)) {
-            slot = &set[w];
-            break;
-        }
-    atomic_store_explicit(slot, addr << 2 | ((uint64_t)answer & 3), memory_order_relaxed);
-    return answer;
+    return (int)amp_addr_cache_put(&c->cache, return_address, (uint64_t)answer);
 }
 
-static struct answer_cache selected_cache, library_cache, onednn_caller_cache;
+ANSWER_CACHE(selected_cache);
+ANSWER_CACHE(library_cache);
+ANSWER_CACHE(onednn_caller_cache);
 
 void amp_caller_name(void *return_address, struct amp_caller *c)
 {
@@ -282,21 +262,11 @@ int amp_caller_is_onednn_caller(void *return_address)
 
 /* ---- forgetting what the loader unloaded ---- */
 
-static void forget_answers(struct answer_cache *c)
-{
-    for (size_t i = 0; i < CACHE_SIZE; i++) {
-        uint64_t entry = atomic_load_explicit(&c->entry[i], memory_order_relaxed);
-        if (entry && !amp_address_loaded((void *)(uintptr_t)(entry >> 2)))
-            atomic_compare_exchange_strong_explicit(&c->entry[i], &entry, 0, memory_order_relaxed,
-                                                    memory_order_relaxed);
-    }
-}
-
 void amp_callers_forget_unloaded(void)
 {
-    forget_answers(&selected_cache);
-    forget_answers(&library_cache);
-    forget_answers(&onednn_caller_cache);
+    amp_addr_cache_forget_unloaded(&selected_cache.cache);
+    amp_addr_cache_forget_unloaded(&library_cache.cache);
+    amp_addr_cache_forget_unloaded(&onednn_caller_cache.cache);
     /* Site records stay in the pool (a reader may hold one); the cache
      * stops leading to them, and a later call of that address is asked
      * anew. */

@@ -17,6 +17,7 @@
 #include <unwind.h>
 
 #include "loader/loader.h"
+#include "runtime/addr_cache.h"
 #include "runtime/python_frames.h"
 #include "runtime/threads.h"
 
@@ -127,37 +128,17 @@ static int torch_op_of(const char *sym)
 
 /* ---- native frames: one answer per return address ---- */
 
-enum {
-    ADDR_FRAMEWORK = 1,
-    ADDR_INTERPRETER = 2,
-    ADDR_OP_SHIFT = 2,
-    ADDR_CACHE = 4096,
-    ADDR_WAYS = 4
-};
-/* (address << 12) | (op + 1) << 2 | interpreter | framework; 0 empty. Sets
- * of ADDR_WAYS entries: with one entry a set, two return addresses that
- * every walk passes and that hashed alike evicted each other at every call
- * (a torch process under auto: a dladdr of 0.3 ms in libtorch_cpu per
- * walk, 10% of ResNet-50's time, in the runs whose layout made them
- * collide). */
-static _Atomic uint64_t addr_cache[ADDR_CACHE];
+enum { ADDR_FRAMEWORK = 1, ADDR_INTERPRETER = 2, ADDR_OP_SHIFT = 2, ADDR_CACHE = 4096 };
+/* (op + 1) << 2 | interpreter | framework, by frame address
+ * (runtime/addr_cache.h) */
+static _Atomic uint64_t addr_entries[ADDR_CACHE];
+static const struct amp_addr_cache addr_cache = {addr_entries, ADDR_CACHE, 12};
 
 static unsigned addr_info(void *address)
 {
-    uint64_t a = (uint64_t)(uintptr_t)address;
-    size_t set =
-        (size_t)((a * 0x9e3779b97f4a7c15ull >> 52) % ADDR_CACHE) & ~(size_t)(ADDR_WAYS - 1);
-    _Atomic uint64_t *slot = NULL;
-    for (size_t w = 0; w < ADDR_WAYS; w++) {
-        _Atomic uint64_t *s = &addr_cache[set + w];
-        uint64_t e = atomic_load_explicit(s, memory_order_relaxed);
-        if (e && e >> 12 == a)
-            return (unsigned)(e & 0xfff);
-        if (!e && !slot)
-            slot = s;
-    }
-    if (!slot) /* a full set: the way the address's low bits pick */
-        slot = &addr_cache[set + (size_t)((a >> 4) % ADDR_WAYS)];
+    int64_t known = amp_addr_cache_get(&addr_cache, address);
+    if (known >= 0)
+        return (unsigned)known;
     Dl_info info;
     unsigned answer = 0;
     if (dladdr(address, &info) && info.dli_fname) {
@@ -169,8 +150,7 @@ static unsigned addr_info(void *address)
         if (op >= 0 && op < 1023)
             answer |= (unsigned)(op + 1) << ADDR_OP_SHIFT;
     }
-    atomic_store_explicit(slot, a << 12 | answer, memory_order_relaxed);
-    return answer;
+    return (unsigned)amp_addr_cache_put(&addr_cache, address, answer);
 }
 
 struct unwind_state {
@@ -544,12 +524,7 @@ void amp_sites_report(FILE *out)
 
 void amp_sites_forget_unloaded(void)
 {
-    for (size_t i = 0; i < ADDR_CACHE; i++) {
-        uint64_t e = atomic_load_explicit(&addr_cache[i], memory_order_relaxed);
-        if (e && !amp_address_loaded((void *)(uintptr_t)(e >> 12)))
-            atomic_compare_exchange_strong_explicit(&addr_cache[i], &e, 0, memory_order_relaxed,
-                                                    memory_order_relaxed);
-    }
+    amp_addr_cache_forget_unloaded(&addr_cache);
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);
 }
 

@@ -37,42 +37,32 @@ static void copy_outputs(const struct amp_dnnl_output *o, int n, float *compact,
  * audit. */
 enum { SAMPLE_BLOCK = 64, SAMPLE_EVERY = 8 };
 struct sample {
-    size_t block, stride, first;
+    int whole;    /* every value, one block an output */
+    size_t first; /* else: the first block's offset */
 };
 
-static struct sample sample_of(int whole, unsigned audit)
+/* Block b of an output of elems values: its length, its first value at
+ * *at; 0 past the last block. */
+static size_t block(const struct sample *s, size_t elems, size_t b, size_t *at)
 {
-    struct sample s = {SAMPLE_BLOCK, SAMPLE_BLOCK * SAMPLE_EVERY,
-                       (size_t)(audit % SAMPLE_EVERY) * SAMPLE_BLOCK};
-    if (whole)
-        s = (struct sample){SIZE_MAX / 2, SIZE_MAX / 2, 0};
-    return s;
+    if (s->whole) {
+        *at = 0;
+        return b == 0 ? elems : 0;
+    }
+    *at = (elems > s->first ? s->first : 0) + b * SAMPLE_BLOCK * SAMPLE_EVERY;
+    return *at >= elems ? 0 : elems - *at < SAMPLE_BLOCK ? elems - *at : SAMPLE_BLOCK;
 }
 
-/* The sampled values of an output of elems values: visit(at, n) per block. */
-#define FOR_SAMPLE(s, elems, at, len)                                                              \
-    for (size_t at = (elems) > (s)->first ? (s)->first : 0, len = 0;                               \
-         at < (elems) && ((len = (elems)-at < (s)->block ? (elems)-at : (s)->block), 1);           \
-         at = (s)->stride > (elems)-at ? (elems) : at + (s)->stride)
-
-static size_t sampled(const struct amp_dnnl_output *o, int n, const struct sample *s)
+/* The values compared, copied into compact (NULL: only counted). */
+static size_t copy_sample(const struct amp_dnnl_output *o, int n, const struct sample *s,
+                          float *compact)
 {
-    size_t total = 0;
+    size_t total = 0, at, len;
     for (int i = 0; i < n; i++)
-        FOR_SAMPLE(s, o[i].elems, at, len)
-    total += len;
+        for (size_t b = 0; (len = block(s, o[i].elems, b, &at)); b++, total += len)
+            if (compact)
+                memcpy(compact + total, o[i].p + at, len * sizeof(float));
     return total;
-}
-
-static void copy_sample(const struct amp_dnnl_output *o, int n, const struct sample *s,
-                        float *compact)
-{
-    for (int i = 0; i < n; i++)
-        FOR_SAMPLE(s, o[i].elems, at, len)
-        {
-            memcpy(compact, o[i].p + at, len * sizeof(float));
-            compact += len;
-        }
 }
 
 static void compare(struct amp_audit_site *site, const struct amp_dnnl_output *o, int n,
@@ -83,19 +73,17 @@ static void compare(struct amp_audit_site *site, const struct amp_dnnl_output *o
     struct amp_audit_result r = {.flops = flops};
     r.ns_lowered = ns_lowered;
     r.ns_fp32 = ns_fp32;
-    r.sampled = s->first != 0 || s->stride < SIZE_MAX / 2;
+    r.sampled = !s->whole;
     for (int pass = 0; pass < 2; pass++) {
         const float *at_low = lowered;
+        size_t at, len;
         for (int i = 0; i < n; i++)
-            FOR_SAMPLE(s, o[i].elems, at, len)
-            {
+            for (size_t b = 0; (len = block(s, o[i].elems, b, &at)); b++, at_low += len)
                 if (pass == 0)
                     amp_compare()->sum(&sums, at_low, o[i].p + at, (int64_t)len);
                 else
                     r.elem_max = amp_compare()->elem_max(&sums, at_low, o[i].p + at, (int64_t)len,
                                                          r.elem_max);
-                at_low += len;
-            }
     }
     r.err = amp_compare_relative_error(&sums);
     r.nonfinite = sums.nonfinite;
@@ -126,10 +114,11 @@ int amp_dnnl_audit(const struct amp_dnnl_call *c, struct amp_thread *t, int dtyp
     for (int i = 0; i < n; i++)
         total += out[i].elems;
     static _Atomic unsigned audits;
-    struct sample smp =
-        sample_of(!amp_audit_auto(), atomic_fetch_add_explicit(&audits, 1, memory_order_relaxed));
+    struct sample smp = {!amp_audit_auto(),
+                         atomic_fetch_add_explicit(&audits, 1, memory_order_relaxed) %
+                             SAMPLE_EVERY * SAMPLE_BLOCK};
     /* what the outputs held is kept only for a call that reads it */
-    size_t kept = n > 0 ? sampled(out, n, &smp) : 0, held = reads ? total : 0;
+    size_t kept = n > 0 ? copy_sample(out, n, &smp, NULL) : 0, held = reads ? total : 0;
     float *shadow = n > 0 && total && total <= SIZE_MAX / (2 * sizeof(float))
                         ? amp_shadow_alloc((kept + held) * sizeof(float))
                         : NULL;

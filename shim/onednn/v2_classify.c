@@ -4,6 +4,7 @@
 #ifdef AMPSHIM_HAVE_ONEDNN
 
 #include "shim/onednn/v2.h"
+#include "shim/onednn/v2_twin.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -96,21 +97,6 @@ void amp_dnnl_classify(void *prim, amp_dnnl_execute_fn real_execute, struct amp_
     c->lowered = row >= 0;
 }
 
-/* Whether a primitive reads its outputs before writing them: a sum
- * post-op adds to what dst held; 1 when its attributes cannot be read. */
-static int reads_outputs(const void *pd)
-{
-    const_dnnl_primitive_attr_t attr;
-    const_dnnl_post_ops_t po;
-    if (amp_dn.dnnl_primitive_desc_get_attr(pd, &attr) != dnnl_success ||
-        amp_dn.dnnl_primitive_attr_get_post_ops(attr, &po) != dnnl_success)
-        return 1;
-    for (int i = 0; i < amp_dn.dnnl_post_ops_len(po); i++)
-        if (amp_dn.dnnl_post_ops_get_kind(po, i) == dnnl_sum)
-            return 1;
-    return 0;
-}
-
 int amp_dnnl_outputs(const struct amp_dnnl_call *c, int nargs, const void *args_,
                      struct amp_dnnl_output out[AMP_DNNL_OUTPUTS_MAX], int *reads)
 {
@@ -142,7 +128,7 @@ int amp_dnnl_outputs(const struct amp_dnnl_call *c, int nargs, const void *args_
         out[n].elems = amp_dn.dnnl_memory_desc_get_size(md) / sizeof(float);
         n++;
     }
-    *reads = reads_outputs(c->pd);
+    *reads = amp_dn_reads_outputs(c->pd);
     return n;
 }
 

@@ -62,6 +62,10 @@ int amp_dn_twin_key(const struct amp_dnnl_call *c, int dtype, struct key *key, e
 int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkind k, enum dir d,
                       const union op_desc *op, char *why, size_t whylen);
 
+/* Whether a primitive reads its outputs before writing them (a sum
+ * post-op adds to what dst held); 1 when its attributes cannot be read. */
+int amp_dn_reads_outputs(const_dnnl_primitive_desc_t pd);
+
 /* Destroys tw's primitives and frees it. */
 void amp_dn_twin_release(struct twin *tw);
 

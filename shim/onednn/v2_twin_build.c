@@ -63,6 +63,23 @@ static int digest_attr(const_dnnl_primitive_attr_t attr, struct digest *g)
     return 0;
 }
 
+/* Whether a digest's post-ops read the output before writing it (sum). */
+static int digest_has_sum(const struct digest *g)
+{
+    for (int i = 0; i < g->n_post; i++)
+        if (g->kinds[i] == dnnl_sum)
+            return 1;
+    return 0;
+}
+
+int amp_dn_reads_outputs(const_dnnl_primitive_desc_t pd)
+{
+    const_dnnl_primitive_attr_t attr;
+    struct digest g;
+    return amp_dn.dnnl_primitive_desc_get_attr(pd, &attr) != dnnl_success ||
+           digest_attr(attr, &g) < 0 || digest_has_sum(&g);
+}
+
 /* Where each argument's memory descriptor lives in an op descriptor. */
 static dnnl_memory_desc_t *desc_md(union op_desc *o, enum pkind k, int arg)
 {
@@ -196,9 +213,7 @@ static int own_output(struct twin *tw, union op_desc *desc, enum pkind k,
         amp_dn.dnnl_primitive_desc_destroy(open);
         return 0;
     }
-    int sum = 0;
-    for (int i = 0; i < tw->key.attr.n_post; i++)
-        sum |= tw->key.attr.kinds[i] == dnnl_sum;
+    int sum = digest_has_sum(&tw->key.attr);
     tw->out_md = *its;
     tw->out = reorder_of(&tw->out_md, &forced, engine);
     tw->back = sum ? reorder_of(&forced, &tw->out_md, engine) : NULL;
@@ -300,7 +315,6 @@ int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkin
     size_t off = 0;
     for (int i = 0; i < 2; i++) {
         const dnnl_memory_desc_t *want = amp_dn_arg_md(tpd, r->in[i]);
-        dnnl_primitive_desc_t rpd;
         if (!want)
             goto out;
         tw->in_arg[i] = r->in[i];
@@ -308,12 +322,7 @@ int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkin
         tw->in_off[i] = off;
         tw->in_elems += (uint64_t)amp_dn_elems(want);
         off += (amp_dn.dnnl_memory_desc_get_size(want) + 4095) & ~(size_t)4095;
-        if (amp_dn.dnnl_reorder_primitive_desc_create(&rpd, amp_dn_arg_md(pd, r->in[i]), engine,
-                                                      want, engine, NULL) != dnnl_success)
-            goto out;
-        dnnl_status_t st = amp_dn.dnnl_primitive_create(&tw->reorder[i], rpd);
-        amp_dn.dnnl_primitive_desc_destroy(rpd);
-        if (st != dnnl_success)
+        if (!(tw->reorder[i] = reorder_of(amp_dn_arg_md(pd, r->in[i]), want, engine)))
             goto out;
     }
     if (tw->out) {
