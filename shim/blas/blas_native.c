@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "shim/blas/native_backend.h"
 #include "shim/blas/native_onednn.h"
 #include "runtime/ctl_names.h"
 #include "runtime/log.h"
@@ -487,6 +488,14 @@ int amp_cpu_native_units(enum amp_lowp_dtype dtype, char *why, size_t whylen)
         whylen = sizeof spare;
     }
     int8_t k = known_answer(dtype);
+    /* A no given before a library's oneDNN 3 was offered (a machine
+     * without libdnnl.so.2 whose first product came before torch loaded)
+     * is asked once more after. */
+    static _Atomic int8_t asked_again[AMP_DTYPE_COUNT];
+    if (k == 2 && amp_onednn3_backend() && !atomic_exchange(&asked_again[dtype], 1)) {
+        int8_t no = 2;
+        k = atomic_compare_exchange_strong(&known[dtype], &no, 0) ? 0 : known_answer(dtype);
+    }
     if (!k) {
         char r[192];
         if (dtype == AMP_DTYPE_TF32) {

@@ -1,6 +1,7 @@
-/* The oneDNN adapter (shim/blas/native_onednn.h): oneDNN 2.x's C API, every
- * function looked up in libdnnl.so.2 at run time. The header supplies only
- * types and constants. */
+/* The oneDNN adapter (shim/blas/native_onednn.h): the primitive cache and
+ * the choice of backend (shim/blas/native_backend.h), and the 2.x backend:
+ * oneDNN 2.x's C API, every function looked up in libdnnl.so.2 at run
+ * time, its header supplying only types and constants. */
 #include "shim/blas/native_onednn.h"
 
 #include <dlfcn.h>
@@ -13,7 +14,16 @@
 #include <sys/resource.h>
 
 #include "runtime/threads.h"
+#include "shim/blas/native_backend.h"
 #include "shim/helpers.h"
+
+
+int amp_onednn_impl_is_native(const char *impl, enum amp_lowp_dtype dtype)
+{
+    if (strstr(impl, "amx"))
+        return 1;
+    return strstr(impl, dtype == AMP_DTYPE_BF16 ? "_bf16" : "_fp16") != NULL;
+}
 
 #ifdef AMPSHIM_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
@@ -26,66 +36,241 @@ static struct {
         AMP_ONEDNN_FUNCTIONS(AMP_X_FIELD)
 #undef AMP_X_FIELD
     };
-    /* The OpenMP runtime oneDNN runs on (libgomp, its dependency): the
-     * calling thread's team size is 1 around each call, then put back. */
-    int (*omp_get_max_threads)(void);
-    void (*omp_set_num_threads)(int);
 } dn;
 
 /* The functions the adapter calls, for the one resolver (shim/helpers.h):
  * taken from the libdnnl.so.2 the adapter opens. */
-AMP_HELPER_LIST_OF(static, onednn_list, "oneDNN", NULL,
-                   offsetof(__typeof__(dn), omp_get_max_threads), AMP_ONEDNN_FUNCTIONS,
+AMP_HELPER_LIST_OF(static, onednn_list, "oneDNN", NULL, sizeof dn, AMP_ONEDNN_FUNCTIONS,
                    AMP_HELPER_FN_NAME);
 
-static pthread_once_t open_once = PTHREAD_ONCE_INIT;
-static enum amp_onednn_status open_status = AMP_ONEDNN_UNAVAILABLE;
-static char open_why[160], version_text[32];
+static struct amp_onednn_backend v2;
+static enum amp_onednn_status v2_status = AMP_ONEDNN_UNAVAILABLE;
+static char v2_why[160];
 static dnnl_engine_t engine;
 
-static void open_library(void)
+struct prim2 {
+    dnnl_primitive_t prim;
+    dnnl_memory_desc_t x_md, y_md, d_md, scratch_md;
+    size_t scratch_bytes;
+};
+
+struct run2 {
+    dnnl_memory_t mem[4];
+    dnnl_stream_t stream;
+};
+
+static void v2_destroy(void *state)
+{
+    struct prim2 *p = state;
+    if (p && p->prim)
+        dn.dnnl_primitive_destroy(p->prim);
+    free(p);
+}
+
+static enum amp_onednn_status v2_make(const struct amp_onednn_gemm *g, void **state,
+                                      size_t *scratch_bytes, char *impl, size_t impllen)
+{
+    struct prim2 *p = calloc(1, sizeof *p);
+    if (!p)
+        return AMP_ONEDNN_FAILED;
+    dnnl_data_type_t lowp = g->dtype == AMP_DTYPE_BF16 ? dnnl_bf16 : dnnl_f16;
+    dnnl_dims_t xd = {g->m, g->k}, yd = {g->k, g->n}, dd = {g->m, g->n};
+    /* D is dense: oneDNN 2.6's native kernels want ld = N. */
+    dnnl_dims_t xs = {g->k, 1}, ys = {g->n, 1}, ds = {g->n, 1};
+    if (g->trans_x)
+        xs[0] = 1, xs[1] = g->m;
+    if (g->trans_y)
+        ys[0] = 1, ys[1] = g->k;
+    dnnl_matmul_desc_t md;
+    dnnl_primitive_attr_t attr;
+    if (dn.dnnl_memory_desc_init_by_strides(&p->x_md, 2, xd, lowp, xs) ||
+        dn.dnnl_memory_desc_init_by_strides(&p->y_md, 2, yd, lowp, ys) ||
+        dn.dnnl_memory_desc_init_by_strides(&p->d_md, 2, dd, dnnl_f32, ds) ||
+        dn.dnnl_matmul_desc_init(&md, &p->x_md, &p->y_md, NULL, &p->d_md) ||
+        dn.dnnl_primitive_attr_create(&attr)) {
+        free(p);
+        return AMP_ONEDNN_FAILED;
+    }
+    dnnl_post_ops_t po = NULL;
+    int bad = dn.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != 0;
+    if (!bad && g->alpha != 1.0f)
+        bad = dn.dnnl_primitive_attr_set_output_scales(attr, 1, 0, &g->alpha) != 0;
+    if (!bad && g->beta != 0.0f)
+        bad = dn.dnnl_post_ops_create(&po) || dn.dnnl_post_ops_append_sum(po, g->beta) ||
+              dn.dnnl_primitive_attr_set_post_ops(attr, po);
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t created = dnnl_runtime_error;
+    if (!bad)
+        created = dn.dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL);
+    if (po)
+        dn.dnnl_post_ops_destroy(po);
+    dn.dnnl_primitive_attr_destroy(attr);
+    if (created == dnnl_unimplemented) { /* no implementation at all on this CPU */
+        if (impl)
+            snprintf(impl, impllen, "no %s matmul", g->dtype == AMP_DTYPE_BF16 ? "bf16" : "fp16");
+        free(p);
+        return AMP_ONEDNN_NOT_NATIVE;
+    }
+    if (bad || created != dnnl_success) {
+        free(p);
+        return AMP_ONEDNN_FAILED;
+    }
+    const char *name = "?";
+    dn.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name);
+    if (impl)
+        snprintf(impl, impllen, "%s", name);
+    enum amp_onednn_status st = AMP_ONEDNN_OK;
+    if (!amp_onednn_impl_is_native(name, g->dtype)) {
+        st = AMP_ONEDNN_NOT_NATIVE;
+    } else {
+        const dnnl_memory_desc_t *s =
+            dn.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        if (s)
+            p->scratch_md = *s;
+        p->scratch_bytes = s ? dn.dnnl_memory_desc_get_size(s) : 0;
+        if (dn.dnnl_primitive_create(&p->prim, pd))
+            st = AMP_ONEDNN_FAILED, p->prim = NULL;
+    }
+    dn.dnnl_primitive_desc_destroy(pd);
+    if (st != AMP_ONEDNN_OK) {
+        v2_destroy(p);
+        return st;
+    }
+    *state = p;
+    *scratch_bytes = p->scratch_bytes;
+    return st;
+}
+
+static void v2_unbind(void *state)
+{
+    struct run2 *r = state;
+    if (!r)
+        return;
+    if (r->stream)
+        dn.dnnl_stream_destroy(r->stream);
+    for (int i = 0; i < 4; i++)
+        if (r->mem[i])
+            dn.dnnl_memory_destroy(r->mem[i]);
+    free(r);
+}
+
+static void *v2_bind(void *state, const uint16_t *x, const uint16_t *y, float *d, void *scratch)
+{
+    struct prim2 *p = state;
+    struct run2 *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    if (dn.dnnl_memory_create(&r->mem[0], &p->x_md, engine, (void *)x) ||
+        dn.dnnl_memory_create(&r->mem[1], &p->y_md, engine, (void *)y) ||
+        dn.dnnl_memory_create(&r->mem[2], &p->d_md, engine, d) ||
+        (p->scratch_bytes && dn.dnnl_memory_create(&r->mem[3], &p->scratch_md, engine, scratch)) ||
+        dn.dnnl_stream_create(&r->stream, engine, dnnl_stream_default_flags)) {
+        v2_unbind(r);
+        return NULL;
+    }
+    return r;
+}
+
+static int v2_exec(void *state, void *run)
+{
+    struct prim2 *p = state;
+    struct run2 *r = run;
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, r->mem[0]},
+                               {DNNL_ARG_WEIGHTS, r->mem[1]},
+                               {DNNL_ARG_DST, r->mem[2]},
+                               {DNNL_ARG_SCRATCHPAD, r->mem[3]}};
+    return dn.dnnl_primitive_execute(p->prim, r->stream, p->scratch_bytes ? 4 : 3, args) ||
+                   dn.dnnl_stream_wait(r->stream)
+               ? -1
+               : 0;
+}
+
+static void open_v2(void)
 {
     void *h = dlopen("libdnnl.so.2", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        snprintf(open_why, sizeof open_why, "libdnnl.so.2 (oneDNN 2) was not found");
+        snprintf(v2_why, sizeof v2_why, "libdnnl.so.2 (oneDNN 2) was not found");
         return;
     }
     void *anchor = dlsym(h, "dnnl_version");
     if (!anchor || !amp_helpers_resolve(&onednn_list, &dn, anchor)) {
-        snprintf(open_why, sizeof open_why, "libdnnl.so.2 has no %s",
+        snprintf(v2_why, sizeof v2_why, "libdnnl.so.2 has no %s",
                  anchor ? amp_helpers_missing(&onednn_list, &dn) : "dnnl_version");
         dlclose(h);
         return;
     }
     const dnnl_version_t *v = dn.dnnl_version();
-    snprintf(version_text, sizeof version_text, "%d.%d.%d", v->major, v->minor, v->patch);
     if (v->major != 2) {
-        snprintf(open_why, sizeof open_why, "libdnnl.so.2 is oneDNN %s, not 2.x", version_text);
-        version_text[0] = '\0';
+        snprintf(v2_why, sizeof v2_why, "libdnnl.so.2 is oneDNN %d.%d.%d, not 2.x", v->major,
+                 v->minor, v->patch);
         dlclose(h);
         return;
     }
-    *(void **)&dn.omp_get_max_threads = dlsym(h, "omp_get_max_threads");
-    *(void **)&dn.omp_set_num_threads = dlsym(h, "omp_set_num_threads");
     if (dn.dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
-        snprintf(open_why, sizeof open_why, "oneDNN %s has no CPU engine", version_text);
-        version_text[0] = '\0';
+        snprintf(v2_why, sizeof v2_why, "oneDNN %d.%d.%d has no CPU engine", v->major, v->minor,
+                 v->patch);
         return;
     }
-    open_status = AMP_ONEDNN_OK;
+    /* The OpenMP runtime oneDNN runs on (libgomp, its dependency). */
+    *(void **)&v2.omp_get_max_threads = dlsym(h, "omp_get_max_threads");
+    *(void **)&v2.omp_set_num_threads = dlsym(h, "omp_set_num_threads");
+    snprintf(v2.version, sizeof v2.version, "%d.%d.%d", v->major, v->minor, v->patch);
+    v2.id = 2;
+    v2.make = v2_make;
+    v2.destroy = v2_destroy;
+    v2.bind = v2_bind;
+    v2.exec = v2_exec;
+    v2.unbind = v2_unbind;
+    v2_status = AMP_ONEDNN_OK;
+}
+
+#define AMP_ONEDNN_V2_HEADER 1
+#else
+#define AMP_ONEDNN_V2_HEADER 0
+#endif
+
+/* ---- which oneDNN ---- */
+
+static pthread_once_t v2_once = PTHREAD_ONCE_INIT;
+
+static void open_library(void)
+{
+#if AMP_ONEDNN_V2_HEADER
+    open_v2();
+#endif
+}
+
+/* The oneDNN a new primitive is made on: the 3.x inside a reached library
+ * once offered, else libdnnl.so.2 (opened once), else NULL with why. */
+static const struct amp_onednn_backend *current(char *why, size_t whylen)
+{
+    const struct amp_onednn_backend *b = amp_onednn3_backend();
+    if (b)
+        return b;
+    pthread_once(&v2_once, open_library);
+#if AMP_ONEDNN_V2_HEADER
+    if (v2_status == AMP_ONEDNN_OK)
+        return &v2;
+    if (why)
+        snprintf(why, whylen, "%s", v2_why);
+#else
+    if (why)
+        snprintf(why, whylen,
+                 "no oneDNN 3 inside a loaded library, and this ampshim was built without oneDNN "
+                 "2's header (libdnnl-dev)");
+#endif
+    return NULL;
 }
 
 enum amp_onednn_status amp_onednn_open(char *why, size_t whylen)
 {
-    pthread_once(&open_once, open_library);
-    if (open_status != AMP_ONEDNN_OK && why)
-        snprintf(why, whylen, "%s", open_why);
-    return open_status;
+    return current(why, whylen) ? AMP_ONEDNN_OK : AMP_ONEDNN_UNAVAILABLE;
 }
 
 const char *amp_onednn_version(void)
 {
-    return version_text;
+    const struct amp_onednn_backend *b = current(NULL, 0);
+    return b ? b->version : "";
 }
 
 /* ---- threads ---- */
@@ -95,18 +280,20 @@ const char *amp_onednn_version(void)
  * With a team size of 1 it calls the kernel directly: no team, no OpenMP
  * threads spinning between calls beside the program's own threads. */
 struct team {
+    const struct amp_onednn_backend *b;
     int old;
     int set;
 };
 
-static void team_begin(struct team *tm)
+static void team_begin(struct team *tm, const struct amp_onednn_backend *b)
 {
+    tm->b = b;
     tm->set = 0;
-    if (!dn.omp_get_max_threads || !dn.omp_set_num_threads)
+    if (!b->omp_get_max_threads || !b->omp_set_num_threads)
         return;
-    tm->old = dn.omp_get_max_threads();
+    tm->old = b->omp_get_max_threads();
     if (tm->old != 1) {
-        dn.omp_set_num_threads(1);
+        b->omp_set_num_threads(1);
         tm->set = 1;
     }
 }
@@ -114,7 +301,7 @@ static void team_begin(struct team *tm)
 static void team_end(const struct team *tm)
 {
     if (tm->set)
-        dn.omp_set_num_threads(tm->old);
+        tm->b->omp_set_num_threads(tm->old);
 }
 
 /* ---- the primitive cache ---- */
@@ -123,14 +310,14 @@ static void team_end(const struct team *tm)
 struct key {
     int64_t m, n, k;
     uint32_t alpha_bits, beta_bits;
-    uint8_t dtype, trans_x, trans_y, pad[5];
+    uint8_t dtype, trans_x, trans_y, backend, pad[4];
 };
 _Static_assert(sizeof(struct key) == 40, "struct key has no padding");
 
 struct amp_onednn_prim {
     struct key key;
-    dnnl_primitive_t prim;
-    dnnl_memory_desc_t x_md, y_md, d_md, scratch_md;
+    const struct amp_onednn_backend *b;
+    void *state; /* the backend's primitive */
     size_t scratch_bytes;
     enum amp_onednn_status status; /* OK, or NOT_NATIVE kept so the shape is not asked again */
     uint64_t last_use;
@@ -153,18 +340,20 @@ void amp_onednn_atfork(enum amp_fork_phase phase)
 
 void amp_onednn_thread_init(void)
 {
-    if (amp_onednn_open(NULL, 0) == AMP_ONEDNN_OK && dn.omp_set_num_threads)
-        dn.omp_set_num_threads(1);
+    const struct amp_onednn_backend *b = current(NULL, 0);
+    if (b && b->omp_set_num_threads)
+        b->omp_set_num_threads(1);
 }
 
 static void prim_free(struct amp_onednn_prim *p)
 {
-    if (p->prim)
-        dn.dnnl_primitive_destroy(p->prim);
+    if (p->state)
+        p->b->destroy(p->state);
     free(p);
 }
 
-static void set_key(struct key *k, const struct amp_onednn_gemm *g)
+static void set_key(struct key *k, const struct amp_onednn_gemm *g,
+                    const struct amp_onednn_backend *b)
 {
     memset(k, 0, sizeof *k);
     k->m = g->m;
@@ -175,17 +364,7 @@ static void set_key(struct key *k, const struct amp_onednn_gemm *g)
     k->dtype = (uint8_t)g->dtype;
     k->trans_x = g->trans_x;
     k->trans_y = g->trans_y;
-}
-
-/* Native means oneDNN's kernel for this problem uses the CPU's own
- * low-precision dot products: AMX (any "amx" implementation), or
- * avx512_core_bf16 / avx512_core_fp16. A gemm:jit or ref implementation
- * converts to fp32 inside and is slower than emulation. */
-static int impl_is_native(const char *impl, enum amp_lowp_dtype dtype)
-{
-    if (strstr(impl, "amx"))
-        return 1;
-    return strstr(impl, dtype == AMP_DTYPE_BF16 ? "_bf16" : "_fp16") != NULL;
+    k->backend = b->id;
 }
 
 /* oneDNN 2.6 does not survive every allocation failure while it makes a
@@ -212,72 +391,6 @@ static int room_to_make(void)
     return 1;
 }
 
-static enum amp_onednn_status make(struct amp_onednn_prim *p, const struct amp_onednn_gemm *g,
-                                   char *impl, size_t impllen)
-{
-    if (!room_to_make())
-        return AMP_ONEDNN_FAILED;
-    dnnl_data_type_t lowp = g->dtype == AMP_DTYPE_BF16 ? dnnl_bf16 : dnnl_f16;
-    dnnl_dims_t xd = {g->m, g->k}, yd = {g->k, g->n}, dd = {g->m, g->n};
-    /* D is dense: oneDNN 2.6's native kernels want ld = N. */
-    dnnl_dims_t xs = {g->k, 1}, ys = {g->n, 1}, ds = {g->n, 1};
-    if (g->trans_x)
-        xs[0] = 1, xs[1] = g->m;
-    if (g->trans_y)
-        ys[0] = 1, ys[1] = g->k;
-    if (dn.dnnl_memory_desc_init_by_strides(&p->x_md, 2, xd, lowp, xs) ||
-        dn.dnnl_memory_desc_init_by_strides(&p->y_md, 2, yd, lowp, ys) ||
-        dn.dnnl_memory_desc_init_by_strides(&p->d_md, 2, dd, dnnl_f32, ds))
-        return AMP_ONEDNN_FAILED;
-    dnnl_matmul_desc_t md;
-    if (dn.dnnl_matmul_desc_init(&md, &p->x_md, &p->y_md, NULL, &p->d_md))
-        return AMP_ONEDNN_FAILED;
-    dnnl_primitive_attr_t attr;
-    if (dn.dnnl_primitive_attr_create(&attr))
-        return AMP_ONEDNN_FAILED;
-    dnnl_post_ops_t po = NULL;
-    int bad = dn.dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user) != 0;
-    if (!bad && g->alpha != 1.0f)
-        bad = dn.dnnl_primitive_attr_set_output_scales(attr, 1, 0, &g->alpha) != 0;
-    if (!bad && g->beta != 0.0f)
-        bad = dn.dnnl_post_ops_create(&po) || dn.dnnl_post_ops_append_sum(po, g->beta) ||
-              dn.dnnl_primitive_attr_set_post_ops(attr, po);
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t created = dnnl_runtime_error;
-    if (!bad)
-        created = dn.dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL);
-    if (po)
-        dn.dnnl_post_ops_destroy(po);
-    dn.dnnl_primitive_attr_destroy(attr);
-    if (created == dnnl_unimplemented) { /* no implementation at all on this CPU */
-        if (impl)
-            snprintf(impl, impllen, "no %s matmul", g->dtype == AMP_DTYPE_BF16 ? "bf16" : "fp16");
-        return AMP_ONEDNN_NOT_NATIVE;
-    }
-    if (bad || created != dnnl_success)
-        return AMP_ONEDNN_FAILED;
-    const char *name = "?";
-    dn.dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name);
-    if (impl)
-        snprintf(impl, impllen, "%s", name);
-    enum amp_onednn_status st = AMP_ONEDNN_OK;
-    if (!impl_is_native(name, g->dtype)) {
-        st = AMP_ONEDNN_NOT_NATIVE;
-    } else {
-        const dnnl_memory_desc_t *s =
-            dn.dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-        if (s)
-            p->scratch_md = *s;
-        else
-            memset(&p->scratch_md, 0, sizeof p->scratch_md);
-        p->scratch_bytes = s ? dn.dnnl_memory_desc_get_size(s) : 0;
-        if (dn.dnnl_primitive_create(&p->prim, pd))
-            st = AMP_ONEDNN_FAILED, p->prim = NULL;
-    }
-    dn.dnnl_primitive_desc_destroy(pd);
-    return st;
-}
-
 static __thread unsigned made_here;
 
 unsigned amp_onednn_made(void)
@@ -288,12 +401,13 @@ unsigned amp_onednn_made(void)
 struct amp_onednn_prim *amp_onednn_get(const struct amp_onednn_gemm *g, enum amp_onednn_status *st,
                                        char *impl, size_t impllen)
 {
-    if (amp_onednn_open(NULL, 0) != AMP_ONEDNN_OK) {
+    const struct amp_onednn_backend *b = current(NULL, 0);
+    if (!b) {
         *st = AMP_ONEDNN_UNAVAILABLE;
         return NULL;
     }
     struct key k;
-    set_key(&k, g);
+    set_key(&k, g, b);
     struct amp_quiet quiet;
     amp_lock_quietly(&cache_lock, &quiet);
     for (int i = 0; i < AMP_ONEDNN_CACHE; i++) {
@@ -321,11 +435,13 @@ struct amp_onednn_prim *amp_onednn_get(const struct amp_onednn_gemm *g, enum amp
         return NULL;
     }
     p->key = k;
+    p->b = b;
     p->refs = 1;
     struct team tm;
-    team_begin(&tm);
+    team_begin(&tm, b);
     made_here++;
-    *st = p->status = make(p, g, impl, impllen);
+    *st = p->status = room_to_make() ? b->make(g, &p->state, &p->scratch_bytes, impl, impllen)
+                                     : AMP_ONEDNN_FAILED;
     team_end(&tm);
     if (*st == AMP_ONEDNN_FAILED) {
         prim_free(p);
@@ -368,8 +484,7 @@ size_t amp_onednn_scratch_bytes(const struct amp_onednn_prim *p)
 
 struct amp_onednn_run {
     struct amp_onednn_prim *p;
-    dnnl_memory_t mem[4];
-    dnnl_stream_t stream;
+    void *state;
 };
 
 struct amp_onednn_run *amp_onednn_bind(struct amp_onednn_prim *p, const uint16_t *x,
@@ -379,12 +494,8 @@ struct amp_onednn_run *amp_onednn_bind(struct amp_onednn_prim *p, const uint16_t
     if (!r)
         return NULL;
     r->p = p;
-    if (dn.dnnl_memory_create(&r->mem[0], &p->x_md, engine, (void *)x) ||
-        dn.dnnl_memory_create(&r->mem[1], &p->y_md, engine, (void *)y) ||
-        dn.dnnl_memory_create(&r->mem[2], &p->d_md, engine, d) ||
-        (p->scratch_bytes && dn.dnnl_memory_create(&r->mem[3], &p->scratch_md, engine, scratch)) ||
-        dn.dnnl_stream_create(&r->stream, engine, dnnl_stream_default_flags)) {
-        amp_onednn_unbind(r);
+    if (!(r->state = p->b->bind(p->state, x, y, d, scratch))) {
+        free(r);
         return NULL;
     }
     return r;
@@ -392,27 +503,18 @@ struct amp_onednn_run *amp_onednn_bind(struct amp_onednn_prim *p, const uint16_t
 
 int amp_onednn_exec(struct amp_onednn_run *r)
 {
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, r->mem[0]},
-                               {DNNL_ARG_WEIGHTS, r->mem[1]},
-                               {DNNL_ARG_DST, r->mem[2]},
-                               {DNNL_ARG_SCRATCHPAD, r->mem[3]}};
     struct team tm;
-    team_begin(&tm);
-    int bad = dn.dnnl_primitive_execute(r->p->prim, r->stream, r->p->scratch_bytes ? 4 : 3, args) ||
-              dn.dnnl_stream_wait(r->stream);
+    team_begin(&tm, r->p->b);
+    int rc = r->p->b->exec(r->p->state, r->state);
     team_end(&tm);
-    return bad ? -1 : 0;
+    return rc;
 }
 
 void amp_onednn_unbind(struct amp_onednn_run *r)
 {
     if (!r)
         return;
-    if (r->stream)
-        dn.dnnl_stream_destroy(r->stream);
-    for (int i = 0; i < 4; i++)
-        if (r->mem[i])
-            dn.dnnl_memory_destroy(r->mem[i]);
+    r->p->b->unbind(r->state);
     free(r);
 }
 
@@ -425,70 +527,3 @@ void amp_onednn_put(struct amp_onednn_prim *p)
     if (drop)
         prim_free(p);
 }
-
-#else /* built without oneDNN's header: the native path reports why */
-
-enum amp_onednn_status amp_onednn_open(char *why, size_t whylen)
-{
-    if (why)
-        snprintf(why, whylen, "this ampshim was built without oneDNN's header (libdnnl-dev)");
-    return AMP_ONEDNN_UNAVAILABLE;
-}
-
-const char *amp_onednn_version(void)
-{
-    return "";
-}
-
-unsigned amp_onednn_made(void)
-{
-    return 0;
-}
-
-struct amp_onednn_prim *amp_onednn_get(const struct amp_onednn_gemm *g, enum amp_onednn_status *st,
-                                       char *impl, size_t impllen)
-{
-    (void)g, (void)impl, (void)impllen;
-    *st = AMP_ONEDNN_UNAVAILABLE;
-    return NULL;
-}
-
-size_t amp_onednn_scratch_bytes(const struct amp_onednn_prim *p)
-{
-    (void)p;
-    return 0;
-}
-
-struct amp_onednn_run *amp_onednn_bind(struct amp_onednn_prim *p, const uint16_t *x,
-                                       const uint16_t *y, float *d, void *scratch)
-{
-    (void)p, (void)x, (void)y, (void)d, (void)scratch;
-    return NULL;
-}
-
-int amp_onednn_exec(struct amp_onednn_run *r)
-{
-    (void)r;
-    return -1;
-}
-
-void amp_onednn_unbind(struct amp_onednn_run *r)
-{
-    (void)r;
-}
-
-void amp_onednn_put(struct amp_onednn_prim *p)
-{
-    (void)p;
-}
-
-void amp_onednn_atfork(enum amp_fork_phase phase)
-{
-    (void)phase;
-}
-
-void amp_onednn_thread_init(void)
-{
-}
-
-#endif

@@ -19,9 +19,10 @@
  * avx512_core_fp16) is accepted: anything else is reported as not native and
  * the caller emulates.
  *
- * The adapter is written against oneDNN 2.x's C API (dnnl_*_desc_init and
- * full memory descriptors); 3.x changed both, and would be a second
- * implementation of amp_onednn_open's table behind the same functions. */
+ * Two oneDNNs can serve (shim/blas/native_backend.h): 2.x opened as
+ * libdnnl.so.2, and the 3.x linked inside a library the oneDNN wing
+ * reached (pip's libtorch_cpu.so), which serves every primitive made
+ * after it is offered. */
 #ifndef AMPSHIM_ONEDNN_H
 #define AMPSHIM_ONEDNN_H
 
@@ -51,8 +52,17 @@ struct amp_onednn_prim;
  * AMP_ONEDNN_UNAVAILABLE, with a one-line reason in why. */
 enum amp_onednn_status amp_onednn_open(char *why, size_t whylen);
 
-/* oneDNN's version, "2.6.3" ("" before a successful open). */
+/* The version of the oneDNN new primitives are made on, "2.6.3" or
+ * "3.13.3 inside libtorch_cpu.so" ("" when none opens). */
 const char *amp_onednn_version(void);
+
+/* oneDNN 3.x inside the library at path (loaded at base), reached by the
+ * oneDNN wing (shim/onednn/v3_inside.c), offered to the native executor:
+ * execute is its dnnl_primitive_execute (the wing's trampoline: the
+ * function's entry is patched). Every primitive made afterwards is made
+ * on it; the first offer stands. Says in the log why not when its
+ * functions are not all there. */
+void amp_onednn_offer_inside(const char *path, uintptr_t base, void *execute);
 
 /* How many primitives this thread has made (generating a kernel takes
  * milliseconds): a pay check whose lowered run made one is not weighed. */

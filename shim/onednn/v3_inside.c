@@ -28,6 +28,7 @@
 #include "runtime/decide.h"
 #include "runtime/log.h"
 #include "runtime/report.h"
+#include "shim/blas/native_onednn.h"
 #include "shim/onednn/twin.h"
 #include "shim/patch.h"
 #include "shim/resolve.h"
@@ -502,7 +503,7 @@ static int alone(void)
     return n == 1;
 }
 
-static void reach(const char *path, void *fn[V3_FUNCTIONS])
+static void reach(const char *path, uintptr_t base, void *fn[V3_FUNCTIONS])
 {
     char why[160];
     for (int i = 0; i < V3_FUNCTIONS; i++)
@@ -558,6 +559,9 @@ static void reach(const char *path, void *fn[V3_FUNCTIONS])
     *(void **)&v3.bwd_data = tramp[2];
     *(void **)&v3.bwd_weights = tramp[3];
     atomic_store(&reached, 1);
+    /* Its matmul serves the lowered BLAS products too (the newer kernels,
+     * and the only ones where libdnnl.so.2 is not installed). */
+    amp_onednn_offer_inside(path, base, tramp[0]);
     char line[320];
     uint32_t audit = amp_live_load(&amp_rt.cfg.audit);
     snprintf(line, sizeof line,
@@ -600,7 +604,7 @@ static void scan(int late)
         /* Objects without oneDNN inside (most) find none of the names. */
         if (amp_object_local_functions(c->path[i], c->base[i], v3_names, V3_FUNCTIONS, fn) > 0 &&
             fn[I_dnnl_primitive_execute])
-            reach(c->path[i], fn);
+            reach(c->path[i], c->base[i], fn);
         free(c->path[i]);
     }
     pthread_mutex_unlock(&scan_lock);
