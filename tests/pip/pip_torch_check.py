@@ -13,7 +13,8 @@ child and hashes the results:
 - the defaults where this CPU has bf16 units: torch.mm and nn.Linear lowered
   through sgemm_, a Conv2d's forward pass and both its gradients lowered in
   oneDNN's descriptors, each with bf16's error; a weight changed in place
-  between two calls gives the new weight's answer; torch.linalg (MKL's
+  between two calls gives the new weight's answer, and a convolution with a
+  32 MiB output (asked for dense) too; torch.linalg (MKL's
   LAPACK, fp32 regions) bit for bit. Without units, and with
   ONEDNN_MAX_CPU_ISA=AVX2: counted nounits, bit for bit fp32;
 - a machine with pip's torch and no oneDNN 2 of the shim's own (a
@@ -46,6 +47,9 @@ def measure():
     lin, x = torch.nn.Linear(384, 256), torch.randn(64, 384)
     conv, img = torch.nn.Conv2d(32, 64, 3, padding=1), torch.randn(4, 32, 28, 28)
     img.requires_grad_(True)
+    # A forward convolution whose fp32 output is 32 MiB: its lowered
+    # descriptor asks for a dense output (v3_inside.c, V3_DENSE_OUTPUT_BYTES).
+    big, big_img = torch.nn.Conv2d(4, 64, 3, padding=1), torch.randn(8, 4, 128, 128)
     m = torch.randn(200, 200)
     spd = (m.double() @ m.double().T / 200 + torch.eye(200, dtype=torch.float64)).float()
 
@@ -65,12 +69,14 @@ def measure():
         y_new = conv(img)
         y_new64 = conv64(conv.weight, conv.bias, img)
         lowered = {"mm": a @ b, "linear": lin(x), "conv": y, "conv_dx": img.grad,
-                   "conv_dw": conv.weight.grad, "conv_changed": y_new}
+                   "conv_dw": conv.weight.grad, "conv_changed": y_new,
+                   "conv_32mib_output": big(big_img)}
         exact = {"mm": a.double() @ b.double(),
                  "linear": torch.nn.functional.linear(x.double(), lin.weight.double(),
                                                       lin.bias.double()),
                  "conv": y64, "conv_dx": x64.grad, "conv_dw": w64.grad,
-                 "conv_changed": y_new64}
+                 "conv_changed": y_new64,
+                 "conv_32mib_output": conv64(big.weight, big.bias, big_img)}
         as_made = {"solve": torch.linalg.solve(m, x[:, :200].T),
                    "eigh": torch.linalg.eigh(spd)[0], "svd": torch.linalg.svdvals(m),
                    "cholesky": torch.linalg.cholesky(spd)}
