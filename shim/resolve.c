@@ -523,6 +523,20 @@ void amp_resolve_look_inside(int late)
         look(late);
 }
 
+static _Atomic amp_inside_onednn_taker inside_onednn_taker;
+
+void amp_resolve_set_inside_onednn_taker(amp_inside_onednn_taker take)
+{
+    atomic_store_explicit(&inside_onednn_taker, take, memory_order_release);
+}
+
+void amp_resolve_offer_inside_onednn(const char *path, uintptr_t base, void *execute)
+{
+    amp_inside_onednn_taker take = atomic_load_explicit(&inside_onednn_taker, memory_order_acquire);
+    if (take)
+        take(path, base, execute);
+}
+
 /* ---- libraries unloaded ---- */
 
 static _Atomic unsigned long long seen_subs;

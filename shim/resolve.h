@@ -65,6 +65,16 @@ void amp_resolve_notice_new_objects(void);
 void amp_resolve_set_inside_look(void (*look)(int late));
 void amp_resolve_look_inside(int late);
 
+/* A oneDNN 3 reached inside a library is offered to whichever wing runs
+ * products on it (the BLAS wing's native executor, shim/blas/
+ * native_onednn3.c, registers at load): the library's path and load base,
+ * and execute, its dnnl_primitive_execute's trampoline (the function's
+ * entry is patched). The oneDNN wing makes the offer when it reaches one;
+ * nothing happens when no wing registered. */
+typedef void (*amp_inside_onednn_taker)(const char *path, uintptr_t base, void *execute);
+void amp_resolve_set_inside_onednn_taker(amp_inside_onednn_taker take);
+void amp_resolve_offer_inside_onednn(const char *path, uintptr_t base, void *execute);
+
 /* fork's share: the resolution lock. */
 void amp_resolve_atfork(enum amp_fork_phase phase);
 

@@ -56,13 +56,6 @@ enum amp_onednn_status amp_onednn_open(char *why, size_t whylen);
  * "3.13.3 inside libtorch_cpu.so" ("" when none opens). */
 const char *amp_onednn_version(void);
 
-/* oneDNN 3.x inside the library at path (loaded at base), reached by the
- * oneDNN wing (shim/onednn/v3_inside.c), offered to the native executor:
- * execute is its dnnl_primitive_execute (the wing's trampoline: the
- * function's entry is patched). Every primitive made afterwards is made
- * on it; the first offer stands. Says in the log why not when its
- * functions are not all there. */
-void amp_onednn_offer_inside(const char *path, uintptr_t base, void *execute);
 
 /* How many primitives this thread has made (generating a kernel takes
  * milliseconds): a pay check whose lowered run made one is not weighed. */

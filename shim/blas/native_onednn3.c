@@ -19,6 +19,7 @@
 #include "loader/loader.h"
 #include "runtime/log.h"
 #include "shim/blas/native_backend.h"
+#include "shim/resolve.h"
 
 enum {
     D3_SUCCESS = 0,
@@ -273,7 +274,12 @@ static int exec(void *state, void *run)
 
 static pthread_mutex_t offer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void amp_onednn_offer_inside(const char *path, uintptr_t base, void *execute)
+/* oneDNN 3.x inside the library at path (loaded at base), offered through
+ * the core (shim/resolve.h) by the oneDNN wing that reached it: execute is
+ * its dnnl_primitive_execute's trampoline. Every primitive made afterwards
+ * is made on it; the first offer stands. The log says why not when its
+ * functions are not all there. */
+static void take_offer(const char *path, uintptr_t base, void *execute)
 {
     pthread_mutex_lock(&offer_lock);
     void *fn[D3_COUNT_ALL];
@@ -310,4 +316,9 @@ void amp_onednn_offer_inside(const char *path, uintptr_t base, void *execute)
     backend.unbind = unbind;
     atomic_store_explicit(&offered, &backend, memory_order_release);
     pthread_mutex_unlock(&offer_lock);
+}
+
+__attribute__((constructor(101))) static void register_taker(void)
+{
+    amp_resolve_set_inside_onednn_taker(take_offer);
 }

@@ -28,7 +28,6 @@
 #include "runtime/decide.h"
 #include "runtime/log.h"
 #include "runtime/report.h"
-#include "shim/blas/native_onednn.h"
 #include "shim/onednn/twin.h"
 #include "shim/patch.h"
 #include "shim/resolve.h"
@@ -595,7 +594,7 @@ static void reach(const char *path, uintptr_t base, void *fn[V3_FUNCTIONS])
     atomic_store(&reached, 1);
     /* Its matmul serves the lowered BLAS products too (the newer kernels,
      * and the only ones where libdnnl.so.2 is not installed). */
-    amp_onednn_offer_inside(path, base, tramp[0]);
+    amp_resolve_offer_inside_onednn(path, base, tramp[0]);
     char line[320];
     uint32_t audit = amp_live_load(&amp_rt.cfg.audit);
     snprintf(line, sizeof line,
