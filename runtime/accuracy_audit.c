@@ -120,7 +120,7 @@ static int site_of(struct amp_ctl_block *b, const struct amp_site *where)
     s->function_hash =
         native && strlen(where->function) >= sizeof s->function ? where->function_hash : 0;
     s->python = where->python;
-    s->op_around = where->op_around >= 0 ? where->op_around : where->autocast_op;
+    s->op_around = (int16_t)amp_site_op(where);
     s->offset = where->offset;
     atomic_store_explicit(&s->ready, 1, memory_order_release);
     atomic_store_explicit(&b->audit_sites, used + 1, memory_order_release);

@@ -32,9 +32,10 @@ struct amp_audit_result {
      * what cancellation after the product leaves of the difference. 0 when
      * not measured (a device call, a oneDNN primitive's). */
     double spread_err;
-    /* made inside an op torch.autocast lowers (runtime/sites.h's
-     * autocast_op): spread_err is measured and shown, not held against it */
-    int autocast_op;
+    /* its site is not held to AMPSHIM_AUDIT_SPREAD_TOLERANCE
+     * (amp_audit_holds_spread): spread_err is measured and shown, not held
+     * against it */
+    int spread_free;
 };
 
 /* The error against the output's own spread. A layer's product of centred
@@ -112,17 +113,19 @@ void amp_audit_pay_verdict(struct amp_audit_site *s, double flops, int verdict, 
 
 /* Whether an audited call's result is within the tolerances: no Inf/NaN
  * introduced, its relative error within AMPSHIM_AUDIT_TOLERANCE and, unless
- * it was made inside an op torch.autocast lowers, its error against its
- * output's spread within AMPSHIM_AUDIT_SPREAD_TOLERANCE. */
+ * its site is spread-free, its error against its output's spread within
+ * AMPSHIM_AUDIT_SPREAD_TOLERANCE. */
 static inline int amp_audit_clean(const struct amp_audit_result *r)
 {
     return !r->nonfinite && !r->nonfinite_call && r->err <= amp_rt.cfg.audit_tolerance &&
-           (r->autocast_op || !(r->spread_err > amp_rt.cfg.audit_spread_tolerance));
+           (r->spread_free || !(r->spread_err > amp_rt.cfg.audit_spread_tolerance));
 }
 
-/* Whether a site whose op around is op (struct amp_audit_site.op_around)
- * is held to AMPSHIM_AUDIT_SPREAD_TOLERANCE: not inside an op that
- * torch.autocast lowers. */
+/* Whether a site whose op around is op (struct amp_audit_site.op_around:
+ * the fp32-list op, else the lower-list op) is held to
+ * AMPSHIM_AUDIT_SPREAD_TOLERANCE: not inside an op that torch.autocast
+ * lowers. The one rule for auto's verdicts (amp_audit_clean) and the
+ * report's column. */
 int amp_audit_holds_spread(int op);
 
 /* Adds one audited call's result to its site. */

@@ -26,6 +26,12 @@ struct amp_addr_cache {
     unsigned bits;
 };
 
+/* Defines the cache `name` of `entries` entries with answers of
+ * `answer_bits` bits, in the file that uses it: every user declares it so. */
+#define AMP_ADDR_CACHE(name, entries, answer_bits)                                                 \
+    static _Atomic uint64_t name##_entries[entries];                                               \
+    static const struct amp_addr_cache name = {name##_entries, entries, answer_bits}
+
 /* The set an address hashes to. */
 static inline _Atomic uint64_t *amp_addr_cache_set(const struct amp_addr_cache *c, uint64_t a)
 {

@@ -32,26 +32,20 @@ __thread uint8_t amp_tls_library_answer __attribute__((tls_model("initial-exec")
 enum { CACHE_SIZE = 1024 };
 
 /* The answers (0 to 3) by return address (runtime/addr_cache.h). */
-struct answer_cache {
-    _Atomic uint64_t entry[CACHE_SIZE];
-    const struct amp_addr_cache cache;
-};
-#define ANSWER_CACHE(name) static struct answer_cache name = {.cache = {name.entry, CACHE_SIZE, 2}}
+AMP_ADDR_CACHE(selected_cache, CACHE_SIZE, 2);
+AMP_ADDR_CACHE(library_cache, CACHE_SIZE, 2);
+AMP_ADDR_CACHE(onednn_caller_cache, CACHE_SIZE, 2);
 
 /* The cached answer for addr, or -1. */
-static int cached(struct answer_cache *c, void *return_address)
+static int cached(const struct amp_addr_cache *c, void *return_address)
 {
-    return (int)amp_addr_cache_get(&c->cache, return_address);
+    return (int)amp_addr_cache_get(c, return_address);
 }
 
-static int remember(struct answer_cache *c, void *return_address, int answer)
+static int remember(const struct amp_addr_cache *c, void *return_address, int answer)
 {
-    return (int)amp_addr_cache_put(&c->cache, return_address, (uint64_t)answer);
+    return (int)amp_addr_cache_put(c, return_address, (uint64_t)answer);
 }
-
-ANSWER_CACHE(selected_cache);
-ANSWER_CACHE(library_cache);
-ANSWER_CACHE(onednn_caller_cache);
 
 void amp_caller_name(void *return_address, struct amp_caller *c)
 {
@@ -264,9 +258,9 @@ int amp_caller_is_onednn_caller(void *return_address)
 
 void amp_callers_forget_unloaded(void)
 {
-    amp_addr_cache_forget_unloaded(&selected_cache.cache);
-    amp_addr_cache_forget_unloaded(&library_cache.cache);
-    amp_addr_cache_forget_unloaded(&onednn_caller_cache.cache);
+    amp_addr_cache_forget_unloaded(&selected_cache);
+    amp_addr_cache_forget_unloaded(&library_cache);
+    amp_addr_cache_forget_unloaded(&onednn_caller_cache);
     /* Site records stay in the pool (a reader may hold one); the cache
      * stops leading to them, and a later call of that address is asked
      * anew. */

@@ -131,8 +131,7 @@ static int torch_op_of(const char *sym)
 enum { ADDR_FRAMEWORK = 1, ADDR_INTERPRETER = 2, ADDR_OP_SHIFT = 2, ADDR_CACHE = 4096 };
 /* (op + 1) << 2 | interpreter | framework, by frame address
  * (runtime/addr_cache.h) */
-static _Atomic uint64_t addr_entries[ADDR_CACHE];
-static const struct amp_addr_cache addr_cache = {addr_entries, ADDR_CACHE, 12};
+AMP_ADDR_CACHE(addr_cache, ADDR_CACHE, 12);
 
 static unsigned addr_info(void *address)
 {

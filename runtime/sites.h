@@ -29,8 +29,8 @@ struct amp_site {
                             call, or -1 */
     int16_t autocast_op;  /* the innermost op of the CPU lower-precision list (an op
                             torch.autocast lowers: conv2d, linear, ...) whose frame lies
-                            between, or -1: AMPSHIM_AUDIT=auto does not hold its error
-                            against its output's spread against it */
+                            between, or -1: a site known by it (amp_site_op) is not held
+                            to its output's spread (amp_audit_holds_spread) */
     uint32_t line;        /* Python sites */
     uintptr_t offset;     /* native sites: the return address in its object */
     const char *object;   /* full: a native object's basename, a Python file's path */
@@ -52,6 +52,13 @@ struct amp_site {
     _Atomic uint64_t consumer_calls;
     _Atomic uint64_t recurrence_calls;
 };
+
+/* The op a site is known by (the audit's op around): its fp32-list op, else
+ * its lower-list op, else -1 (also for NULL). */
+static inline int amp_site_op(const struct amp_site *w)
+{
+    return !w ? -1 : w->op_around >= 0 ? w->op_around : w->autocast_op;
+}
 
 /* The site of the current call of hook from return_address; NULL when the
  * map is full. A thread's calls from one place find theirs in a few loads;

@@ -358,6 +358,7 @@ int amp_blas_audit_check(struct amp_blas_call *c)
     c->ns_lowered = amp_cpu_now_ns() - c->audit_mark;
     gather_sample(s, lowered);
     sample_fp32(c, ref);
+    const struct amp_compare_kernels *k = amp_compare();
     struct amp_compare_sums sums = {0};
     struct amp_audit_spread spread;
     amp_audit_spread_begin(&spread, s->m);
@@ -367,15 +368,15 @@ int amp_blas_audit_check(struct amp_blas_call *c)
             sample_rows(s, j, &lo, &hi);
             const float *low = lowered + j * s->m + lo, *fp32 = ref + j * s->m + lo;
             if (pass == 0) {
-                amp_compare()->sum(&sums, low, fp32, hi - lo);
+                k->sum(&sums, low, fp32, hi - lo);
                 amp_audit_spread_line(&spread, low, fp32, lo, hi - lo);
             } else {
-                r.elem_max = amp_compare()->elem_max(&sums, low, fp32, hi - lo, r.elem_max);
+                r.elem_max = k->elem_max(&sums, low, fp32, hi - lo, r.elem_max);
             }
         }
     r.err = amp_compare_relative_error(&sums);
     r.spread_err = amp_audit_spread_error(&spread);
-    r.autocast_op = c->site && c->site->autocast_op >= 0;
+    r.spread_free = !amp_audit_holds_spread(amp_site_op(c->site));
     r.nonfinite = sums.nonfinite;
     r.sampled = 1;
     amp_audit_record(c->audit_site, &r);
@@ -534,6 +535,7 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
     if (c->pay)
         pay_verdict(c, ns_fp32);
     const float *lowered = c->shadow + c->shadow_elems;
+    const struct amp_compare_kernels *k = amp_compare();
     struct amp_compare_sums sums = {0};
     struct amp_audit_result r = {.flops = c->flops};
     r.ns_lowered = c->ns_lowered;
@@ -555,7 +557,7 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
                 continue;
             const float *fp32 = c->acc.p + line * c->acc.ld + lo;
             if (pass == 0) {
-                amp_compare()->sum(&sums, lowered + at, fp32, hi - lo);
+                k->sum(&sums, lowered + at, fp32, hi - lo);
                 for (int64_t i = lo; i < hi;) { /* one matrix line at a time */
                     int64_t end = (i / width + 1) * width;
                     end = end < hi ? end : hi;
@@ -564,15 +566,14 @@ void amp_blas_audit_finish(struct amp_blas_call *c)
                     i = end;
                 }
             } else {
-                r.elem_max =
-                    amp_compare()->elem_max(&sums, lowered + at, fp32, hi - lo, r.elem_max);
+                r.elem_max = k->elem_max(&sums, lowered + at, fp32, hi - lo, r.elem_max);
             }
             at += (size_t)(hi - lo);
         }
     }
     r.err = amp_compare_relative_error(&sums);
     r.spread_err = amp_audit_spread_error(&spread);
-    r.autocast_op = c->site && c->site->autocast_op >= 0;
+    r.spread_free = !amp_audit_holds_spread(amp_site_op(c->site));
     r.nonfinite = sums.nonfinite;
     int clean = amp_audit_clean(&r);
     if (c->pay) {

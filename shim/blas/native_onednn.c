@@ -17,7 +17,6 @@
 #include "shim/blas/native_backend.h"
 #include "shim/helpers.h"
 
-
 int amp_onednn_impl_is_native(const char *impl, enum amp_lowp_dtype dtype)
 {
     if (strstr(impl, "amx"))
@@ -30,12 +29,10 @@ int amp_onednn_impl_is_native(const char *impl, enum amp_lowp_dtype dtype)
 
 #include "shim/blas/native_onednn_functions.h"
 
-static struct {
-    struct { /* the list's table (shim/helpers.h) */
+static struct { /* the list's table (shim/helpers.h) */
 #define AMP_X_FIELD(f) __typeof__(f) *f;
-        AMP_ONEDNN_FUNCTIONS(AMP_X_FIELD)
+    AMP_ONEDNN_FUNCTIONS(AMP_X_FIELD)
 #undef AMP_X_FIELD
-    };
 } dn;
 
 /* The functions the adapter calls, for the one resolver (shim/helpers.h):
@@ -224,42 +221,37 @@ static void open_v2(void)
     v2_status = AMP_ONEDNN_OK;
 }
 
-#define AMP_ONEDNN_V2_HEADER 1
-#else
-#define AMP_ONEDNN_V2_HEADER 0
-#endif
-
-/* ---- which oneDNN ---- */
-
 static pthread_once_t v2_once = PTHREAD_ONCE_INIT;
 
-static void open_library(void)
+/* libdnnl.so.2's backend (opened once), or NULL with why. */
+static const struct amp_onednn_backend *v2_backend(char *why, size_t whylen)
 {
-#if AMP_ONEDNN_V2_HEADER
-    open_v2();
-#endif
-}
-
-/* The oneDNN a new primitive is made on: the 3.x inside a reached library
- * once offered, else libdnnl.so.2 (opened once), else NULL with why. */
-static const struct amp_onednn_backend *current(char *why, size_t whylen)
-{
-    const struct amp_onednn_backend *b = amp_onednn3_backend();
-    if (b)
-        return b;
-    pthread_once(&v2_once, open_library);
-#if AMP_ONEDNN_V2_HEADER
+    pthread_once(&v2_once, open_v2);
     if (v2_status == AMP_ONEDNN_OK)
         return &v2;
     if (why)
         snprintf(why, whylen, "%s", v2_why);
+    return NULL;
+}
 #else
+static const struct amp_onednn_backend *v2_backend(char *why, size_t whylen)
+{
     if (why)
         snprintf(why, whylen,
                  "no oneDNN 3 inside a loaded library, and this ampshim was built without oneDNN "
                  "2's header (libdnnl-dev)");
-#endif
     return NULL;
+}
+#endif
+
+/* ---- which oneDNN ---- */
+
+/* The oneDNN a new primitive is made on: the 3.x inside a reached library
+ * once offered, else libdnnl.so.2, else NULL with why. */
+static const struct amp_onednn_backend *current(char *why, size_t whylen)
+{
+    const struct amp_onednn_backend *b = amp_onednn3_backend();
+    return b ? b : v2_backend(why, whylen);
 }
 
 enum amp_onednn_status amp_onednn_open(char *why, size_t whylen)

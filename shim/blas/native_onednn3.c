@@ -19,6 +19,7 @@
 #include "loader/loader.h"
 #include "runtime/log.h"
 #include "shim/blas/native_backend.h"
+#include "shim/helpers.h"
 #include "shim/resolve.h"
 
 enum {
@@ -48,46 +49,50 @@ struct d3_arg {
     void *memory;
 };
 
-/* Every function the backend calls, found by name in the library. */
+/* Every function the backend calls, one row X(member, symbol, ret,
+ * params...) as shim/helpers.h lists them. */
 #define D3_FUNCTIONS(X)                                                                            \
-    X(dnnl_version, const struct d3_version *, void)                                               \
-    X(dnnl_engine_create, int, void **, int, size_t)                                               \
-    X(dnnl_stream_create, int, void **, void *, unsigned)                                          \
-    X(dnnl_stream_wait, int, void *)                                                               \
-    X(dnnl_stream_destroy, int, void *)                                                            \
-    X(dnnl_memory_desc_create_with_strides, int, void **, int, const int64_t *, int,               \
-      const int64_t *)                                                                             \
-    X(dnnl_memory_desc_clone, int, void **, const void *)                                          \
-    X(dnnl_memory_desc_destroy, int, void *)                                                       \
-    X(dnnl_memory_desc_get_size, size_t, const void *)                                             \
-    X(dnnl_matmul_primitive_desc_create, int, void **, void *, const void *, const void *,         \
-      const void *, const void *, const void *)                                                    \
-    X(dnnl_primitive_attr_create, int, void **)                                                    \
-    X(dnnl_primitive_attr_destroy, int, void *)                                                    \
-    X(dnnl_primitive_attr_set_scratchpad_mode, int, void *, int)                                   \
-    X(dnnl_primitive_attr_set_post_ops, int, void *, const void *)                                 \
-    X(dnnl_post_ops_create, int, void **)                                                          \
-    X(dnnl_post_ops_destroy, int, void *)                                                          \
-    X(dnnl_post_ops_append_eltwise, int, void *, int, float, float)                                \
-    X(dnnl_post_ops_append_sum, int, void *, float, int32_t, int)                                  \
-    X(dnnl_primitive_desc_query, int, const void *, int, int, void *)                              \
-    X(dnnl_primitive_desc_query_md, const void *, const void *, int, int)                          \
-    X(dnnl_primitive_desc_destroy, int, void *)                                                    \
-    X(dnnl_primitive_create, int, void **, const void *)                                           \
-    X(dnnl_primitive_destroy, int, void *)                                                         \
-    X(dnnl_memory_create, int, void **, const void *, void *, void *)                              \
-    X(dnnl_memory_destroy, int, void *)
-#define D3_FIELD(f, ret, ...) ret (*f)(__VA_ARGS__);
-#define D3_NAME(f, ...) #f,
-#define D3_COUNT(f, ...) +1
+    X(dnnl_version, dnnl_version, const struct d3_version *, void)                                 \
+    X(dnnl_engine_create, dnnl_engine_create, int, void **, int, size_t)                           \
+    X(dnnl_stream_create, dnnl_stream_create, int, void **, void *, unsigned)                      \
+    X(dnnl_stream_wait, dnnl_stream_wait, int, void *)                                             \
+    X(dnnl_stream_destroy, dnnl_stream_destroy, int, void *)                                       \
+    X(dnnl_memory_desc_create_with_strides, dnnl_memory_desc_create_with_strides, int, void **,    \
+      int, const int64_t *, int, const int64_t *)                                                  \
+    X(dnnl_memory_desc_clone, dnnl_memory_desc_clone, int, void **, const void *)                  \
+    X(dnnl_memory_desc_destroy, dnnl_memory_desc_destroy, int, void *)                             \
+    X(dnnl_memory_desc_get_size, dnnl_memory_desc_get_size, size_t, const void *)                  \
+    X(dnnl_matmul_primitive_desc_create, dnnl_matmul_primitive_desc_create, int, void **, void *,  \
+      const void *, const void *, const void *, const void *, const void *)                        \
+    X(dnnl_primitive_attr_create, dnnl_primitive_attr_create, int, void **)                        \
+    X(dnnl_primitive_attr_destroy, dnnl_primitive_attr_destroy, int, void *)                       \
+    X(dnnl_primitive_attr_set_scratchpad_mode, dnnl_primitive_attr_set_scratchpad_mode, int,       \
+      void *, int)                                                                                 \
+    X(dnnl_primitive_attr_set_post_ops, dnnl_primitive_attr_set_post_ops, int, void *,             \
+      const void *)                                                                                \
+    X(dnnl_post_ops_create, dnnl_post_ops_create, int, void **)                                    \
+    X(dnnl_post_ops_destroy, dnnl_post_ops_destroy, int, void *)                                   \
+    X(dnnl_post_ops_append_eltwise, dnnl_post_ops_append_eltwise, int, void *, int, float, float)  \
+    X(dnnl_post_ops_append_sum, dnnl_post_ops_append_sum, int, void *, float, int32_t, int)        \
+    X(dnnl_primitive_desc_query, dnnl_primitive_desc_query, int, const void *, int, int, void *)   \
+    X(dnnl_primitive_desc_query_md, dnnl_primitive_desc_query_md, const void *, const void *, int, \
+      int)                                                                                         \
+    X(dnnl_primitive_desc_destroy, dnnl_primitive_desc_destroy, int, void *)                       \
+    X(dnnl_primitive_create, dnnl_primitive_create, int, void **, const void *)                    \
+    X(dnnl_primitive_destroy, dnnl_primitive_destroy, int, void *)                                 \
+    X(dnnl_memory_create, dnnl_memory_create, int, void **, const void *, void *, void *)          \
+    X(dnnl_memory_destroy, dnnl_memory_destroy, int, void *)
 
 static struct {
-    D3_FUNCTIONS(D3_FIELD)
+    struct { /* the list's table (shim/helpers.h) */
+        D3_FUNCTIONS(AMP_HELPER_MEMBER)
+    } fn;
     int (*execute)(void *, void *, int, const struct d3_arg *); /* the wing's trampoline */
     void *engine;
 } d3;
-static const char *const d3_names[] = {D3_FUNCTIONS(D3_NAME)};
-enum { D3_COUNT_ALL = 0 D3_FUNCTIONS(D3_COUNT) };
+/* Its names, in the table's order: found in the library's static symbol
+ * table (amp_object_local_functions), not by the dynamic resolver. */
+AMP_HELPER_LIST_OF(static, d3_list, "oneDNN 3", NULL, sizeof d3.fn, D3_FUNCTIONS, AMP_HELPER_NAME);
 
 static struct amp_onednn_backend backend;
 static _Atomic(const struct amp_onednn_backend *) offered;
@@ -137,32 +142,33 @@ static void destroy(void *state)
     if (!p)
         return;
     if (p->prim)
-        d3.dnnl_primitive_destroy(p->prim);
+        d3.fn.dnnl_primitive_destroy(p->prim);
     for (int i = 0; i < 4; i++)
         if (p->md[i])
-            d3.dnnl_memory_desc_destroy(p->md[i]);
+            d3.fn.dnnl_memory_desc_destroy(p->md[i]);
     free(p);
 }
 
 static void *make_attr(const struct amp_onednn_gemm *g)
 {
     void *attr = NULL, *po = NULL;
-    if (d3.dnnl_primitive_attr_create(&attr) != D3_SUCCESS)
+    if (d3.fn.dnnl_primitive_attr_create(&attr) != D3_SUCCESS)
         return NULL;
-    int bad = d3.dnnl_primitive_attr_set_scratchpad_mode(attr, D3_SCRATCHPAD_USER) != D3_SUCCESS;
+    int bad = d3.fn.dnnl_primitive_attr_set_scratchpad_mode(attr, D3_SCRATCHPAD_USER) != D3_SUCCESS;
     if (!bad && (g->alpha != 1.0f || g->beta != 0.0f)) {
         /* D = alpha * XY + beta * D: the linear post-op scales the
          * product, then the sum adds the old output. */
-        bad = d3.dnnl_post_ops_create(&po) != D3_SUCCESS ||
-              (g->alpha != 1.0f && d3.dnnl_post_ops_append_eltwise(po, D3_ELTWISE_LINEAR, g->alpha,
-                                                                   0.0f) != D3_SUCCESS) ||
-              (g->beta != 0.0f && d3.dnnl_post_ops_append_sum(po, g->beta, 0, 0) != D3_SUCCESS) ||
-              d3.dnnl_primitive_attr_set_post_ops(attr, po) != D3_SUCCESS;
+        bad =
+            d3.fn.dnnl_post_ops_create(&po) != D3_SUCCESS ||
+            (g->alpha != 1.0f && d3.fn.dnnl_post_ops_append_eltwise(po, D3_ELTWISE_LINEAR, g->alpha,
+                                                                    0.0f) != D3_SUCCESS) ||
+            (g->beta != 0.0f && d3.fn.dnnl_post_ops_append_sum(po, g->beta, 0, 0) != D3_SUCCESS) ||
+            d3.fn.dnnl_primitive_attr_set_post_ops(attr, po) != D3_SUCCESS;
         if (po)
-            d3.dnnl_post_ops_destroy(po);
+            d3.fn.dnnl_post_ops_destroy(po);
     }
     if (bad) {
-        d3.dnnl_primitive_attr_destroy(attr);
+        d3.fn.dnnl_primitive_attr_destroy(attr);
         return NULL;
     }
     return attr;
@@ -180,16 +186,16 @@ static enum amp_onednn_status make(const struct amp_onednn_gemm *g, void **state
         ys[0] = 1, ys[1] = g->k;
     struct prim3 *p = calloc(1, sizeof *p);
     void *attr = NULL, *pd = NULL;
-    if (!p || d3.dnnl_memory_desc_create_with_strides(&p->md[0], 2, xd, lowp, xs) ||
-        d3.dnnl_memory_desc_create_with_strides(&p->md[1], 2, yd, lowp, ys) ||
-        d3.dnnl_memory_desc_create_with_strides(&p->md[2], 2, dd, D3_F32, ds) ||
+    if (!p || d3.fn.dnnl_memory_desc_create_with_strides(&p->md[0], 2, xd, lowp, xs) ||
+        d3.fn.dnnl_memory_desc_create_with_strides(&p->md[1], 2, yd, lowp, ys) ||
+        d3.fn.dnnl_memory_desc_create_with_strides(&p->md[2], 2, dd, D3_F32, ds) ||
         !(attr = make_attr(g))) {
         destroy(p);
         return AMP_ONEDNN_FAILED;
     }
-    int created = d3.dnnl_matmul_primitive_desc_create(&pd, d3.engine, p->md[0], p->md[1], NULL,
-                                                       p->md[2], attr);
-    d3.dnnl_primitive_attr_destroy(attr);
+    int created = d3.fn.dnnl_matmul_primitive_desc_create(&pd, d3.engine, p->md[0], p->md[1], NULL,
+                                                          p->md[2], attr);
+    d3.fn.dnnl_primitive_attr_destroy(attr);
     if (created == D3_UNIMPLEMENTED) {
         if (impl)
             snprintf(impl, impllen, "no %s matmul", g->dtype == AMP_DTYPE_BF16 ? "bf16" : "fp16");
@@ -201,20 +207,20 @@ static enum amp_onednn_status make(const struct amp_onednn_gemm *g, void **state
         return AMP_ONEDNN_FAILED;
     }
     const char *name = "?";
-    d3.dnnl_primitive_desc_query(pd, D3_QUERY_IMPL_INFO_STR, 0, &name);
+    d3.fn.dnnl_primitive_desc_query(pd, D3_QUERY_IMPL_INFO_STR, 0, &name);
     if (impl)
         snprintf(impl, impllen, "%s", name ? name : "?");
     enum amp_onednn_status st = AMP_ONEDNN_OK;
     if (!name || !amp_onednn_impl_is_native(name, g->dtype)) {
         st = AMP_ONEDNN_NOT_NATIVE;
     } else {
-        const void *s = d3.dnnl_primitive_desc_query_md(pd, D3_QUERY_SCRATCHPAD_MD, 0);
-        p->scratch_bytes = s ? d3.dnnl_memory_desc_get_size(s) : 0;
-        if ((p->scratch_bytes && d3.dnnl_memory_desc_clone(&p->md[3], s) != D3_SUCCESS) ||
-            d3.dnnl_primitive_create(&p->prim, pd) != D3_SUCCESS)
+        const void *s = d3.fn.dnnl_primitive_desc_query_md(pd, D3_QUERY_SCRATCHPAD_MD, 0);
+        p->scratch_bytes = s ? d3.fn.dnnl_memory_desc_get_size(s) : 0;
+        if ((p->scratch_bytes && d3.fn.dnnl_memory_desc_clone(&p->md[3], s) != D3_SUCCESS) ||
+            d3.fn.dnnl_primitive_create(&p->prim, pd) != D3_SUCCESS)
             st = AMP_ONEDNN_FAILED;
     }
-    d3.dnnl_primitive_desc_destroy(pd);
+    d3.fn.dnnl_primitive_desc_destroy(pd);
     if (st != AMP_ONEDNN_OK) {
         destroy(p);
         return st;
@@ -230,10 +236,10 @@ static void unbind(void *state)
     if (!r)
         return;
     if (r->stream)
-        d3.dnnl_stream_destroy(r->stream);
+        d3.fn.dnnl_stream_destroy(r->stream);
     for (int i = 0; i < 4; i++)
         if (r->mem[i])
-            d3.dnnl_memory_destroy(r->mem[i]);
+            d3.fn.dnnl_memory_destroy(r->mem[i]);
     free(r);
 }
 
@@ -245,11 +251,11 @@ static void *bind(void *state, const uint16_t *x, const uint16_t *y, float *d, v
         return NULL;
     void *handle[4] = {(void *)x, (void *)y, d, scratch};
     for (int i = 0; i < (p->scratch_bytes ? 4 : 3); i++)
-        if (d3.dnnl_memory_create(&r->mem[i], p->md[i], d3.engine, handle[i]) != D3_SUCCESS) {
+        if (d3.fn.dnnl_memory_create(&r->mem[i], p->md[i], d3.engine, handle[i]) != D3_SUCCESS) {
             unbind(r);
             return NULL;
         }
-    if (d3.dnnl_stream_create(&r->stream, d3.engine, D3_STREAM_DEFAULT) != D3_SUCCESS) {
+    if (d3.fn.dnnl_stream_create(&r->stream, d3.engine, D3_STREAM_DEFAULT) != D3_SUCCESS) {
         unbind(r);
         return NULL;
     }
@@ -265,7 +271,7 @@ static int exec(void *state, void *run)
                                    {D3_ARG_DST, r->mem[2]},
                                    {D3_ARG_SCRATCHPAD, r->mem[3]}};
     return d3.execute(p->prim, r->stream, p->scratch_bytes ? 4 : 3, args) != D3_SUCCESS ||
-                   d3.dnnl_stream_wait(r->stream) != D3_SUCCESS
+                   d3.fn.dnnl_stream_wait(r->stream) != D3_SUCCESS
                ? -1
                : 0;
 }
@@ -282,14 +288,14 @@ static pthread_mutex_t offer_lock = PTHREAD_MUTEX_INITIALIZER;
 static void take_offer(const char *path, uintptr_t base, void *execute)
 {
     pthread_mutex_lock(&offer_lock);
-    void *fn[D3_COUNT_ALL];
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;
     if (atomic_load(&offered) || !execute) {
         pthread_mutex_unlock(&offer_lock);
         return;
     }
-    if (amp_object_local_functions(path, base, d3_names, D3_COUNT_ALL, fn) != D3_COUNT_ALL) {
+    if (amp_object_local_functions(path, base, d3_list.names, (int)d3_list.count,
+                                   (void **)&d3.fn) != (int)d3_list.count) {
         amp_log(AMP_LOG_INFO,
                 "oneDNN inside %s: not all of the matmul functions the native executor calls are "
                 "there; lowered products run on libdnnl.so.2 or emulated",
@@ -297,10 +303,9 @@ static void take_offer(const char *path, uintptr_t base, void *execute)
         pthread_mutex_unlock(&offer_lock);
         return;
     }
-    memcpy(&d3, fn, sizeof fn);
     *(void **)&d3.execute = execute;
-    const struct d3_version *v = d3.dnnl_version();
-    if (!v || v->major != 3 || d3.dnnl_engine_create(&d3.engine, D3_CPU, 0) != D3_SUCCESS) {
+    const struct d3_version *v = d3.fn.dnnl_version();
+    if (!v || v->major != 3 || d3.fn.dnnl_engine_create(&d3.engine, D3_CPU, 0) != D3_SUCCESS) {
         amp_log(AMP_LOG_INFO, "oneDNN inside %s: no CPU engine for the native executor", name);
         pthread_mutex_unlock(&offer_lock);
         return;

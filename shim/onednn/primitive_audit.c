@@ -74,16 +74,16 @@ static void compare(struct amp_audit_site *site, const struct amp_dnnl_output *o
     r.ns_lowered = ns_lowered;
     r.ns_fp32 = ns_fp32;
     r.sampled = !s->whole;
+    const struct amp_compare_kernels *k = amp_compare();
     for (int pass = 0; pass < 2; pass++) {
         const float *at_low = lowered;
         size_t at, len;
         for (int i = 0; i < n; i++)
             for (size_t b = 0; (len = block(s, o[i].elems, b, &at)); b++, at_low += len)
                 if (pass == 0)
-                    amp_compare()->sum(&sums, at_low, o[i].p + at, (int64_t)len);
+                    k->sum(&sums, at_low, o[i].p + at, (int64_t)len);
                 else
-                    r.elem_max = amp_compare()->elem_max(&sums, at_low, o[i].p + at, (int64_t)len,
-                                                         r.elem_max);
+                    r.elem_max = k->elem_max(&sums, at_low, o[i].p + at, (int64_t)len, r.elem_max);
     }
     r.err = amp_compare_relative_error(&sums);
     r.nonfinite = sums.nonfinite;

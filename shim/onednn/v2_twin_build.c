@@ -167,6 +167,13 @@ int amp_dn_twin_key(const struct amp_dnnl_call *c, int dtype, struct key *key, e
     return 0;
 }
 
+/* A size rounded up to whole pages: each part of a twin's scratch starts on
+ * its own page. */
+static size_t page_up(size_t bytes)
+{
+    return (bytes + 4095) & ~(size_t)4095;
+}
+
 static dnnl_primitive_t reorder_of(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
                                    dnnl_engine_t engine)
 {
@@ -321,13 +328,13 @@ int amp_dn_twin_build(struct twin *tw, const_dnnl_primitive_desc_t pd, enum pkin
         tw->in_md[i] = *want;
         tw->in_off[i] = off;
         tw->in_elems += (uint64_t)amp_dn_elems(want);
-        off += (amp_dn.dnnl_memory_desc_get_size(want) + 4095) & ~(size_t)4095;
+        off += page_up(amp_dn.dnnl_memory_desc_get_size(want));
         if (!(tw->reorder[i] = reorder_of(amp_dn_arg_md(pd, r->in[i]), want, engine)))
             goto out;
     }
     if (tw->out) {
         tw->out_off = off;
-        off += (amp_dn.dnnl_memory_desc_get_size(&tw->out_md) + 4095) & ~(size_t)4095;
+        off += page_up(amp_dn.dnnl_memory_desc_get_size(&tw->out_md));
     }
     const dnnl_memory_desc_t *sp =
         amp_dn.dnnl_primitive_desc_query_md(tpd, dnnl_query_scratchpad_md, 0);
