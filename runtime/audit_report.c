@@ -243,12 +243,139 @@ static int keeps_fp32(const struct site_view *x, double tolerance)
            (x->audited && (!(x->err_max <= tolerance) || x->spread_err_max > x->spread_tolerance));
 }
 
-static void json_number(FILE *out, double v)
+/* The audit's table: text columns and JSON keys (a JSON-only figure
+ * beside the text cell that shows it rounded, or "-"). */
+static const struct amp_emit_col audit_cols[] = {
+    {"rank", "rank", 4, 0, AMP_EMIT_LEFT, NULL},
+    {"err max", NULL, 10, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "err_max", 0, 0, 0, "%.6g"},
+    {"err mean", NULL, 10, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "err_mean", 0, 0, 0, "%.6g"},
+    {"elem max", NULL, 10, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "elem_max", 0, 0, 0, "%.6g"},
+    {"err/spr", NULL, 9, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "spread_err_max", 0, 0, 0, "%.6g"},
+    {"inf/nan", "nonfinite_calls", 9, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "nonfinite_elems", 0, 0, 0, NULL},
+    {"calls", "calls", 8, 0, 0, NULL},
+    {"audited", "audited", 8, 0, 0, NULL},
+    {"spread", NULL, 8, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "spread_calls", 0, 0, 0, NULL},
+    {NULL, "spread_max", 0, 0, 0, "%.6g"},
+    {"speed", NULL, 7, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "ns_lowered", 0, 0, 0, NULL},
+    {NULL, "ns_fp32", 0, 0, 0, NULL},
+    {NULL, "speedup", 0, 0, 0, "%.6g"},
+    {"flops%", NULL, 6, 2, 0, NULL},
+    {NULL, "flops", 0, 0, 0, NULL},
+    {NULL, "flops_share", 0, 0, 0, "%.4f"},
+    {NULL, "lowered_flops", 0, 0, 0, NULL},
+    {"dtype", "dtype", 5, 0, AMP_EMIT_LEFT, NULL},
+    {"fp32?", NULL, 5, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "keep_fp32", 0, 0, 0, NULL},
+    {"symbol", "symbol", 18, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "device", 0, 0, 0, NULL},
+    {NULL, "on_device", 0, 0, 0, NULL},
+    {"caller", NULL, 34, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "object", 0, 0, 0, NULL},
+    {NULL, "function", 0, 0, 0, NULL},
+    {NULL, "offset", 0, 0, 0, NULL},
+    {"shapes", "shapes", 0, 0, AMP_EMIT_LEFT, NULL},
+    {NULL, "auto_why", 0, 0, 0, NULL},
+    {NULL, "auto_state", 0, 0, 0, NULL},
+    {NULL, "demotions", 0, 0, 0, NULL},
+    {NULL, "transitions", 0, 0, 0, NULL},
+};
+enum { AUDIT_COLS = sizeof audit_cols / sizeof *audit_cols };
+
+/* A figure as the text shows it: to 3 digits, or "-" where not measured. */
+static void figure(char *buf, size_t len, int measured, double v)
 {
-    if (isfinite(v))
-        fprintf(out, "%.6g", v);
-    else
-        fputs("null", out); /* JSON has no Inf: "nonfinite_calls" says why */
+    snprintf(buf, len, measured ? "%.3g" : "-", v);
+}
+
+/* One site's row. */
+static void audit_row(struct amp_emitter *e, struct amp_emit_table *t, int rank,
+                      const struct site_view *x, double tolerance, double share)
+{
+    char caller[192], shapes[160], moves[128];
+    caller_text(x, caller, sizeof caller);
+    shapes_text(x, shapes, sizeof shapes);
+    transitions_text(x, moves, sizeof moves);
+    char err_max[16], err_mean[16], elem[16], spread[16], speed[16], err_spread[16];
+    int elementwise = x->audited && x->device != AMP_DEVICE_CUDA;
+    figure(err_max, sizeof err_max, x->audited != 0, x->err_max);
+    figure(err_mean, sizeof err_mean, x->audited != 0, x->err_mean);
+    figure(elem, sizeof elem, elementwise, x->elem_max);
+    /* measured by the BLAS audits (0 where it was not) */
+    figure(err_spread, sizeof err_spread, elementwise && x->spread_err_max > 0, x->spread_err_max);
+    figure(spread, sizeof spread, x->spread_calls != 0, x->spread_max);
+    snprintf(speed, sizeof speed, speedup(x) > 0 ? "%.2fx" : "-", speedup(x));
+    struct amp_emit_val v[AUDIT_COLS] = {
+        AMP_EMIT_I(rank),
+        AMP_EMIT_S(err_max),
+        AMP_EMIT_D(x->err_max),
+        AMP_EMIT_S(err_mean),
+        AMP_EMIT_D(x->err_mean),
+        AMP_EMIT_S(elem),
+        AMP_EMIT_D(x->device == AMP_DEVICE_CUDA ? NAN : x->elem_max),
+        AMP_EMIT_S(err_spread),
+        AMP_EMIT_D(elementwise ? x->spread_err_max : NAN),
+        AMP_EMIT_U(x->nonfinite_calls),
+        AMP_EMIT_U(x->nonfinite_elems),
+        AMP_EMIT_U(x->calls),
+        AMP_EMIT_U(x->audited),
+        AMP_EMIT_S(spread),
+        AMP_EMIT_U(x->spread_calls),
+        AMP_EMIT_D(x->spread_max),
+        AMP_EMIT_S(speed),
+        AMP_EMIT_U(x->ns_lowered),
+        AMP_EMIT_U(x->ns_fp32),
+        AMP_EMIT_D(speedup(x) > 0 ? speedup(x) : NAN),
+        AMP_EMIT_D(share),
+        AMP_EMIT_U(x->flops),
+        AMP_EMIT_D(share / 100.0),
+        AMP_EMIT_U(x->lowered_flops),
+        AMP_EMIT_S(dtype_name((unsigned)x->dtype)),
+        AMP_EMIT_S(!has_evidence(x)           ? "?"
+                   : keeps_fp32(x, tolerance) ? "yes"
+                                              : "no"),
+        AMP_EMIT_B(has_evidence(x) && keeps_fp32(x, tolerance)),
+        AMP_EMIT_S(amp_hook_names[x->hook]),
+        AMP_EMIT_S(amp_device_names[x->device]),
+        AMP_EMIT_B(x->device == AMP_DEVICE_CUDA),
+        AMP_EMIT_S(caller),
+        AMP_EMIT_S(x->object),
+        AMP_EMIT_S(x->function),
+        AMP_EMIT_U(x->offset),
+        AMP_EMIT_S(shapes),
+        AMP_EMIT_S(x->auto_why < 5 ? amp_auto_why_names[x->auto_why] : "?"),
+        AMP_EMIT_S(auto_state_name(x)),
+        AMP_EMIT_U(x->auto_state >> 8 & 0xff),
+        AMP_EMIT_S(moves),
+    };
+    amp_emit_row_open(e, t, v);
+    amp_emit_array(e, "histogram");
+    for (int j = 0; j < AMP_AUDIT_BINS; j++)
+        amp_emit_u64(e, NULL, x->hist[j]);
+    amp_emit_close(e);
+    /* auto's speed per size class, and whether a lowered site runs the
+     * class fp32 */
+    amp_emit_array(e, "size_classes");
+    for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++) {
+        if (!(x->class_speed[c] > 0))
+            continue;
+        double from, to;
+        amp_audit_class_bounds(c, &from, &to);
+        amp_emit_object(e, NULL);
+        amp_emit_num(e, "flops_from", from, NULL);
+        amp_emit_num(e, "flops_to", to, NULL);
+        amp_emit_num(e, "speedup", x->class_speed[c], "%.4g");
+        amp_emit_value(e, "fp32", AMP_EMIT_B(slow_sizes(x) >> c & 1), NULL);
+        amp_emit_close(e);
+    }
+    amp_emit_close(e); /* the size classes */
+    amp_emit_close(e); /* the row */
 }
 
 int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tolerance, int json)
@@ -259,131 +386,50 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
     uint32_t mode = atomic_load_explicit(&b->audit, memory_order_relaxed);
     const char *mode_text = mode < AMP_AUDIT_MODE_COUNT ? amp_audit_mode_names[mode] : "?";
     uint32_t dropped = atomic_load_explicit(&b->audit_dropped, memory_order_relaxed);
-    if (json) {
-        fprintf(out, "{\"pid\": %lld, \"exe\": ", (long long)b->pid);
-        char exe[sizeof b->exe + 1];
-        snprintf(exe, sizeof exe, "%.*s", (int)sizeof b->exe, b->exe);
-        amp_json_string(out, exe);
-        fprintf(out, ", \"mode\": \"%s\", \"sample\": %u, \"tolerance\": ", mode_text,
-                (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed));
-        json_number(out, tolerance);
-        fprintf(out, ", \"sites_not_kept\": %u, \"sites\": [", (unsigned)dropped);
-    } else {
-        fprintf(out,
-                "ampshim audit, pid %lld (%.*s): mode %s, sample every %u, tolerance %g; "
-                "%d call site%s%s\n",
-                (long long)b->pid, (int)sizeof b->exe, b->exe, mode_text,
-                (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed), tolerance,
-                n, n == 1 ? "" : "s", dropped ? " (the table was full: some not kept)" : "");
-        fprintf(out,
-                "%-4s %-10s %-10s %-10s %-9s %-9s %8s %8s %-8s %-7s %6s %-5s %-5s %-18s %-34s "
-                "%s%s\n",
-                "rank", "err max", "err mean", "elem max", "err/spr", "inf/nan", "calls", "audited",
-                "spread", "speed", "flops%", "dtype", "fp32?", "symbol", "caller", "shapes",
-                mode == AMP_AUDIT_AUTO ? "\n     | auto: state, share of its flops lowered, "
-                                         "transitions (state@call)"
-                                       : "");
-    }
+    unsigned sample = (unsigned)atomic_load_explicit(&b->audit_sample, memory_order_relaxed);
+    char exe[sizeof b->exe + 1], title[sizeof exe + 200];
+    snprintf(exe, sizeof exe, "%.*s", (int)sizeof b->exe, b->exe);
+    snprintf(title, sizeof title,
+             "ampshim audit, pid %lld (%s): mode %s, sample every %u, tolerance %g; "
+             "%d call site%s%s",
+             (long long)b->pid, exe, mode_text, sample, tolerance, n, n == 1 ? "" : "s",
+             dropped ? " (the table was full: some not kept)" : "");
+    struct amp_emitter e;
+    amp_emit_begin(&e, out, json);
+    amp_emit_object(&e, NULL);
+    amp_emit_value(&e, "pid", AMP_EMIT_I(b->pid), NULL);
+    amp_emit_str(&e, "exe", exe);
+    amp_emit_str(&e, "mode", mode_text);
+    amp_emit_u64(&e, "sample", sample);
+    amp_emit_num(&e, "tolerance", tolerance, "%.6g");
+    amp_emit_u64(&e, "sites_not_kept", dropped);
+    struct amp_emit_table t = {
+        .title = title, .cols = audit_cols, .n = AUDIT_COLS, .head_always = 1};
+    amp_emit_table(&e, &t, "sites");
+    if (mode == AMP_AUDIT_AUTO)
+        amp_emit_text(&e, "     | auto: state, share of its flops lowered, transitions "
+                          "(state@call)\n");
     for (int i = 0; i < n; i++) {
         const struct site_view *x = &v[i];
-        char caller[192], shapes[160];
-        caller_text(x, caller, sizeof caller);
-        shapes_text(x, shapes, sizeof shapes);
         double share = total_flops ? 100.0 * (double)x->flops / (double)total_flops : 0;
-        if (json) {
-            fprintf(out, "%s{\"rank\": %d, \"symbol\": \"%s\", \"device\": \"%s\", \"object\": ",
-                    i ? ", " : "", i + 1, amp_hook_names[x->hook], amp_device_names[x->device]);
-            amp_json_string(out, x->object);
-            fputs(", \"function\": ", out);
-            amp_json_string(out, x->function);
-            fprintf(out,
-                    ", \"offset\": %" PRIu64 ", \"dtype\": \"%s\", \"calls\": %" PRIu64
-                    ", \"audited\": %" PRIu64 ", \"err_max\": ",
-                    x->offset, dtype_name((unsigned)x->dtype), x->calls, x->audited);
-            json_number(out, x->err_max);
-            fputs(", \"err_mean\": ", out);
-            json_number(out, x->err_mean);
-            fputs(", \"elem_max\": ", out);
-            json_number(out, x->device == AMP_DEVICE_CUDA ? NAN : x->elem_max);
-            fprintf(out,
-                    ", \"nonfinite_calls\": %" PRIu64 ", \"nonfinite_elems\": %" PRIu64
-                    ", \"flops\": %" PRIu64 ", \"flops_share\": %.4f, \"histogram\": [",
-                    x->nonfinite_calls, x->nonfinite_elems, x->flops, share / 100.0);
-            for (int j = 0; j < AMP_AUDIT_BINS; j++)
-                fprintf(out, "%s%" PRIu64, j ? ", " : "", x->hist[j]);
-            fprintf(out, "], \"shapes\": \"%s\", \"on_device\": %s, \"keep_fp32\": %s", shapes,
-                    x->device == AMP_DEVICE_CUDA ? "true" : "false",
-                    has_evidence(x) && keeps_fp32(x, tolerance) ? "true" : "false");
-            fprintf(out, ", \"spread_calls\": %" PRIu64 ", \"spread_max\": ", x->spread_calls);
-            json_number(out, x->spread_max);
-            fputs(", \"spread_err_max\": ", out);
-            json_number(out, x->audited && x->device != AMP_DEVICE_CUDA ? x->spread_err_max : NAN);
-            fprintf(out, ", \"ns_lowered\": %" PRIu64 ", \"ns_fp32\": %" PRIu64 ", \"speedup\": ",
-                    x->ns_lowered, x->ns_fp32);
-            json_number(out, speedup(x) > 0 ? speedup(x) : NAN);
-            fprintf(out, ", \"auto_why\": \"%s\"",
-                    x->auto_why < 5 ? amp_auto_why_names[x->auto_why] : "?");
-            char moves[128];
-            transitions_text(x, moves, sizeof moves);
-            fprintf(out,
-                    ", \"auto_state\": \"%s\", \"demotions\": %u, \"lowered_flops\": %" PRIu64
-                    ", \"transitions\": \"%s\", \"size_classes\": [",
-                    auto_state_name(x), (unsigned)(x->auto_state >> 8 & 0xff), x->lowered_flops,
-                    moves);
-            /* auto's speed per size class, and whether a lowered site runs
-             * the class fp32 */
-            int first = 1;
-            for (int c = 0; c < AMP_CPU_TIME_CLASSES; c++) {
-                if (!(x->class_speed[c] > 0))
-                    continue;
-                double from, to;
-                amp_audit_class_bounds(c, &from, &to);
-                fprintf(out, "%s{\"flops_from\": %.17g, \"flops_to\": ", first ? "" : ", ", from);
-                json_number(out, to);
-                fprintf(out, ", \"speedup\": %.4g, \"fp32\": %s}", x->class_speed[c],
-                        slow_sizes(x) >> c & 1 ? "true" : "false");
-                first = 0;
-            }
-            fputs("]}", out);
-        } else {
-            char err_max[16], err_mean[16], elem[16], spread[16], speed[16], err_spread[16];
-            snprintf(err_max, sizeof err_max, x->audited ? "%.3g" : "-", x->err_max);
-            snprintf(err_mean, sizeof err_mean, x->audited ? "%.3g" : "-", x->err_mean);
-            int elementwise = x->audited && x->device != AMP_DEVICE_CUDA;
-            snprintf(elem, sizeof elem, elementwise ? "%.3g" : "-", x->elem_max);
-            /* measured by the BLAS audits (0 where it was not) */
-            snprintf(err_spread, sizeof err_spread,
-                     elementwise && x->spread_err_max > 0 ? "%.3g" : "-", x->spread_err_max);
-            snprintf(spread, sizeof spread, x->spread_calls ? "%.3g" : "-", x->spread_max);
-            snprintf(speed, sizeof speed, speedup(x) > 0 ? "%.2fx" : "-", speedup(x));
-            fprintf(out,
-                    "%-4d %-10s %-10s %-10s %-9s %-9" PRIu64 " %8" PRIu64 " %8" PRIu64
-                    " %-8s %-7s %6.2f %-5s %-5s %-18s %-34s %s\n",
-                    i + 1, err_max, err_mean, elem, err_spread, x->nonfinite_calls, x->calls,
-                    x->audited, spread, speed, share, dtype_name((unsigned)x->dtype),
-                    !has_evidence(x)           ? "?"
-                    : keeps_fp32(x, tolerance) ? "yes"
-                                               : "no",
-                    amp_hook_names[x->hook], caller, shapes);
-            if (mode == AMP_AUDIT_AUTO) {
-                char moves[128];
-                transitions_text(x, moves, sizeof moves);
-                /* auto's view of the site, on a line of its own under it */
-                unsigned st = x->auto_state & 0xff;
-                const char *why =
-                    x->auto_why < 5 && (st == AMP_AUTO_FP32 || st == AMP_AUTO_FP32_KEPT)
-                        ? amp_auto_why_names[x->auto_why]
-                        : "";
-                char sizes[256];
-                amp_audit_classes_text(slow_sizes(x), x->class_speed, sizes, sizeof sizes);
-                fprintf(out, "     | %s%s%s%s%s%s, %.0f%% of its flops lowered%s%s\n",
-                        auto_state_name(x), why[0] ? " (" : "", why, why[0] ? ")" : "",
-                        sizes[0] ? " but for calls not faster lowered, fp32: " : "", sizes,
-                        x->flops ? 100.0 * (double)x->lowered_flops / (double)x->flops : 0.0,
-                        moves[0] ? ", " : "", moves);
-            }
-        }
+        audit_row(&e, &t, i + 1, x, tolerance, share);
+        if (mode != AMP_AUDIT_AUTO)
+            continue;
+        /* auto's view of the site, on a line of its own under it */
+        char moves[128], sizes[256];
+        transitions_text(x, moves, sizeof moves);
+        unsigned st = x->auto_state & 0xff;
+        const char *why = x->auto_why < 5 && (st == AMP_AUTO_FP32 || st == AMP_AUTO_FP32_KEPT)
+                              ? amp_auto_why_names[x->auto_why]
+                              : "";
+        amp_audit_classes_text(slow_sizes(x), x->class_speed, sizes, sizeof sizes);
+        amp_emit_text(&e, "     | %s%s%s%s%s%s, %.0f%% of its flops lowered%s%s\n",
+                      auto_state_name(x), why[0] ? " (" : "", why, why[0] ? ")" : "",
+                      sizes[0] ? " but for calls not faster lowered, fp32: " : "", sizes,
+                      x->flops ? 100.0 * (double)x->lowered_flops / (double)x->flops : 0.0,
+                      moves[0] ? ", " : "", moves);
     }
+    amp_emit_end_table(&e, &t);
     /* What lowering bought on the audited calls: both runs of each, timed. */
     uint64_t low = 0, fp32 = 0;
     int unaudited = 0;
@@ -393,14 +439,18 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
         unaudited += v[i].calls && !has_evidence(&v[i]);
     }
     /* A site without evidence (fp32? "?") says why, once for all. */
-    if (!json && unaudited)
-        fprintf(out,
-                "%d site%s with calls and no audit (fp32? ?): no call was sampled yet, or none "
-                "could run both ways (no native kernel for the dtype on this CPU: the counters' "
-                "nounits; no memory for the shadow output; AMPSHIM_LOG=info says which)\n",
-                unaudited, unaudited == 1 ? "" : "s");
+    if (unaudited)
+        amp_emit_text(&e,
+                      "%d site%s with calls and no audit (fp32? ?): no call was sampled yet, or "
+                      "none could run both ways (no native kernel for the dtype on this CPU: the "
+                      "counters' nounits; no memory for the shadow output; AMPSHIM_LOG=info says "
+                      "which)\n",
+                      unaudited, unaudited == 1 ? "" : "s");
+    amp_emit_u64(&e, "ns_lowered", low);
+    amp_emit_u64(&e, "ns_fp32", fp32);
+    amp_emit_close(&e);
     if (json)
-        fprintf(out, "], \"ns_lowered\": %" PRIu64 ", \"ns_fp32\": %" PRIu64 "}\n", low, fp32);
+        fputc('\n', out);
     else if (low && fp32)
         fprintf(out,
                 "audited calls: lowered runs %.3g ms, the same calls as made %.3g ms (%.2fx as "

@@ -13,18 +13,45 @@
 
 #include "ampshim.h"
 #include "runtime/ctl_names.h"
+#include "runtime/emit.h"
 #include "runtime/threads.h"
 #include "runtime/settings.h"
 #include "runtime/site_time.h"
 
-/* One row: symbol, op, policy, calls, then every counter. */
-static void write_row(FILE *out, int width, const char *symbol, const char *op, const char *policy,
-                      const uint64_t c[AMP_CTL_COUNTERS])
+void amp_counter_table_begin(struct amp_emitter *e, struct amp_counter_table *ct, int width,
+                             int policy, const char *key)
 {
-    fprintf(out, "%-*s %-18s %-11s %10" PRIu64, width, symbol, op, policy, amp_ctl_calls(c));
+    int n = 0;
+    ct->cols[n++] = (struct amp_emit_col){"symbol", "symbol", width, 0, AMP_EMIT_LEFT, NULL};
+    ct->cols[n++] = (struct amp_emit_col){"op", "op", 18, 0, AMP_EMIT_LEFT, NULL};
+    if (policy)
+        ct->cols[n++] = (struct amp_emit_col){"policy", "policy", 11, 0, AMP_EMIT_LEFT, NULL};
+    ct->cols[n++] = (struct amp_emit_col){"calls", "calls", 10, 0, 0, NULL};
     for (int i = 0; i < AMP_CTL_COUNTERS; i++)
-        fprintf(out, " %*" PRIu64, (int)amp_ctl_counter_width[i], c[i]);
-    fputc('\n', out);
+        ct->cols[n++] = (struct amp_emit_col){amp_ctl_counter_names[i],
+                                              amp_ctl_counter_names[i],
+                                              (int)amp_ctl_counter_width[i],
+                                              0,
+                                              0,
+                                              NULL};
+    ct->policy = policy;
+    ct->t = (struct amp_emit_table){.cols = ct->cols, .n = n, .head_always = 1};
+    amp_emit_table(e, &ct->t, key);
+}
+
+void amp_counter_table_row(struct amp_emitter *e, struct amp_counter_table *ct, const char *symbol,
+                           const char *op, const char *policy, const uint64_t c[AMP_CTL_COUNTERS])
+{
+    struct amp_emit_val v[4 + AMP_CTL_COUNTERS];
+    int n = 0;
+    v[n++] = AMP_EMIT_S(symbol);
+    v[n++] = AMP_EMIT_S(op);
+    if (ct->policy)
+        v[n++] = AMP_EMIT_S(policy);
+    v[n++] = AMP_EMIT_U(amp_ctl_calls(c));
+    for (int i = 0; i < AMP_CTL_COUNTERS; i++)
+        v[n++] = AMP_EMIT_U(c[i]);
+    amp_emit_row(e, &ct->t, v);
 }
 
 static void (*cpu_verdict)(FILE *out);
@@ -153,33 +180,31 @@ int amp_report_write(FILE *out)
         fprintf(out, "no hooked call was seen\n");
         return noted;
     }
-    fprintf(out, "%-*s %-18s %-11s %10s", width, "symbol", "op", "policy", "calls");
-    for (int i = 0; i < AMP_CTL_COUNTERS; i++)
-        fprintf(out, " %*s", (int)amp_ctl_counter_width[i], amp_ctl_counter_names[i]);
-    fputc('\n', out);
+    struct amp_emitter e;
+    amp_emit_begin(&e, out, 0);
+    struct amp_counter_table ct;
+    amp_counter_table_begin(&e, &ct, width, 1, NULL);
     for (int h = 0; h < AMP_HOOK_COUNT; h++) {
         if (!amp_ctl_row_used(c[h]))
             continue;
         uint8_t category = amp_live_load(&amp_rt.category[amp_hook_device[h]][h][0]);
-        write_row(out, width, amp_hook_names[h], amp_op_names[amp_hook_op[h][0]],
-                  amp_category_names[category], c[h]);
+        amp_counter_table_row(&e, &ct, amp_hook_names[h], amp_op_names[amp_hook_op[h][0]],
+                              amp_category_names[category], c[h]);
     }
-    write_row(out, width, "total", "", "", totals);
-    amp_report_cpu_time(out, amp_ctl, 0);
-    amp_report_gpu_time(out, amp_ctl, 0);
+    amp_counter_table_row(&e, &ct, "total", "", "", totals);
+    amp_emit_end_table(&e, &ct.t);
+    amp_report_cpu_time(&e, amp_ctl, NULL);
+    amp_report_gpu_time(&e, amp_ctl, NULL);
     return rows;
 }
 
-int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json)
+int amp_report_cpu_time(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key)
 {
-    int rows = 0;
     /* What lowering bought, in ns: the lowered calls' time, estimated from
      * the timed ones, against their flops at the rate of the same symbol's
      * calls of the same size class run as made. */
     double spent = 0, at_fp32 = 0;
     uint64_t weighed = 0, lowered_all = 0;
-    if (json)
-        fputs("{\"symbols\": [", out);
     int width = 24; /* the symbol column: as wide as the longest shown */
     for (int h = 0; b && h < AMP_HOOK_COUNT; h++)
         for (int k = 0; k < AMP_CPU_TIME_CLASSES; k++)
@@ -188,6 +213,17 @@ int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json)
                 atomic_load_explicit(&b->cpu_time[h][k][AMP_CPU_TIMED_MADE], memory_order_relaxed))
                 width =
                     (int)strlen(amp_hook_names[h]) > width ? (int)strlen(amp_hook_names[h]) : width;
+    char title[160];
+    snprintf(title, sizeof title,
+             "CPU time of the timed calls (one in %u of a thread's calls that are not "
+             "pass-throughs):",
+             b ? (unsigned)atomic_load(&b->cpu_timing_sample) : 0u);
+    struct amp_emit_col cols[1 + AMP_TIME_COLS] = {
+        {"symbol", "symbol", width, 0, AMP_EMIT_LEFT, NULL}};
+    memcpy(cols + 1, amp_time_cols, sizeof amp_time_cols);
+    struct amp_emit_table t = {.title = title, .cols = cols, .n = 1 + AMP_TIME_COLS};
+    amp_emit_object(e, key);
+    amp_emit_table(e, &t, "symbols");
     for (int h = 0; b && h < AMP_HOOK_COUNT; h++) {
         uint64_t v[AMP_CPU_TIME_FIELDS] = {0};
         uint64_t lowered = amp_ctl_counter(b, h, AMP_CTL_LOWERED);
@@ -211,110 +247,77 @@ int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json)
                 at_fp32 += (double)w[AMP_CPU_FLOPS_LOWERED] / rate_made * per_timed;
                 weighed += (uint64_t)((double)w[AMP_CPU_TIMED_LOWERED] * per_timed + 0.5);
             }
-        uint64_t tl = v[AMP_CPU_TIMED_LOWERED], tm = v[AMP_CPU_TIMED_MADE];
-        if (!tl && !tm)
+        if (!v[AMP_CPU_TIMED_LOWERED] && !v[AMP_CPU_TIMED_MADE])
             continue;
-        lowered_all += tl ? lowered : 0;
-        double us_l = tl ? (double)v[AMP_CPU_NS_LOWERED] / 1e3 / (double)tl : 0,
-               us_m = tm ? (double)v[AMP_CPU_NS_MADE] / 1e3 / (double)tm : 0;
-        double rate_l = v[AMP_CPU_NS_LOWERED]
-                            ? (double)v[AMP_CPU_FLOPS_LOWERED] / (double)v[AMP_CPU_NS_LOWERED]
-                            : 0,
-               rate_m = v[AMP_CPU_NS_MADE]
-                            ? (double)v[AMP_CPU_FLOPS_MADE] / (double)v[AMP_CPU_NS_MADE]
-                            : 0; /* flops per ns: GFLOP/s */
-        if (json) {
-            fprintf(out,
-                    "%s{\"symbol\": \"%s\", \"timed_lowered\": %" PRIu64
-                    ", \"ns_lowered\": %" PRIu64 ", \"flops_lowered\": %" PRIu64
-                    ", \"timed_made\": %" PRIu64 ", \"ns_made\": %" PRIu64
-                    ", \"flops_made\": %" PRIu64 "}",
-                    rows ? ", " : "", amp_hook_names[h], tl, v[AMP_CPU_NS_LOWERED],
-                    v[AMP_CPU_FLOPS_LOWERED], tm, v[AMP_CPU_NS_MADE], v[AMP_CPU_FLOPS_MADE]);
-        } else {
-            if (!rows)
-                fprintf(out,
-                        "CPU time of the timed calls (one in %u of a thread's calls that are not "
-                        "pass-throughs):\n%-*s %12s %12s %9s %12s %12s %9s\n",
-                        (unsigned)atomic_load(&b->cpu_timing_sample), width, "symbol",
-                        "timed lowered", "us/call low", "GFLOP/s", "timed made", "us/call made",
-                        "GFLOP/s");
-            fprintf(out, "%-*s %12" PRIu64 " %12.2f %9.2f %12" PRIu64 " %12.2f %9.2f\n", width,
-                    amp_hook_names[h], tl, us_l, rate_l, tm, us_m, rate_m);
-        }
-        rows++;
+        lowered_all += v[AMP_CPU_TIMED_LOWERED] ? lowered : 0;
+        struct amp_emit_val row[1 + AMP_TIME_COLS] = {AMP_EMIT_S(amp_hook_names[h])};
+        amp_time_vals(row + 1, v);
+        amp_emit_row(e, &t, row);
     }
-    if (json) {
-        fputs("], \"sites\": ", out);
-        if (b)
-            amp_site_time_write(out, b, 1);
-        else
-            fputs("[]", out);
-        fprintf(out,
-                ", \"lowered_calls_weighed\": %" PRIu64 ", \"lowered_ns_estimate\": %.0f"
-                ", \"fp32_ns_estimate\": %.0f, \"pay\": ",
-                weighed, spent, at_fp32);
-        amp_pay_write(out, b, 1);
-        fputc('}', out);
-        return rows;
+    amp_emit_end_table(e, &t);
+    int rows = t.rows;
+    if (b && (rows || e->json)) {
+        amp_site_time_write(e, b, "sites");
+    } else {
+        amp_emit_array(e, "sites");
+        amp_emit_close(e);
     }
-    if (rows && b)
-        amp_site_time_write(out, b, 0);
+    amp_emit_u64(e, "lowered_calls_weighed", weighed);
+    amp_emit_num(e, "lowered_ns_estimate", spent, "%.0f");
+    amp_emit_num(e, "fp32_ns_estimate", at_fp32, "%.0f");
     /* Did it pay: the pay checks' answer, else the timed calls' estimate. */
-    if (b && amp_pay_write(out, b, 0)) {
-    } else if (weighed && spent > 0) {
-        fprintf(out,
-                "lowering bought: about %" PRIu64 " of %" PRIu64 " lowered calls had calls of "
-                "their size run as made to compare with: they took about %.3g ms, at the as-made "
-                "rate about %.3g ms (%.2fx as fast lowered)\n",
-                weighed, lowered_all, spent / 1e6, at_fp32 / 1e6, at_fp32 / spent);
-    }
+    int paid = amp_pay_write(e, b, "pay");
+    if (!paid && weighed && spent > 0)
+        amp_emit_text(e,
+                      "lowering bought: about %" PRIu64 " of %" PRIu64 " lowered calls had calls "
+                      "of their size run as made to compare with: they took about %.3g ms, at the "
+                      "as-made rate about %.3g ms (%.2fx as fast lowered)\n",
+                      weighed, lowered_all, spent / 1e6, at_fp32 / 1e6, at_fp32 / spent);
+    amp_emit_close(e);
     return rows;
 }
 
-int amp_report_gpu_time(FILE *out, const struct amp_ctl_block *b, int json)
+int amp_report_gpu_time(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key)
 {
-    int rows = 0;
-    if (json)
-        fputc('[', out);
+    char title[160];
+    snprintf(title, sizeof title,
+             "GPU time of the timed calls (every %u-th hooked CUDA call of a thread):",
+             b ? (unsigned)atomic_load(&b->cuda_timing_sample) : 0u);
+    static const struct amp_emit_col cols[] = {
+        {"symbol", "symbol", 24, 0, AMP_EMIT_LEFT, NULL},
+        {"timed lowered", "timed_lowered", 12, 0, 0, NULL},
+        {"us/call low", NULL, 14, 2, 0, NULL},
+        {NULL, "ns_lowered", 0, 0, 0, NULL},
+        {"timed made", "timed_made", 12, 0, 0, NULL},
+        {"us/call made", NULL, 14, 2, 0, NULL},
+        {NULL, "ns_made", 0, 0, 0, NULL},
+        {"made/low", NULL, 8, 2, AMP_EMIT_TIMES, NULL},
+    };
+    struct amp_emit_table t = {.title = title, .cols = cols, .n = sizeof cols / sizeof *cols};
+    amp_emit_table(e, &t, key);
     for (int h = 0; b && h < AMP_HOOK_COUNT; h++) {
         uint64_t g[4];
         for (int i = 0; i < 4; i++)
             g[i] = atomic_load_explicit(&b->gpu_time[h][i], memory_order_relaxed);
-        if (!g[AMP_GPU_TIMED_LOWERED] && !g[AMP_GPU_TIMED_MADE])
+        uint64_t tl = g[AMP_GPU_TIMED_LOWERED], tm = g[AMP_GPU_TIMED_MADE];
+        if (!tl && !tm)
             continue;
-        double low = g[AMP_GPU_TIMED_LOWERED]
-                         ? (double)g[AMP_GPU_NS_LOWERED] / 1e3 / (double)g[AMP_GPU_TIMED_LOWERED]
-                         : 0.0,
-               made = g[AMP_GPU_TIMED_MADE]
-                          ? (double)g[AMP_GPU_NS_MADE] / 1e3 / (double)g[AMP_GPU_TIMED_MADE]
-                          : 0.0;
-        if (json) {
-            fprintf(out,
-                    "%s{\"symbol\": \"%s\", \"timed_lowered\": %" PRIu64
-                    ", \"ns_lowered\": %" PRIu64 ", \"timed_made\": %" PRIu64
-                    ", \"ns_made\": %" PRIu64 "}",
-                    rows ? ", " : "", amp_hook_names[h], g[AMP_GPU_TIMED_LOWERED],
-                    g[AMP_GPU_NS_LOWERED], g[AMP_GPU_TIMED_MADE], g[AMP_GPU_NS_MADE]);
-        } else {
-            if (!rows)
-                fprintf(out,
-                        "GPU time of the timed calls (every %u-th hooked CUDA call of a thread):\n"
-                        "%-24s %12s %14s %12s %14s %8s\n",
-                        (unsigned)atomic_load(&b->cuda_timing_sample), "symbol", "timed lowered",
-                        "us/call low", "timed made", "us/call made", "made/low");
-            fprintf(out, "%-24s %12" PRIu64 " %14.2f %12" PRIu64 " %14.2f ", amp_hook_names[h],
-                    g[AMP_GPU_TIMED_LOWERED], low, g[AMP_GPU_TIMED_MADE], made);
-            if (low > 0 && made > 0)
-                fprintf(out, "%7.2fx\n", made / low);
-            else
-                fprintf(out, "%8s\n", "-");
-        }
-        rows++;
+        double low = tl ? (double)g[AMP_GPU_NS_LOWERED] / 1e3 / (double)tl : 0.0,
+               made = tm ? (double)g[AMP_GPU_NS_MADE] / 1e3 / (double)tm : 0.0;
+        struct amp_emit_val row[] = {
+            AMP_EMIT_S(amp_hook_names[h]),
+            AMP_EMIT_U(tl),
+            AMP_EMIT_D(low),
+            AMP_EMIT_U(g[AMP_GPU_NS_LOWERED]),
+            AMP_EMIT_U(tm),
+            AMP_EMIT_D(made),
+            AMP_EMIT_U(g[AMP_GPU_NS_MADE]),
+            low > 0 && made > 0 ? AMP_EMIT_D(made / low) : AMP_EMIT_NA,
+        };
+        amp_emit_row(e, &t, row);
     }
-    if (json)
-        fputc(']', out);
-    return rows;
+    amp_emit_end_table(e, &t);
+    return t.rows;
 }
 
 /* Expands %p in a report path to the pid, so children sharing the variable
@@ -371,18 +374,4 @@ void amp_report_print(void)
     if (rows > 0)
         amp_report_emit(text, len);
     free(text);
-}
-
-void amp_json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20 || *p > 0x7e)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
-    }
-    fputc('"', out);
 }

@@ -7,30 +7,37 @@
 #include <stdio.h>
 
 #include "runtime/control.h"
+#include "runtime/emit.h"
 
 /* Writes the report table to out; returns the number of symbols listed. */
 int amp_report_write(FILE *out);
 
+/* The table of counters per hooked symbol (the report's, and ampctl
+ * stats'): symbol, op, the policy's category where policy is set, calls,
+ * then every counter (runtime/ctl_names.h); symbol_width wide names. */
+struct amp_counter_table {
+    struct amp_emit_col cols[4 + AMP_CTL_COUNTERS];
+    struct amp_emit_table t;
+    int policy;
+};
+void amp_counter_table_begin(struct amp_emitter *e, struct amp_counter_table *ct, int symbol_width,
+                             int policy, const char *key);
+void amp_counter_table_row(struct amp_emitter *e, struct amp_counter_table *ct, const char *symbol,
+                           const char *op, const char *policy, const uint64_t c[AMP_CTL_COUNTERS]);
+
 /* The GPU time of block b's hooks with timed CUDA calls
  * (AMPSHIM_CUDA_TIMING): per symbol, the calls timed and the mean
  * microseconds per timed call, lowered and as made, and the ratio of the
- * two means. A table after a title line, or with json a JSON array (the
- * caller writes the key). Returns the number of symbols written. */
-int amp_report_gpu_time(FILE *out, const struct amp_ctl_block *b, int json);
+ * two means. A table after a title line; in JSON an array under key.
+ * Returns the number of symbols written. */
+int amp_report_gpu_time(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key);
 
-/* The wall time of block b's CPU hooks' timed calls
- * (AMPSHIM_CPU_TIMING_SAMPLE): per symbol, the calls timed, the mean
- * microseconds per timed call and the rate (GFLOP/s), lowered and as made;
- * then one line on what lowering bought: the lowered calls' estimated time
- * against the same symbols' as-made rate, where both were seen. A table, or
- * with json a JSON object (the caller writes the key). Returns the number
- * of symbols written. */
-int amp_report_cpu_time(FILE *out, const struct amp_ctl_block *b, int json);
-
-/* s as a JSON string, quotes included: quote, backslash, control
- * characters and bytes above 0x7e escaped (\u00XX), so the output is valid
- * JSON and ASCII whatever the bytes were. ampctl's and the audit's. */
-void amp_json_string(FILE *out, const char *s);
+/* The time of block b's CPU hooks' timed calls (AMPSHIM_CPU_TIMING_SAMPLE):
+ * per symbol, the calls timed, the mean microseconds per timed call and
+ * the rate (GFLOP/s), lowered and as made; the same per call site; the pay
+ * checks' table; then one line on what lowering bought. In JSON an object
+ * under key. Returns the number of symbols written. */
+int amp_report_cpu_time(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key);
 
 /* Copies a path with %p replaced by the process id. */
 void amp_report_expand_path(const char *in, char *out, size_t outlen);

@@ -87,17 +87,55 @@ static int by_time(const void *pa, const void *pb)
     return x != y ? (x < y ? 1 : -1) : a->i - b->i;
 }
 
-/* A JSON row's opening: its symbol and the site's names. */
-static void json_site(FILE *out, int first, const struct amp_cpu_site *s, const char *object,
-                      const char *function)
+const struct amp_emit_col amp_time_cols[AMP_TIME_COLS] = {
+    {"timed lowered", "timed_lowered", 12, 0, 0, NULL},
+    {"us/call low", NULL, 12, 2, 0, NULL},
+    {"GFLOP/s", NULL, 9, 2, 0, NULL},
+    {NULL, "ns_lowered", 0, 0, 0, NULL},
+    {NULL, "flops_lowered", 0, 0, 0, NULL},
+    {"timed made", "timed_made", 12, 0, 0, NULL},
+    {"us/call made", NULL, 12, 2, 0, NULL},
+    {"GFLOP/s", NULL, 9, 2, 0, NULL},
+    {NULL, "ns_made", 0, 0, 0, NULL},
+    {NULL, "flops_made", 0, 0, 0, NULL},
+};
+
+void amp_time_vals(struct amp_emit_val *v, const uint64_t t[AMP_CPU_TIME_FIELDS])
 {
-    fprintf(out, "%s{\"symbol\": \"%s\", \"object\": ", first ? "" : ", ", amp_hook_names[s->hook]);
-    amp_json_string(out, object);
-    fputs(", \"function\": ", out);
-    amp_json_string(out, function);
+    for (int made = 0; made < 2; made++) {
+        uint64_t timed = t[made ? AMP_CPU_TIMED_MADE : AMP_CPU_TIMED_LOWERED],
+                 ns = t[made ? AMP_CPU_NS_MADE : AMP_CPU_NS_LOWERED],
+                 flops = t[made ? AMP_CPU_FLOPS_MADE : AMP_CPU_FLOPS_LOWERED];
+        struct amp_emit_val *w = v + 5 * made;
+        w[0] = AMP_EMIT_U(timed);
+        w[1] = AMP_EMIT_D(timed ? (double)ns / 1e3 / (double)timed : 0.0);
+        w[2] = AMP_EMIT_D(ns ? (double)flops / (double)ns : 0.0); /* flops per ns: GFLOP/s */
+        w[3] = AMP_EMIT_U(ns);
+        w[4] = AMP_EMIT_U(flops);
+    }
 }
 
-int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json)
+/* A site's first columns: the symbol and the caller in text, the symbol
+ * and the site's names in JSON. */
+#define SITE_COLS(width, cwidth, clip)                                                             \
+    {"symbol", "symbol", width, 0, AMP_EMIT_LEFT, NULL},                                           \
+        {"caller", NULL, cwidth, 0, AMP_EMIT_LEFT | (clip), NULL},                                 \
+        {NULL, "object", 0, 0, 0, NULL},                                                           \
+    {                                                                                              \
+        NULL, "function", 0, 0, 0, NULL                                                            \
+    }
+enum { SITE_COLS_N = 4 };
+
+static void site_vals(struct amp_emit_val *v, const struct amp_cpu_site *s, const char *caller,
+                      const char *object, const char *function)
+{
+    v[0] = AMP_EMIT_S(amp_hook_names[s->hook]);
+    v[1] = AMP_EMIT_S(caller);
+    v[2] = AMP_EMIT_S(object);
+    v[3] = AMP_EMIT_S(function);
+}
+
+int amp_site_time_write(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key)
 {
     static struct row rows[AMP_CTL_CPU_SITES];
     uint32_t used = atomic_load_explicit(&b->cpu_sites, memory_order_acquire);
@@ -128,43 +166,25 @@ int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json)
         width = w > width ? w : width;
         cwidth = c > cwidth ? c : cwidth;
     }
-    if (json)
-        fputc('[', out);
-    else if (n)
-        fprintf(out, "by call site:\n%-*s %-*s %12s %12s %9s %12s %12s %9s\n", width, "symbol",
-                cwidth, "caller", "timed lowered", "us/call low", "GFLOP/s", "timed made",
-                "us/call made", "GFLOP/s");
+    struct amp_emit_col cols[SITE_COLS_N + 1 + AMP_TIME_COLS] = {SITE_COLS(width, cwidth, 0),
+                                                                 {NULL, "offset", 0, 0, 0, NULL}};
+    memcpy(cols + SITE_COLS_N + 1, amp_time_cols, sizeof amp_time_cols);
+    struct amp_emit_table t = {
+        .title = "by call site:", .cols = cols, .n = sizeof cols / sizeof *cols};
+    amp_emit_table(e, &t, key);
     for (int r = 0; r < n; r++) {
         const struct amp_cpu_site *s = &b->cpu_site[rows[r].i];
-        const uint64_t *t = rows[r].t;
-        const char *object = rows[r].object, *function = rows[r].function;
-        if (json) {
-            json_site(out, r == 0, s, object, function);
-            fprintf(out,
-                    ", \"offset\": %" PRIu64 ", \"timed_lowered\": %" PRIu64
-                    ", \"ns_lowered\": %" PRIu64 ", \"flops_lowered\": %" PRIu64
-                    ", \"timed_made\": %" PRIu64 ", \"ns_made\": %" PRIu64
-                    ", \"flops_made\": %" PRIu64 "}",
-                    s->offset, t[AMP_CPU_TIMED_LOWERED], t[AMP_CPU_NS_LOWERED],
-                    t[AMP_CPU_FLOPS_LOWERED], t[AMP_CPU_TIMED_MADE], t[AMP_CPU_NS_MADE],
-                    t[AMP_CPU_FLOPS_MADE]);
-            continue;
-        }
-        uint64_t tl = t[AMP_CPU_TIMED_LOWERED], tm = t[AMP_CPU_TIMED_MADE];
-        fprintf(
-            out, "%-*s %-*s %12" PRIu64 " %12.2f %9.2f %12" PRIu64 " %12.2f %9.2f\n", width,
-            amp_hook_names[s->hook], cwidth, rows[r].caller, tl,
-            tl ? (double)t[AMP_CPU_NS_LOWERED] / 1e3 / (double)tl : 0.0,
-            t[AMP_CPU_NS_LOWERED] ? (double)t[AMP_CPU_FLOPS_LOWERED] / (double)t[AMP_CPU_NS_LOWERED]
-                                  : 0.0,
-            tm, tm ? (double)t[AMP_CPU_NS_MADE] / 1e3 / (double)tm : 0.0,
-            t[AMP_CPU_NS_MADE] ? (double)t[AMP_CPU_FLOPS_MADE] / (double)t[AMP_CPU_NS_MADE] : 0.0);
+        struct amp_emit_val v[sizeof cols / sizeof *cols];
+        site_vals(v, s, rows[r].caller, rows[r].object, rows[r].function);
+        v[SITE_COLS_N] = AMP_EMIT_U(s->offset);
+        amp_time_vals(v + SITE_COLS_N + 1, rows[r].t);
+        amp_emit_row(e, &t, v);
     }
+    amp_emit_end_table(e, &t);
     uint32_t dropped = atomic_load_explicit(&b->cpu_sites_dropped, memory_order_relaxed);
-    if (json)
-        fputc(']', out);
-    else if (dropped)
-        fprintf(out, "(the table was full: %u timed calls of other sites not shown)\n", dropped);
+    if (dropped)
+        amp_emit_text(e, "(the table was full: %u timed calls of other sites not shown)\n",
+                      dropped);
     return n;
 }
 
@@ -260,7 +280,7 @@ static const char *ordinal_suffix(unsigned n)
     return n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
 }
 
-int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
+int amp_pay_write(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key)
 {
     static struct pay_row rows[AMP_CTL_CPU_SITES * 4];
     int n = 0;
@@ -300,13 +320,28 @@ int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
         }
     }
     qsort(rows, (size_t)n, sizeof *rows, by_saved);
-    if (json)
-        fputs("{\"sites\": [", out);
-    else if (n)
-        fprintf(out,
-                "did lowering pay? (pay checks: a lowered call also run as made, its output "
-                "thrown away; process CPU time)\n%-24s %-36s %-18s %9s %6s %8s %-11s %12s\n",
-                "symbol", "caller", "flops", "lowered", "checks", "speed", "verdict", "saved ms");
+    static const struct amp_emit_col cols[] = {
+        SITE_COLS(24, 36, AMP_EMIT_CLIP),
+        {"flops", NULL, 18, 0, AMP_EMIT_LEFT, NULL},
+        {NULL, "flops_from", 0, 0, 0, "%.0f"},
+        {"lowered", "lowered_calls", 9, 0, 0, NULL},
+        {NULL, "lowered_flops", 0, 0, 0, NULL},
+        {"checks", "checks", 6, 0, 0, NULL},
+        {NULL, "checked_flops", 0, 0, 0, NULL},
+        {NULL, "ns_lowered", 0, 0, 0, NULL},
+        {NULL, "ns_made", 0, 0, 0, NULL},
+        {"speed", NULL, 8, 2, AMP_EMIT_TIMES, NULL},
+        {"verdict", "verdict", 11, 0, AMP_EMIT_LEFT, NULL},
+        {"saved ms", NULL, 12, 2, AMP_EMIT_SIGN, NULL},
+        {NULL, "saved_ns", 0, 0, 0, "%.0f"},
+    };
+    struct amp_emit_table t = {
+        .title = "did lowering pay? (pay checks: a lowered call also run as made, its output "
+                 "thrown away; process CPU time)",
+        .cols = cols,
+        .n = sizeof cols / sizeof *cols};
+    amp_emit_object(e, key);
+    amp_emit_table(e, &t, "sites");
     for (int k = 0; k < n; k++) {
         const struct pay_row *r = &rows[k];
         const struct amp_cpu_site *s = &b->cpu_site[r->site];
@@ -316,53 +351,54 @@ int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json)
         snprintf(caller, sizeof caller, "%s%s%s", object, function[0] ? ":" : "", function);
         double from, to;
         amp_audit_class_bounds(r->c, &from, &to);
-        double speed = r->ns_low ? (double)r->ns_made / (double)r->ns_low : 0;
-        uint32_t v = r->verdict < 4 ? r->verdict : 0;
-        if (json) {
-            json_site(out, k == 0, s, object, function);
-            fprintf(out,
-                    ", \"flops_from\": %.0f, \"lowered_calls\": %" PRIu64
-                    ", \"lowered_flops\": %" PRIu64 ", \"checks\": %" PRIu64
-                    ", \"checked_flops\": %" PRIu64 ", \"ns_lowered\": %" PRIu64
-                    ", \"ns_made\": %" PRIu64 ", \"verdict\": \"%s\", \"saved_ns\": %.0f}",
-                    from, r->calls, r->flops, r->checks, r->checked, r->ns_low, r->ns_made,
-                    amp_pay_verdict_names[v], r->saved);
-            continue;
-        }
         char size[48];
         if (isfinite(to))
             snprintf(size, sizeof size, "%.2g-%.2g", from, to);
         else
             snprintf(size, sizeof size, "from %.2g", from);
-        fprintf(out, "%-24s %-36.36s %-18s %9" PRIu64 " %6" PRIu64 " %7.2fx %-11s %+12.2f\n",
-                amp_hook_names[s->hook], caller, size, r->calls, r->checks, speed,
-                amp_pay_verdict_names[v], r->saved / 1e6);
+        struct amp_emit_val v[sizeof cols / sizeof *cols];
+        site_vals(v, s, caller, object, function);
+        struct amp_emit_val *w = v + SITE_COLS_N;
+        *w++ = AMP_EMIT_S(size);
+        *w++ = AMP_EMIT_D(from);
+        *w++ = AMP_EMIT_U(r->calls);
+        *w++ = AMP_EMIT_U(r->flops);
+        *w++ = AMP_EMIT_U(r->checks);
+        *w++ = AMP_EMIT_U(r->checked);
+        *w++ = AMP_EMIT_U(r->ns_low);
+        *w++ = AMP_EMIT_U(r->ns_made);
+        *w++ = AMP_EMIT_D(r->ns_low ? (double)r->ns_made / (double)r->ns_low : 0);
+        *w++ = AMP_EMIT_S(amp_pay_verdict_names[r->verdict < 4 ? r->verdict : 0]);
+        *w++ = AMP_EMIT_D(r->saved / 1e6);
+        *w++ = AMP_EMIT_D(r->saved);
+        amp_emit_row(e, &t, v);
     }
-    if (json) {
-        fprintf(out,
-                "], \"lowered_calls\": %" PRIu64 ", \"unchecked_calls\": %" PRIu64
-                ", \"saved_ns\": %.0f, \"lowered_ns_estimate\": %.0f}",
-                lowered, unchecked, saved, spent);
-        return n;
-    }
+    amp_emit_end_table(e, &t);
+    amp_emit_u64(e, "lowered_calls", lowered);
+    amp_emit_u64(e, "unchecked_calls", unchecked);
+    amp_emit_num(e, "saved_ns", saved, "%.0f");
+    amp_emit_num(e, "lowered_ns_estimate", spent, "%.0f");
+    amp_emit_close(e);
     if (n)
-        fprintf(out,
-                "lowering %s: about %.1f ms of CPU time %s on the %" PRIu64
-                " lowered call%s of checked sizes (%.2fx as fast lowered)",
-                saved >= 0 ? "paid" : "cost", fabs(saved) / 1e6, saved >= 0 ? "saved" : "lost",
-                lowered - unchecked, lowered - unchecked == 1 ? "" : "s",
-                spent > 0 ? (spent + saved) / spent : 0.0);
+        amp_emit_text(e,
+                      "lowering %s: about %.1f ms of CPU time %s on the %" PRIu64
+                      " lowered call%s of checked sizes (%.2fx as fast lowered)",
+                      saved >= 0 ? "paid" : "cost", fabs(saved) / 1e6,
+                      saved >= 0 ? "saved" : "lost", lowered - unchecked,
+                      lowered - unchecked == 1 ? "" : "s",
+                      spent > 0 ? (spent + saved) / spent : 0.0);
     if (n && unchecked)
-        fprintf(out,
-                "; %" PRIu64 " lowered call%s of sizes a site made fewer than %u times not "
-                "checked\n",
-                unchecked, unchecked == 1 ? "" : "s", AMP_PAY_FIRST);
+        amp_emit_text(e,
+                      "; %" PRIu64 " lowered call%s of sizes a site made fewer than %u times not "
+                      "checked\n",
+                      unchecked, unchecked == 1 ? "" : "s", AMP_PAY_FIRST);
     else if (n)
-        fputc('\n', out);
+        amp_emit_text(e, "\n");
     else if (lowered)
-        fprintf(out,
-                "lowering paid: not checked (%" PRIu64 " native lowered call%s; pay checks "
-                "start at a call site's %u%s call of one size)\n",
-                lowered, lowered == 1 ? "" : "s", AMP_PAY_FIRST, ordinal_suffix(AMP_PAY_FIRST));
+        amp_emit_text(e,
+                      "lowering paid: not checked (%" PRIu64 " native lowered call%s; pay checks "
+                      "start at a call site's %u%s call of one size)\n",
+                      lowered, lowered == 1 ? "" : "s", AMP_PAY_FIRST,
+                      ordinal_suffix(AMP_PAY_FIRST));
     return n;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "runtime/control.h"
+#include "runtime/emit.h"
 #include "runtime/sites.h"
 #include "runtime/threads.h"
 
@@ -18,9 +19,16 @@
 void amp_site_time_record(void *return_address, enum amp_hook_id hook, uint64_t flops, uint64_t ns,
                           int lowered);
 
-/* The table of a block, by time spent, largest first: text (its heading
- * included) or a JSON array. Returns the rows written. */
-int amp_site_time_write(FILE *out, const struct amp_ctl_block *b, int json);
+/* The columns of a row of timed calls' figures (AMP_CPU_TIME_FIELDS):
+ * calls timed, microseconds per call and GFLOP/s (text), ns and flops
+ * (JSON), lowered then as made; the per-symbol and per-site tables' own. */
+enum { AMP_TIME_COLS = 10 };
+extern const struct amp_emit_col amp_time_cols[AMP_TIME_COLS];
+void amp_time_vals(struct amp_emit_val *vals, const uint64_t t[AMP_CPU_TIME_FIELDS]);
+
+/* The table of a block, by time spent, largest first (its title
+ * included; in JSON an array under key). Returns the rows written. */
+int amp_site_time_write(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key);
 
 /* ---- did lowering pay? ----
  *
@@ -54,9 +62,10 @@ int amp_pay_due(const struct amp_site *where, double flops);
 enum amp_pay_verdict amp_pay_record(const struct amp_site *where, double flops, uint64_t ns_lowered,
                                     uint64_t ns_made);
 
-/* The block's pay checks by call site and class, text (its heading and
- * the run's total line included) or a JSON object; returns rows written. */
-int amp_pay_write(FILE *out, const struct amp_ctl_block *b, int json);
+/* The block's pay checks by call site and class (b may be NULL), its
+ * title and the run's total line included; in JSON an object under key.
+ * Returns the rows written. */
+int amp_pay_write(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key);
 
 /* fork's share: the rows' lock (the child's block starts empty, and
  * runtime/sites.c forgets the sites' rows). */

@@ -61,7 +61,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort(); /* a valid header must be accepted */
     ampctl_render_status(sink, b, data[0] & 2);
     ampctl_render_stats(sink, b, data[0] & 4);
-    ampctl_render_ps_row(sink, b, 1, data[0] & 8, 1, "a \"command\"\n");
+    struct amp_emitter e;
+    struct amp_emit_table t;
+    amp_emit_begin(&e, sink, data[0] & 8);
+    ampctl_render_ps_begin(&e, &t);
+    ampctl_render_ps_row(&e, &t, b, 1, "a \"command\"\n");
+    amp_emit_end_table(&e, &t);
     amp_audit_write_report(sink, b, 0.01, data[0] & 16);
     amp_audit_write_policy(sink, b, 0.01);
     char value[256], name[64];

@@ -188,18 +188,17 @@ static int verb_get(int argc, char **argv)
     ampctl_close_block(b);
     if (rc)
         return failure("unknown name '%s'%s", argv[1], "");
-    if (json) {
-        /* The name is the user's, a string value the block's: both escaped. */
-        fputc('{', stdout);
-        amp_json_string(stdout, argv[1]);
-        fputs(": ", stdout);
-        if (type == AMP_CTL_T_STRING || (type == AMP_CTL_T_BOOL && strcmp(value, "default") == 0))
-            amp_json_string(stdout, value);
-        else
-            fputs(value, stdout);
-        fputs("}\n", stdout);
-    } else
-        printf("%s\n", value);
+    /* The name is the user's, a string value the block's: both escaped. */
+    struct amp_emitter e;
+    amp_emit_begin(&e, stdout, json);
+    amp_emit_object(&e, NULL);
+    int quoted =
+        type == AMP_CTL_T_STRING || (type == AMP_CTL_T_BOOL && strcmp(value, "default") == 0);
+    /* a number or true/false, as amp_ctl_get wrote it */
+    amp_emit_value(&e, argv[1], quoted ? AMP_EMIT_S(value) : AMP_EMIT_RAW(value), NULL);
+    amp_emit_close(&e);
+    amp_emit_text(&e, "%s", value);
+    printf("\n");
     return 0;
 }
 
@@ -261,12 +260,10 @@ static int scan_blocks(void)
     DIR *d = opendir("/proc");
     if (!d)
         return failure("cannot list /proc: %s%s", strerror(errno), "");
-    if (json)
-        printf("[");
-    else
-        printf("%-8s %-20s %-6s %8s %-8s %-6s %s\n", "pid", "exe", "alive", "threads", "enabled",
-               "dtype", "command");
-    int first = 1;
+    struct amp_emitter out;
+    struct amp_emit_table table;
+    amp_emit_begin(&out, stdout, json);
+    ampctl_render_ps_begin(&out, &table);
     for (struct dirent *e; (e = readdir(d));) {
         long pid = ampctl_parse_pid(e->d_name);
         char proc[300];
@@ -277,20 +274,19 @@ static int scan_blocks(void)
         char why[256];
         struct amp_ctl_block *b = ampctl_open_block(pid, 0, why, sizeof why);
         if (!b) {
-            if (!json && !strstr(why, "no ampshim control block") &&
-                !strstr(why, "no such process"))
-                printf("%-8ld (%s)\n", pid, why);
+            if (!strstr(why, "no ampshim control block") && !strstr(why, "no such process"))
+                amp_emit_text(&out, "%-8ld (%s)\n", pid, why);
             continue;
         }
         char command[4096];
         ampctl_command_line(pid, command, sizeof command);
-        ampctl_render_ps_row(stdout, b, 1, json, first, command);
-        first = 0;
+        ampctl_render_ps_row(&out, &table, b, 1, command);
         ampctl_close_block(b);
     }
     closedir(d);
+    amp_emit_end_table(&out, &table);
     if (json)
-        printf("]\n");
+        printf("\n");
     return 0;
 }
 
@@ -429,11 +425,23 @@ static int verb_policy(int argc, char **argv)
                "override these in a process)\n");
         return 0;
     }
-    if (json)
-        printf("[");
-    else
-        printf("%-18s %-10s %-18s %-18s %-12s %-12s\n", "symbol", "routine", "op", "op (beta!=0)",
-               device == 1 ? "" : "cpu", device == 0 ? "" : "cuda");
+    /* The columns of a device not asked for are shown empty. */
+    const struct amp_emit_col cols[] = {
+        {"symbol", "symbol", 18, 0, AMP_EMIT_LEFT, NULL},
+        {"routine", "routine", 10, 0, AMP_EMIT_LEFT, NULL},
+        {"op", "op", 18, 0, AMP_EMIT_LEFT, NULL},
+        {"op (beta!=0)", "op_beta", 18, 0, AMP_EMIT_LEFT, NULL},
+        {device == 1 ? "" : "cpu", NULL, 12, 0, AMP_EMIT_LEFT, NULL},
+        {device == 0 ? "" : "cuda", NULL, 12, 0, AMP_EMIT_LEFT, NULL},
+        {NULL, "cpu", 0, 0, 0, NULL},
+        {NULL, "cuda", 0, 0, 0, NULL},
+        {NULL, "cpu_default", 0, 0, 0, NULL},
+        {NULL, "cuda_default", 0, 0, 0, NULL},
+    };
+    struct amp_emitter e;
+    amp_emit_begin(&e, stdout, json);
+    struct amp_emit_table t = {.cols = cols, .n = sizeof cols / sizeof *cols, .head_always = 1};
+    amp_emit_table(&e, &t, NULL);
     /* Each device's category (beta = 0), as generated and as this
      * environment's AMPSHIM_POLICY / AMPSHIM_POLICY_FILE make it; an
      * overridden one is shown with a '*'. */
@@ -448,21 +456,23 @@ static int verb_policy(int argc, char **argv)
                      eff[dev] != def[dev] ? "*" : "");
             overridden_any |= eff[dev] != def[dev] && (device < 0 || device == dev);
         }
-        if (json)
-            printf("%s{\"symbol\": \"%s\", \"routine\": \"%s\", \"op\": \"%s\", \"op_beta\": "
-                   "\"%s\", \"cpu\": \"%s\", \"cuda\": \"%s\", \"cpu_default\": \"%s\", "
-                   "\"cuda_default\": \"%s\"}",
-                   h ? ", " : "", amp_hook_names[h], amp_hook_routines[h],
-                   amp_op_names[amp_hook_op[h][0]], amp_op_names[amp_hook_op[h][1]],
-                   amp_category_names[eff[0]], amp_category_names[eff[1]],
-                   amp_category_names[def[0]], amp_category_names[def[1]]);
-        else
-            printf("%-18s %-10s %-18s %-18s %-12s %-12s\n", amp_hook_names[h], amp_hook_routines[h],
-                   amp_op_names[amp_hook_op[h][0]], amp_op_names[amp_hook_op[h][1]],
-                   device == 1 ? "" : shown[0], device == 0 ? "" : shown[1]);
+        amp_emit_row(&e, &t,
+                     (struct amp_emit_val[]){
+                         AMP_EMIT_S(amp_hook_names[h]),
+                         AMP_EMIT_S(amp_hook_routines[h]),
+                         AMP_EMIT_S(amp_op_names[amp_hook_op[h][0]]),
+                         AMP_EMIT_S(amp_op_names[amp_hook_op[h][1]]),
+                         AMP_EMIT_S(device == 1 ? "" : shown[0]),
+                         AMP_EMIT_S(device == 0 ? "" : shown[1]),
+                         AMP_EMIT_S(amp_category_names[eff[0]]),
+                         AMP_EMIT_S(amp_category_names[eff[1]]),
+                         AMP_EMIT_S(amp_category_names[def[0]]),
+                         AMP_EMIT_S(amp_category_names[def[1]]),
+                     });
     }
+    amp_emit_end_table(&e, &t);
     if (json)
-        printf("]\n");
+        printf("\n");
     else if (overridden_any)
         printf("* overridden by AMPSHIM_POLICY or AMPSHIM_POLICY_FILE in this environment\n");
     return 0;
@@ -536,24 +546,18 @@ static int verb_which(int argc)
     char shim[4200], audit[4200];
     int have_shim = find_shim(shim, sizeof shim) == 0;
     int have_audit = find_library("libampshim-audit.so", audit, sizeof audit) == 0;
-    if (json) {
-        printf("{\"libampshim\": ");
-        if (have_shim)
-            amp_json_string(stdout, shim);
-        else
-            fputs("null", stdout);
-        printf(", \"audit\": ");
-        if (have_audit)
-            amp_json_string(stdout, audit);
-        else
-            fputs("null", stdout);
-        printf("}\n");
-    } else {
-        if (have_shim)
-            printf("%s\n", shim);
-        if (have_audit)
-            printf("%s\n", audit);
-    }
+    struct amp_emitter e;
+    amp_emit_begin(&e, stdout, json);
+    amp_emit_object(&e, NULL);
+    amp_emit_value(&e, "libampshim", have_shim ? AMP_EMIT_S(shim) : AMP_EMIT_NA, NULL);
+    amp_emit_value(&e, "audit", have_audit ? AMP_EMIT_S(audit) : AMP_EMIT_NA, NULL);
+    amp_emit_close(&e);
+    if (json)
+        printf("\n");
+    if (have_shim)
+        amp_emit_text(&e, "%s\n", shim);
+    if (have_audit)
+        amp_emit_text(&e, "%s\n", audit);
     if (!have_shim)
         return failure("cannot find libampshim.so (looked beside ampctl and in %s)%s",
                        AMPSHIM_LIBDIR, "");
@@ -597,36 +601,48 @@ static int verb_settings(int argc, char **argv)
     int man = argc == 1 && strcmp(argv[0], "--man") == 0;
     if (argc && !man)
         return usage("settings takes [--man]");
-    if (man)
+    if (man) {
         printf(".TS\ntab(\t) box;\nlb lb lb lb\nl l lw(11) lw(14).\n"
                "variable\tcontrol name\tdefault\tvalues\n_\n");
-    else if (json)
-        printf("[");
-    else
-        printf("%-24s %-18s %-4s %-26s %s\n", "variable", "control name", "live", "default",
-               "values");
+        for (size_t i = 0; i < amp_setting_count; i++) {
+            const struct amp_setting *s = &amp_settings[i];
+            char def[96];
+            amp_setting_default_text(s, def, sizeof def);
+            printf("%s\t%s%s\tT{\n%s\nT}\tT{\n%s\nT}\n", s->env ? s->env : "-",
+                   s->ctl ? s->ctl : "-", s->ctl && !s->live ? " (r)" : "", def, s->values);
+        }
+        printf(".TE\n");
+        return 0;
+    }
+    static const struct amp_emit_col cols[] = {
+        {"variable", "variable", 24, 0, AMP_EMIT_LEFT, NULL},
+        {"control name", "control", 18, 0, AMP_EMIT_LEFT, NULL},
+        {"live", "live", 4, 0, AMP_EMIT_LEFT, NULL},
+        {"default", "default", 26, 0, AMP_EMIT_LEFT, NULL},
+        {"values", "values", 0, 0, AMP_EMIT_LEFT, NULL},
+    };
+    struct amp_emitter e;
+    amp_emit_begin(&e, stdout, json);
+    struct amp_emit_table t = {.cols = cols, .n = sizeof cols / sizeof *cols, .head_always = 1};
+    amp_emit_table(&e, &t, NULL);
     for (size_t i = 0; i < amp_setting_count; i++) {
         const struct amp_setting *s = &amp_settings[i];
-        const char *env = s->env ? s->env : "-", *ctl = s->ctl ? s->ctl : "-";
-        const char *live = s->live ? "yes" : "no";
         char def[96];
         amp_setting_default_text(s, def, sizeof def);
-        if (man)
-            printf("%s\t%s%s\tT{\n%s\nT}\tT{\n%s\nT}\n", env, ctl, s->ctl && !s->live ? " (r)" : "",
-                   def, s->values);
-        else if (json)
-            printf("%s{\"variable\":%s%s%s,\"control\":%s%s%s,\"live\":%s,"
-                   "\"default\":\"%s\",\"values\":\"%s\"}",
-                   i ? "," : "", s->env ? "\"" : "", s->env ? s->env : "null", s->env ? "\"" : "",
-                   s->ctl ? "\"" : "", s->ctl ? s->ctl : "null", s->ctl ? "\"" : "",
-                   s->live ? "true" : "false", def, s->values);
-        else
-            printf("%-24s %-18s %-4s %-26s %s\n", env, ctl, live, def, s->values);
+        /* JSON: null for a setting without a variable or a control name */
+        struct amp_emit_val none = json ? AMP_EMIT_NA : AMP_EMIT_S("-");
+        amp_emit_row(&e, &t,
+                     (struct amp_emit_val[]){
+                         s->env ? AMP_EMIT_S(s->env) : none,
+                         s->ctl ? AMP_EMIT_S(s->ctl) : none,
+                         AMP_EMIT_B(s->live),
+                         AMP_EMIT_S(def),
+                         AMP_EMIT_S(s->values),
+                     });
     }
-    if (man)
-        printf(".TE\n");
-    else if (json)
-        printf("]\n");
+    amp_emit_end_table(&e, &t);
+    if (json)
+        printf("\n");
     return 0;
 }
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "outputs.h"
+#include "runtime/emit.h"
 #include "runtime/parse.h"
 
 #define MAX_OUTPUTS 64
@@ -384,49 +385,71 @@ static int find_responsible(struct check *k, int *kept)
 
 /* ---- the report ---- */
 
-static void print_diffs(const struct check *k, const struct ampctl_diff *d)
+/* The outputs' table: text cells and JSON figures side by side. */
+static void emit_diffs(struct amp_emitter *e, const struct check *k, const struct ampctl_diff *d)
 {
-    printf("%-28s %-10s %-12s %-9s %s\n", "output", "values", "largest", "noisy", "verdict");
+    static const struct amp_emit_col cols[] = {
+        {"output", "name", 28, 0, AMP_EMIT_LEFT | AMP_EMIT_CLIP, NULL},
+        {NULL, "reproducible", 0, 0, 0, NULL},
+        {NULL, "readable", 0, 0, 0, NULL},
+        {NULL, "identical", 0, 0, 0, NULL},
+        {"values", NULL, 10, 0, AMP_EMIT_LEFT, NULL},
+        {NULL, "values", 0, 0, 0, NULL},
+        {"largest", NULL, 12, 0, AMP_EMIT_LEFT, NULL},
+        {"noisy", NULL, 9, 0, AMP_EMIT_LEFT, NULL},
+        {NULL, "noisy", 0, 0, 0, NULL},
+        {NULL, "largest", 0, 0, 0, "%.6g"},
+        {NULL, "elem_max", 0, 0, 0, "%.6g"},
+        {NULL, "decisions", 0, 0, 0, NULL},
+        {NULL, "first", 0, 0, 0, NULL},
+        {"verdict", NULL, 0, 0, AMP_EMIT_LEFT, NULL},
+        {NULL, "matches", 0, 0, 0, NULL},
+    };
+    struct amp_emit_table t = {.cols = cols, .n = sizeof cols / sizeof *cols, .head_always = 1};
+    amp_emit_table(e, &t, "outputs");
     for (int i = 0; i < k->n_outputs; i++) {
         const struct ampctl_diff *x = &d[i];
-        char largest[32] = "-", values[32] = "-", noisy[32] = "-";
+        char largest[32] = "-", values[32] = "-", noisy[32] = "-", verdict[160];
         if (x->readable && x->reproducible) {
             snprintf(values, sizeof values, "%zu", x->numbers);
             snprintf(largest, sizeof largest, "%.3g", x->max_rel);
             snprintf(noisy, sizeof noisy, "%zu", x->noisy);
         }
-        const char *name = i ? k->output[i] : "standard output";
-        printf("%-28.*s %-10s %-12s %-9s ", 28, name, values, largest, noisy);
         if (!x->reproducible)
-            printf("not compared: two runs as made wrote it differently\n");
+            snprintf(verdict, sizeof verdict,
+                     "not compared: two runs as made wrote it differently");
         else if (x->identical)
-            printf("same bytes\n");
+            snprintf(verdict, sizeof verdict, "same bytes");
         else if (x->decisions)
-            printf("changed: %zu decision%s (%s)\n", x->decisions, x->decisions == 1 ? "" : "s",
-                   x->first);
+            snprintf(verdict, sizeof verdict, "changed: %zu decision%s (%s)", x->decisions,
+                     x->decisions == 1 ? "" : "s", x->first);
         else if (!x->readable)
-            printf("changed: its bytes differ\n");
+            snprintf(verdict, sizeof verdict, "changed: its bytes differ");
         else if (x->max_rel > k->tol)
-            printf("changed: value %zu off by %.3g (tolerance %g)\n", x->max_at + 1, x->max_rel,
-                   k->tol);
+            snprintf(verdict, sizeof verdict, "changed: value %zu off by %.3g (tolerance %g)",
+                     x->max_at + 1, x->max_rel, k->tol);
         else
-            printf("within tolerance%s\n", x->elem_max > 0 ? "" : "");
+            snprintf(verdict, sizeof verdict, "within tolerance");
+        amp_emit_row(e, &t,
+                     (struct amp_emit_val[]){
+                         AMP_EMIT_S(i ? k->output[i] : "standard output"),
+                         AMP_EMIT_B(x->reproducible),
+                         AMP_EMIT_B(x->readable),
+                         AMP_EMIT_B(x->identical),
+                         AMP_EMIT_S(values),
+                         AMP_EMIT_U(x->numbers),
+                         AMP_EMIT_S(largest),
+                         AMP_EMIT_S(noisy),
+                         AMP_EMIT_U(x->noisy),
+                         AMP_EMIT_D(isfinite(x->max_rel) ? x->max_rel : 1e308),
+                         AMP_EMIT_D(isfinite(x->elem_max) ? x->elem_max : 1e308),
+                         AMP_EMIT_U(x->decisions),
+                         AMP_EMIT_S(x->first),
+                         AMP_EMIT_S(verdict),
+                         AMP_EMIT_B(ampctl_diff_matches(x, k->tol)),
+                     });
     }
-}
-
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 32)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
+    amp_emit_end_table(e, &t);
 }
 
 /* A site as its policy entry names it, without "=fp32" and the comment. */
@@ -448,50 +471,42 @@ static void command_text(char **cmd, char *out, size_t size)
         at += (size_t)snprintf(out + at, size - at, "%s%s", i ? " " : "", cmd[i]);
 }
 
-static void print_json(const struct check *k, const struct ampctl_diff *d, const struct run *run,
-                       int same, const int *kept, int n_kept, int fixed)
+/* The run's figures in JSON (the text form says them in its lines). */
+static void emit_json_head(struct amp_emitter *e, const struct check *k, const struct run *run,
+                           int same, const char *command)
 {
-    char command[512];
-    command_text(k->cmd, command, sizeof command);
-    printf("{\"command\":");
-    json_string(command);
-    printf(",\"seconds\":{\"as_made\":%.3f,\"lowered\":%.3f},\"exit\":{\"as_made\":%d,"
-           "\"lowered\":%d},\"tolerance\":%g,\"runs\":%d,\"matches\":%s,\"outputs\":[",
-           run[0].seconds, run[2].seconds, status_code(run[0].status), status_code(run[2].status),
-           k->tol, k->runs, same ? "true" : "false");
-    for (int i = 0; i < k->n_outputs; i++) {
-        const struct ampctl_diff *x = &d[i];
-        printf("%s{\"name\":", i ? "," : "");
-        json_string(i ? k->output[i] : "standard output");
-        printf(",\"reproducible\":%s,\"readable\":%s,\"identical\":%s,\"values\":%zu,"
-               "\"noisy\":%zu,\"largest\":%.6g,\"elem_max\":%.6g,\"decisions\":%zu,\"first\":",
-               x->reproducible ? "true" : "false", x->readable ? "true" : "false",
-               x->identical ? "true" : "false", x->numbers, x->noisy,
-               isfinite(x->max_rel) ? x->max_rel : 1e308,
-               isfinite(x->elem_max) ? x->elem_max : 1e308, x->decisions);
-        json_string(x->first);
-        printf(",\"matches\":%s}", ampctl_diff_matches(x, k->tol) ? "true" : "false");
-    }
-    printf("],\"lowered_sites\":[");
+    amp_emit_str(e, "command", command);
+    amp_emit_object(e, "seconds");
+    amp_emit_num(e, "as_made", run[0].seconds, "%.3f");
+    amp_emit_num(e, "lowered", run[2].seconds, "%.3f");
+    amp_emit_close(e);
+    amp_emit_object(e, "exit");
+    amp_emit_value(e, "as_made", AMP_EMIT_I(status_code(run[0].status)), NULL);
+    amp_emit_value(e, "lowered", AMP_EMIT_I(status_code(run[2].status)), NULL);
+    amp_emit_close(e);
+    amp_emit_num(e, "tolerance", k->tol, "%g");
+    amp_emit_value(e, "runs", AMP_EMIT_I(k->runs), NULL);
+    amp_emit_value(e, "matches", AMP_EMIT_B(same), NULL);
+}
+
+/* The sites (lowered, responsible) and the policy, in JSON. */
+static void emit_json_sites(struct amp_emitter *e, const struct check *k, const int *kept,
+                            int n_kept, int fixed)
+{
+    char entry[1024];
+    amp_emit_array(e, "lowered_sites");
     for (int s = 0; s < k->n_sites; s++) {
-        char entry[1024];
         site_name(k->site[s], entry, sizeof entry);
-        printf("%s", s ? "," : "");
-        json_string(entry);
+        amp_emit_str(e, NULL, entry);
     }
-    printf("],\"responsible\":[");
+    amp_emit_close(e);
+    amp_emit_array(e, "responsible");
     for (int j = 0; j < n_kept; j++) {
-        char entry[1024];
         site_name(k->site[kept[j]], entry, sizeof entry);
-        printf("%s", j ? "," : "");
-        json_string(entry);
+        amp_emit_str(e, NULL, entry);
     }
-    printf("],\"policy\":");
-    if (fixed)
-        json_string(k->policy_out);
-    else
-        printf("null");
-    printf("}\n");
+    amp_emit_close(e);
+    amp_emit_value(e, "policy", fixed ? AMP_EMIT_S(k->policy_out) : AMP_EMIT_NA, NULL);
 }
 
 int ampctl_check_option_takes_value(const char *w)
@@ -647,8 +662,15 @@ int ampctl_check(int argc, char **argv, int json, const char *shim)
     }
     char command[512];
     command_text(k.cmd, command, sizeof command);
+    struct amp_emitter e;
+    amp_emit_begin(&e, stdout, json);
+    amp_emit_object(&e, NULL);
     if (json) {
-        print_json(&k, d, run, same, kept, n_kept, fixed);
+        emit_json_head(&e, &k, run, same, command);
+        emit_diffs(&e, &k, d);
+        emit_json_sites(&e, &k, kept, n_kept, fixed);
+        amp_emit_close(&e);
+        printf("\n");
     } else {
         printf("ampctl check: %s: as made %.2f s (exit %d), lowered %.2f s (exit %d); %d runs; "
                "tolerance %g\n",
@@ -658,7 +680,7 @@ int ampctl_check(int argc, char **argv, int json, const char *shim)
             printf("the working directory holds over %d files: only outputs named with --output "
                    "are compared\n",
                    MAX_WATCHED);
-        print_diffs(&k, d);
+        emit_diffs(&e, &k, d);
         if (!same_exit)
             printf("exit status changed: %d as made, %d lowered\n", status_code(run[0].status),
                    status_code(run[2].status));

@@ -12,10 +12,11 @@
 
 void ampctl_render_status(FILE *out, const struct amp_ctl_block *b, int json);
 void ampctl_render_stats(FILE *out, const struct amp_ctl_block *b, int json);
-/* One line (or JSON object) for `ampctl ps`. */
-/* One process of ampctl ps; command: its command line (arguments joined by
- * spaces), "" when it cannot be read. */
-void ampctl_render_ps_row(FILE *out, const struct amp_ctl_block *b, int alive, int json, int first,
-                          const char *command);
+/* ampctl ps's table: its header (in JSON an array), then one row per
+ * process; command: its command line (arguments joined by spaces), ""
+ * when it cannot be read. The caller ends it with amp_emit_end_table. */
+void ampctl_render_ps_begin(struct amp_emitter *e, struct amp_emit_table *t);
+void ampctl_render_ps_row(struct amp_emitter *e, struct amp_emit_table *t,
+                          const struct amp_ctl_block *b, int alive, const char *command);
 
 #endif
