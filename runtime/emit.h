@@ -76,6 +76,10 @@ struct amp_emit_table {
     int headed;
 };
 
+/* A table's columns from an array: .cols and .n of a struct amp_emit_table
+ * initialiser, the count the array's own. */
+#define AMP_EMIT_COLUMNS(array) .cols = (array), .n = (int)(sizeof(array) / sizeof *(array))
+
 enum { AMP_EMIT_DEPTH = 16 };
 
 struct amp_emitter {

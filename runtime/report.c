@@ -293,7 +293,7 @@ int amp_report_gpu_time(struct amp_emitter *e, const struct amp_ctl_block *b, co
         {NULL, "ns_made", 0, 0, 0, NULL},
         {"made/low", NULL, 8, 2, AMP_EMIT_TIMES, NULL},
     };
-    struct amp_emit_table t = {.title = title, .cols = cols, .n = sizeof cols / sizeof *cols};
+    struct amp_emit_table t = {.title = title, AMP_EMIT_COLUMNS(cols)};
     amp_emit_table(e, &t, key);
     for (int h = 0; b && h < AMP_HOOK_COUNT; h++) {
         uint64_t g[4];

@@ -169,8 +169,7 @@ int amp_site_time_write(struct amp_emitter *e, const struct amp_ctl_block *b, co
     struct amp_emit_col cols[SITE_COLS_N + 1 + AMP_TIME_COLS] = {SITE_COLS(width, cwidth, 0),
                                                                  {NULL, "offset", 0, 0, 0, NULL}};
     memcpy(cols + SITE_COLS_N + 1, amp_time_cols, sizeof amp_time_cols);
-    struct amp_emit_table t = {
-        .title = "by call site:", .cols = cols, .n = sizeof cols / sizeof *cols};
+    struct amp_emit_table t = {.title = "by call site:", AMP_EMIT_COLUMNS(cols)};
     amp_emit_table(e, &t, key);
     for (int r = 0; r < n; r++) {
         const struct amp_cpu_site *s = &b->cpu_site[rows[r].i];
@@ -338,8 +337,7 @@ int amp_pay_write(struct amp_emitter *e, const struct amp_ctl_block *b, const ch
     struct amp_emit_table t = {
         .title = "did lowering pay? (pay checks: a lowered call also run as made, its output "
                  "thrown away; process CPU time)",
-        .cols = cols,
-        .n = sizeof cols / sizeof *cols};
+        AMP_EMIT_COLUMNS(cols)};
     amp_emit_object(e, key);
     amp_emit_table(e, &t, "sites");
     for (int k = 0; k < n; k++) {

@@ -440,7 +440,7 @@ static int verb_policy(int argc, char **argv)
     };
     struct amp_emitter e;
     amp_emit_begin(&e, stdout, json);
-    struct amp_emit_table t = {.cols = cols, .n = sizeof cols / sizeof *cols, .head_always = 1};
+    struct amp_emit_table t = {AMP_EMIT_COLUMNS(cols), .head_always = 1};
     amp_emit_table(&e, &t, NULL);
     /* Each device's category (beta = 0), as generated and as this
      * environment's AMPSHIM_POLICY / AMPSHIM_POLICY_FILE make it; an
@@ -623,7 +623,7 @@ static int verb_settings(int argc, char **argv)
     };
     struct amp_emitter e;
     amp_emit_begin(&e, stdout, json);
-    struct amp_emit_table t = {.cols = cols, .n = sizeof cols / sizeof *cols, .head_always = 1};
+    struct amp_emit_table t = {AMP_EMIT_COLUMNS(cols), .head_always = 1};
     amp_emit_table(&e, &t, NULL);
     for (size_t i = 0; i < amp_setting_count; i++) {
         const struct amp_setting *s = &amp_settings[i];

@@ -405,7 +405,7 @@ static void emit_diffs(struct amp_emitter *e, const struct check *k, const struc
         {"verdict", NULL, 0, 0, AMP_EMIT_LEFT, NULL},
         {NULL, "matches", 0, 0, 0, NULL},
     };
-    struct amp_emit_table t = {.cols = cols, .n = sizeof cols / sizeof *cols, .head_always = 1};
+    struct amp_emit_table t = {AMP_EMIT_COLUMNS(cols), .head_always = 1};
     amp_emit_table(e, &t, "outputs");
     for (int i = 0; i < k->n_outputs; i++) {
         const struct ampctl_diff *x = &d[i];

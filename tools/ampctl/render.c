@@ -42,8 +42,7 @@ static const struct amp_emit_col ps_cols[] = {
 
 void ampctl_render_ps_begin(struct amp_emitter *e, struct amp_emit_table *t)
 {
-    *t = (struct amp_emit_table){
-        .cols = ps_cols, .n = sizeof ps_cols / sizeof *ps_cols, .head_always = 1};
+    *t = (struct amp_emit_table){AMP_EMIT_COLUMNS(ps_cols), .head_always = 1};
     amp_emit_table(e, t, NULL);
 }
 
@@ -105,7 +104,7 @@ void ampctl_render_status(FILE *out, const struct amp_ctl_block *b, int json)
         {"lowered", "lowered", 12, 0, 0, NULL},
         {"calls", "calls", 12, 0, 0, NULL},
     };
-    struct amp_emit_table t = {.cols = cols, .n = sizeof cols / sizeof *cols, .head_always = 1};
+    struct amp_emit_table t = {AMP_EMIT_COLUMNS(cols), .head_always = 1};
     amp_emit_table(&e, &t, "threads");
     for (int i = 0; i < AMP_CTL_MAX_THREADS; i++) {
         const struct amp_thread *th = &b->threads[i];
