@@ -287,6 +287,7 @@ static const struct amp_emit_col audit_cols[] = {
     {NULL, "transitions", 0, 0, 0, NULL},
 };
 enum { AUDIT_COLS = sizeof audit_cols / sizeof *audit_cols };
+_Static_assert((int)AUDIT_COLS <= (int)AMP_EMIT_MAX_COLS, "the audit's table fits the emitter");
 
 /* A figure as the text shows it: to 3 digits, or "-" where not measured. */
 static void figure(char *buf, size_t len, int measured, double v)
@@ -295,8 +296,10 @@ static void figure(char *buf, size_t len, int measured, double v)
 }
 
 /* One site's row. */
+/* One site's row; under auto, in text, auto's view of the site on a line
+ * of its own under it. */
 static void audit_row(struct amp_emitter *e, struct amp_emit_table *t, int rank,
-                      const struct site_view *x, double tolerance, double share)
+                      const struct site_view *x, double tolerance, double share, int auto_mode)
 {
     char caller[192], shapes[160], moves[128];
     caller_text(x, caller, sizeof caller);
@@ -376,6 +379,19 @@ static void audit_row(struct amp_emitter *e, struct amp_emit_table *t, int rank,
     }
     amp_emit_close(e); /* the size classes */
     amp_emit_close(e); /* the row */
+    if (!auto_mode)
+        return;
+    char sizes[256];
+    unsigned st = x->auto_state & 0xff;
+    const char *why = x->auto_why < 5 && (st == AMP_AUTO_FP32 || st == AMP_AUTO_FP32_KEPT)
+                          ? amp_auto_why_names[x->auto_why]
+                          : "";
+    amp_audit_classes_text(slow_sizes(x), x->class_speed, sizes, sizeof sizes);
+    amp_emit_text(e, "     | %s%s%s%s%s%s, %.0f%% of its flops lowered%s%s\n", auto_state_name(x),
+                  why[0] ? " (" : "", why, why[0] ? ")" : "",
+                  sizes[0] ? " but for calls not faster lowered, fp32: " : "", sizes,
+                  x->flops ? 100.0 * (double)x->lowered_flops / (double)x->flops : 0.0,
+                  moves[0] ? ", " : "", moves);
 }
 
 int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tolerance, int json)
@@ -412,22 +428,7 @@ int amp_audit_write_report(FILE *out, const struct amp_ctl_block *b, double tole
     for (int i = 0; i < n; i++) {
         const struct site_view *x = &v[i];
         double share = total_flops ? 100.0 * (double)x->flops / (double)total_flops : 0;
-        audit_row(&e, &t, i + 1, x, tolerance, share);
-        if (mode != AMP_AUDIT_AUTO)
-            continue;
-        /* auto's view of the site, on a line of its own under it */
-        char moves[128], sizes[256];
-        transitions_text(x, moves, sizeof moves);
-        unsigned st = x->auto_state & 0xff;
-        const char *why = x->auto_why < 5 && (st == AMP_AUTO_FP32 || st == AMP_AUTO_FP32_KEPT)
-                              ? amp_auto_why_names[x->auto_why]
-                              : "";
-        amp_audit_classes_text(slow_sizes(x), x->class_speed, sizes, sizeof sizes);
-        amp_emit_text(&e, "     | %s%s%s%s%s%s, %.0f%% of its flops lowered%s%s\n",
-                      auto_state_name(x), why[0] ? " (" : "", why, why[0] ? ")" : "",
-                      sizes[0] ? " but for calls not faster lowered, fp32: " : "", sizes,
-                      x->flops ? 100.0 * (double)x->lowered_flops / (double)x->flops : 0.0,
-                      moves[0] ? ", " : "", moves);
+        audit_row(&e, &t, i + 1, x, tolerance, share, mode == AMP_AUDIT_AUTO);
     }
     amp_emit_end_table(&e, &t);
     /* What lowering bought on the audited calls: both runs of each, timed. */

@@ -159,66 +159,63 @@ static void text_value(char *buf, size_t len, const struct amp_emit_col *c, stru
     }
 }
 
-void amp_emit_head(struct amp_emitter *e, const struct amp_emit_table *t)
+/* Text: one line of a table, cells[i] for the columns that have a header
+ * (the header itself, or a row's values as text). */
+static void text_line(FILE *out, const struct amp_emit_table *t, const char *const *cells)
 {
-    if (e->json)
-        return;
     int first = 1;
-    for (int i = 0; i < t->n; i++) {
+    for (int i = 0; i < t->n && i < AMP_EMIT_MAX_COLS; i++) {
         if (!t->cols[i].head)
             continue;
         if (!first)
-            fputc(' ', e->out);
-        text_cell(e->out, &t->cols[i], t->cols[i].head);
+            fputc(' ', out);
+        text_cell(out, &t->cols[i], cells[i]);
         first = 0;
     }
-    fputc('\n', e->out);
+    fputc('\n', out);
 }
 
-/* Text: the table's title and header, once. */
-static void head_once(struct amp_emitter *e, struct amp_emit_table *t)
+/* Text: the table's title and header line. */
+static void text_head(struct amp_emitter *e, const struct amp_emit_table *t)
 {
-    if (e->json || t->headed)
-        return;
-    t->headed = 1;
     if (t->title)
         fprintf(e->out, "%s\n", t->title);
-    amp_emit_head(e, t);
+    const char *heads[AMP_EMIT_MAX_COLS];
+    for (int i = 0; i < t->n && i < AMP_EMIT_MAX_COLS; i++)
+        heads[i] = t->cols[i].head;
+    text_line(e->out, t, heads);
 }
 
 void amp_emit_table(struct amp_emitter *e, struct amp_emit_table *t, const char *key)
 {
-    t->rows = t->headed = 0;
+    t->rows = 0;
     amp_emit_array(e, key);
-    if (t->head_always)
-        head_once(e, t);
+    if (t->head_always && !e->json)
+        text_head(e, t);
 }
 
 void amp_emit_row_open(struct amp_emitter *e, struct amp_emit_table *t,
                        const struct amp_emit_val *vals)
 {
+    int first_row = t->rows++ == 0;
     if (e->json) {
         amp_emit_object(e, NULL);
         for (int i = 0; i < t->n; i++)
             if (t->cols[i].key)
                 amp_emit_value(e, t->cols[i].key, vals[i], t->cols[i].json);
-        t->rows++;
         return;
     }
-    t->rows++;
-    head_once(e, t);
-    int first = 1;
-    for (int i = 0; i < t->n; i++) {
-        if (!t->cols[i].head)
-            continue;
-        char cell[512];
-        text_value(cell, sizeof cell, &t->cols[i], vals[i]);
-        if (!first)
-            fputc(' ', e->out);
-        text_cell(e->out, &t->cols[i], cell);
-        first = 0;
+    if (first_row && !t->head_always)
+        text_head(e, t);
+    char text[AMP_EMIT_MAX_COLS][64]; /* a number's text; a string is shown as it is */
+    const char *cells[AMP_EMIT_MAX_COLS];
+    for (int i = 0; i < t->n && i < AMP_EMIT_MAX_COLS; i++) {
+        int string = vals[i].kind == AMP_EMIT_STR || vals[i].kind == AMP_EMIT_RAW;
+        cells[i] = string && vals[i].s ? vals[i].s : text[i];
+        if (t->cols[i].head && cells[i] == text[i])
+            text_value(text[i], sizeof text[i], &t->cols[i], vals[i]);
     }
-    fputc('\n', e->out);
+    text_line(e->out, t, cells);
 }
 
 void amp_emit_row(struct amp_emitter *e, struct amp_emit_table *t, const struct amp_emit_val *vals)

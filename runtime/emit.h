@@ -67,13 +67,14 @@ struct amp_emit_col {
     const char *json; /* JSON: a double's format ("%.0f"); NULL: "%.17g" */
 };
 
+enum { AMP_EMIT_MAX_COLS = 48 };
+
 struct amp_emit_table {
     const char *title; /* text: a line before the header; NULL: none */
     const struct amp_emit_col *cols;
-    int n;
+    int n;           /* at most AMP_EMIT_MAX_COLS */
     int head_always; /* text: the title and header even with no rows */
     int rows;        /* rows written so far */
-    int headed;
 };
 
 /* A table's columns from an array: .cols and .n of a struct amp_emit_table
@@ -118,9 +119,6 @@ void amp_emit_row_open(struct amp_emitter *e, struct amp_emit_table *t,
                        const struct amp_emit_val *vals);
 void amp_emit_row(struct amp_emitter *e, struct amp_emit_table *t, const struct amp_emit_val *vals);
 void amp_emit_end_table(struct amp_emitter *e, struct amp_emit_table *t);
-
-/* The text header line of t alone (a caller that prints it without rows). */
-void amp_emit_head(struct amp_emitter *e, const struct amp_emit_table *t);
 
 /* s as a JSON string, quotes included: quote, backslash, control
  * characters and bytes above 0x7e escaped (\u00XX), so the output is valid

@@ -20,6 +20,8 @@ struct amp_counter_table {
     struct amp_emit_table t;
     int policy;
 };
+_Static_assert(4 + (int)AMP_CTL_COUNTERS <= (int)AMP_EMIT_MAX_COLS,
+               "the counters table fits the emitter");
 void amp_counter_table_begin(struct amp_emitter *e, struct amp_counter_table *ct, int symbol_width,
                              int policy, const char *key);
 void amp_counter_table_row(struct amp_emitter *e, struct amp_counter_table *ct, const char *symbol,

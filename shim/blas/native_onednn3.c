@@ -287,28 +287,24 @@ static pthread_mutex_t offer_lock = PTHREAD_MUTEX_INITIALIZER;
  * functions are not all there. */
 static void take_offer(const char *path, uintptr_t base, void *execute)
 {
-    pthread_mutex_lock(&offer_lock);
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;
-    if (atomic_load(&offered) || !execute) {
-        pthread_mutex_unlock(&offer_lock);
-        return;
-    }
+    pthread_mutex_lock(&offer_lock);
+    if (atomic_load(&offered) || !execute)
+        goto out;
     if (amp_object_local_functions(path, base, d3_list.names, (int)d3_list.count,
                                    (void **)&d3.fn) != (int)d3_list.count) {
         amp_log(AMP_LOG_INFO,
                 "oneDNN inside %s: not all of the matmul functions the native executor calls are "
                 "there; lowered products run on libdnnl.so.2 or emulated",
                 name);
-        pthread_mutex_unlock(&offer_lock);
-        return;
+        goto out;
     }
     *(void **)&d3.execute = execute;
     const struct d3_version *v = d3.fn.dnnl_version();
     if (!v || v->major != 3 || d3.fn.dnnl_engine_create(&d3.engine, D3_CPU, 0) != D3_SUCCESS) {
         amp_log(AMP_LOG_INFO, "oneDNN inside %s: no CPU engine for the native executor", name);
-        pthread_mutex_unlock(&offer_lock);
-        return;
+        goto out;
     }
     snprintf(library_path, sizeof library_path, "%s", path);
     backend.id = 3;
@@ -320,6 +316,7 @@ static void take_offer(const char *path, uintptr_t base, void *execute)
     backend.exec = exec;
     backend.unbind = unbind;
     atomic_store_explicit(&offered, &backend, memory_order_release);
+out:
     pthread_mutex_unlock(&offer_lock);
 }
 
