@@ -12,10 +12,11 @@ table looks like. An example sits between two marker lines of its page:
 lines between them an .EX/.EE block with troff's escapes).
 
   --write   runs every example and writes its block into its page
-  --check   runs them and compares with the pages: the same lines, numbers
-            and the CPU's names aside, in any order (sites are ranked by
-            figures that vary between runs); exits 1 on a difference. An
-            example that needs bf16 units is skipped on a CPU without them.
+  --check   runs them and compares with the pages: the same lines, numbers,
+            pay verdicts and the CPU's names aside, in any order (sites
+            are ranked by figures that vary between runs); exits 1 on a
+            difference. An example that needs bf16 units is skipped on a
+            CPU without them.
 
 usage: /usr/bin/python3 scripts/doc_examples.py --write|--check [BUILD_DIR [NAME...]]
 (BUILD_DIR: default build; it needs examples/ built. NAMEs: only these.)"""
@@ -220,6 +221,10 @@ def page_body(page, lines):
 
 
 NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?(x|%|ms|us)?")
+# A pay check's verdict, and the sum's "paid ... saved" or "cost ... lost",
+# follow from timings, which vary between runs and machines (a loaded one
+# gave "mixed" for "pays") as the numbers do: compared as one word.
+VERDICT = {"pays", "costs", "mixed", "unsettled", "paid", "cost", "saved", "lost"}
 
 
 def masked(line):
@@ -228,7 +233,7 @@ def masked(line):
         return line.split(":")[0] + (" native" if "native units" in line else "")
     if line.startswith("ampshim report"):
         return "ampshim report"
-    return " ".join(NUMBER.sub("#", w) for w in line.split())
+    return " ".join("<verdict>" if w in VERDICT else NUMBER.sub("#", w) for w in line.split())
 
 
 def has_units():
