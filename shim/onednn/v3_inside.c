@@ -47,6 +47,7 @@ enum {
     V3_QUERY_PRIMITIVE_KIND = 2,
     V3_QUERY_IMPL_INFO_STR = 8,
     V3_QUERY_PROP_KIND = 11,
+    V3_QUERY_STRIDES = 14,
     V3_QUERY_SRC_MD = 129,
     V3_QUERY_DIFF_SRC_MD = 130,
     V3_QUERY_WEIGHTS_MD = 131,
@@ -57,6 +58,8 @@ enum {
     V3_QUERY_DIMS = 257,
     V3_QUERY_DATA_TYPE = 258,
     V3_QUERY_FORMAT_KIND = 262,
+    V3_QUERY_INNER_NBLKS = 263,
+    V3_FORMAT_KIND_BLOCKED = 2,
     V3_MAX_NDIMS = 12,
 };
 
@@ -258,17 +261,33 @@ static void free_mds(void *low[3])
 }
 
 /* A forward convolution's fp32 output of this many bytes and more, where
- * the caller left its layout open, is asked for dense (row-major, the
- * layout of the caller's own tensor) rather than left to the lowered
- * kernel: on AMX that kernel's choice is channels-last, which pip's torch
- * copies into its contiguous tensor element by element, and over a large
- * output (beyond the caches; each one also a fresh mapping past glibc's
- * 32 MiB mmap ceiling) that copy cost more than the faster kernel saved.
- * ResNet-50 at batch 32 (pip's torch, one thread, AMX Xeon): 4.6 s against
- * fp32's 3.97 s, 3.6 s with this; 2.9 s against 2.1 s with glibc keeping
- * its buffers. Below it the channels-last kernel pays (batch 8: 0.51 s
- * against 0.61 s dense). */
+ * the caller left its layout open and the lowered kernel chose channels-last
+ * for it, is asked for dense (row-major, the layout of the caller's own
+ * tensor) instead: on AMX that kernel's choice is channels-last, which pip's
+ * torch copies into its contiguous tensor element by element, and over a
+ * large output (beyond the caches; each one also a fresh mapping past
+ * glibc's 32 MiB mmap ceiling) that copy cost more than the faster kernel
+ * saved. ResNet-50 at batch 32 (pip's torch, one thread, AMX Xeon): 4.6 s
+ * against fp32's 3.97 s, 3.6 s with this; 2.9 s against 2.1 s with glibc
+ * keeping its buffers. Below it the channels-last kernel pays (batch 8:
+ * 0.51 s against 0.61 s dense). Where the kernel chose a blocked layout
+ * (avx512_core_bf16, as on Zen 4: aBcd16b, which oneDNN's own reorder
+ * unblocks) it is kept: a dense output there made the kernel slower (Zen 4,
+ * batch 32: 3.68-3.83 s against 3.38-3.51 s). docs/measured.md. */
 #define V3_DENSE_OUTPUT_BYTES ((double)(32 << 20))
+
+/* Whether md is a plain layout with the channels (dimension 1) innermost:
+ * nwc, nhwc, ndhwc. */
+static int channels_last(md_t md)
+{
+    int ndims = 0, kind = 0, nblks = -1;
+    const int64_t *strides = NULL;
+    return md && v3.md_query(md, V3_QUERY_NDIMS, &ndims) == V3_SUCCESS && ndims >= 3 &&
+           v3.md_query(md, V3_QUERY_FORMAT_KIND, &kind) == V3_SUCCESS &&
+           kind == V3_FORMAT_KIND_BLOCKED &&
+           v3.md_query(md, V3_QUERY_INNER_NBLKS, &nblks) == V3_SUCCESS && nblks == 0 &&
+           v3.md_query(md, V3_QUERY_STRIDES, &strides) == V3_SUCCESS && strides && strides[1] == 1;
+}
 
 /* m's dimensions as a dense row-major fp32 descriptor into *out: 0, or -1. */
 static int dense_md(const struct md_info *m, void **out)
@@ -288,9 +307,8 @@ static int dense_md(const struct md_info *m, void **out)
  * into low[0] and low[1] and, for a forward pass under
  * AMPSHIM_OUTPUT=round, its output into low[2] where the caller left the
  * output's layout open (the caller's reorder back to its fp32 memory widens
- * it; a gradient is never rounded), or otherwise, for a large output the
- * caller left open, dense fp32 (V3_DENSE_OUTPUT_BYTES). Returns the dtype,
- * or -1 with nothing made (low all NULL). */
+ * it; a gradient is never rounded). Returns the dtype, or -1 with nothing
+ * made (low all NULL). */
 static int prepare(struct conv *c, int dir, md_t in0, md_t in1, md_t out, void *caller,
                    void *low[3])
 {
@@ -302,13 +320,9 @@ static int prepare(struct conv *c, int dir, md_t in0, md_t in1, md_t out, void *
         free_mds(low);
         return -1;
     }
-    if (dir == 0 && c->out.any) {
-        int made = amp_live_load(&amp_rt.cfg.output_round)       ? low_md(&c->out, dtype, &low[2])
-                   : elems(&c->out) * 4 >= V3_DENSE_OUTPUT_BYTES ? dense_md(&c->out, &low[2])
-                                                                 : 0;
-        if (made != 0)
-            low[2] = NULL; /* the caller's own output descriptor, then */
-    }
+    if (dir == 0 && c->out.any && amp_live_load(&amp_rt.cfg.output_round) &&
+        low_md(&c->out, dtype, &low[2]) != 0)
+        low[2] = NULL; /* the caller's own output descriptor, then */
     return dtype;
 }
 
@@ -317,12 +331,20 @@ static uint8_t told_no_kernel[AMP_HOOK_COUNT][AMP_DTYPE_COUNT];
 /* After the lowered call returned status with *pd: keeps pd (1) where
  * oneDNN made it with a native kernel, else destroys it (0): the caller's
  * call is then made as it came. */
+/* Whether pd, made with status, names a kernel of its own (not oneDNN's
+ * reference code); its name into *impl where it names one. */
+static int native(int status, const void *pd, const char **impl)
+{
+    *impl = NULL;
+    return status == V3_SUCCESS && pd &&
+           v3.pd_query(pd, V3_QUERY_IMPL_INFO_STR, 0, impl) == V3_SUCCESS && *impl &&
+           !strstr(*impl, "ref");
+}
+
 static int kept(const struct conv *c, int dtype, int status, void **pd)
 {
-    const char *impl = NULL;
-    if (status == V3_SUCCESS && *pd &&
-        v3.pd_query(*pd, V3_QUERY_IMPL_INFO_STR, 0, &impl) == V3_SUCCESS && impl &&
-        !strstr(impl, "ref")) {
+    const char *impl;
+    if (native(status, *pd, &impl)) {
         amp_dnnl_key_find(lowered_keys, c->key, 1);
         return 1;
     }
@@ -355,6 +377,22 @@ static int fwd_hook(void **pd, void *engine, int prop, int alg, md_t src, md_t w
     if (dtype >= 0) {
         int status = v3.fwd(pd, engine, prop, alg, low[0], low[1], b, low[2] ? low[2] : dst, st, dl,
                             pl, pr, attr);
+        void *dense = NULL, *again = NULL;
+        const char *impl;
+        if (status == V3_SUCCESS && *pd && !low[2] && c.out.any &&
+            elems(&c.out) * 4 >= V3_DENSE_OUTPUT_BYTES &&
+            channels_last(v3.pd_query_md(*pd, V3_QUERY_DST_MD, 0)) &&
+            dense_md(&c.out, &dense) == 0) {
+            int st2 =
+                v3.fwd(&again, engine, prop, alg, low[0], low[1], b, dense, st, dl, pl, pr, attr);
+            if (native(st2, again, &impl)) {
+                v3.pd_destroy(*pd);
+                *pd = again;
+            } else if (st2 == V3_SUCCESS && again) {
+                v3.pd_destroy(again);
+            }
+            v3.md_destroy(dense);
+        }
         free_mds(low);
         if (kept(&c, dtype, status, pd))
             return status;

@@ -14,8 +14,8 @@ child and hashes the results:
   through sgemm_, a Conv2d's forward pass and both its gradients lowered in
   oneDNN's descriptors, each with bf16's error; a weight changed in place
   between two calls gives the new weight's answer, and a convolution with a
-  32 MiB output (asked for dense) too; torch.linalg (MKL's
-  LAPACK, fp32 regions) bit for bit. Without units, and with
+  32 MiB output (asked for dense where the kernel chose channels-last)
+  too; torch.linalg (MKL's LAPACK, fp32 regions) bit for bit. Without units, and with
   ONEDNN_MAX_CPU_ISA=AVX2: counted nounits, bit for bit fp32;
 - a machine with pip's torch and no oneDNN 2 of the shim's own (a
   libdnnl.so.2 first on the library path that is not oneDNN, made here):
@@ -47,8 +47,9 @@ def measure():
     lin, x = torch.nn.Linear(384, 256), torch.randn(64, 384)
     conv, img = torch.nn.Conv2d(32, 64, 3, padding=1), torch.randn(4, 32, 28, 28)
     img.requires_grad_(True)
-    # A forward convolution whose fp32 output is 32 MiB: its lowered
-    # descriptor asks for a dense output (v3_inside.c, V3_DENSE_OUTPUT_BYTES).
+    # A forward convolution whose fp32 output is 32 MiB: where the lowered
+    # kernel chose channels-last for it, its descriptor is made again with a
+    # dense output (v3_inside.c, V3_DENSE_OUTPUT_BYTES).
     big, big_img = torch.nn.Conv2d(4, 64, 3, padding=1), torch.randn(8, 4, 128, 128)
     m = torch.randn(200, 200)
     spd = (m.double() @ m.double().T / 200 + torch.eye(200, dtype=torch.float64)).float()
