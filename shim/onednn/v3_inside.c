@@ -328,9 +328,6 @@ static int prepare(struct conv *c, int dir, md_t in0, md_t in1, md_t out, void *
 
 static uint8_t told_no_kernel[AMP_HOOK_COUNT][AMP_DTYPE_COUNT];
 
-/* After the lowered call returned status with *pd: keeps pd (1) where
- * oneDNN made it with a native kernel, else destroys it (0): the caller's
- * call is then made as it came. */
 /* Whether pd, made with status, names a kernel of its own (not oneDNN's
  * reference code); its name into *impl where it names one. */
 static int native(int status, const void *pd, const char **impl)
@@ -341,6 +338,9 @@ static int native(int status, const void *pd, const char **impl)
            !strstr(*impl, "ref");
 }
 
+/* After the lowered call returned status with *pd: keeps pd (1) where
+ * oneDNN made it with a native kernel, else destroys it (0): the caller's
+ * call is then made as it came. */
 static int kept(const struct conv *c, int dtype, int status, void **pd)
 {
     const char *impl;
@@ -377,18 +377,20 @@ static int fwd_hook(void **pd, void *engine, int prop, int alg, md_t src, md_t w
     if (dtype >= 0) {
         int status = v3.fwd(pd, engine, prop, alg, low[0], low[1], b, low[2] ? low[2] : dst, st, dl,
                             pl, pr, attr);
+        /* A large output the kernel chose channels-last for: made again
+         * dense, kept so where that has a native kernel too. */
         void *dense = NULL, *again = NULL;
         const char *impl;
         if (status == V3_SUCCESS && *pd && !low[2] && c.out.any &&
             elems(&c.out) * 4 >= V3_DENSE_OUTPUT_BYTES &&
             channels_last(v3.pd_query_md(*pd, V3_QUERY_DST_MD, 0)) &&
             dense_md(&c.out, &dense) == 0) {
-            int st2 =
+            int again_status =
                 v3.fwd(&again, engine, prop, alg, low[0], low[1], b, dense, st, dl, pl, pr, attr);
-            if (native(st2, again, &impl)) {
+            if (native(again_status, again, &impl)) {
                 v3.pd_destroy(*pd);
                 *pd = again;
-            } else if (st2 == V3_SUCCESS && again) {
+            } else if (again_status == V3_SUCCESS && again) {
                 v3.pd_destroy(again);
             }
             v3.md_destroy(dense);
