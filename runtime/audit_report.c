@@ -295,7 +295,6 @@ static void figure(char *buf, size_t len, int measured, double v)
     snprintf(buf, len, measured ? "%.3g" : "-", v);
 }
 
-/* One site's row. */
 /* One site's row; under auto, in text, auto's view of the site on a line
  * of its own under it. */
 static void audit_row(struct amp_emitter *e, struct amp_emit_table *t, int rank,
@@ -313,7 +312,9 @@ static void audit_row(struct amp_emitter *e, struct amp_emit_table *t, int rank,
     /* measured by the BLAS audits (0 where it was not) */
     figure(err_spread, sizeof err_spread, elementwise && x->spread_err_max > 0, x->spread_err_max);
     figure(spread, sizeof spread, x->spread_calls != 0, x->spread_max);
-    snprintf(speed, sizeof speed, speedup(x) > 0 ? "%.2fx" : "-", speedup(x));
+    double speed_up = speedup(x);
+    snprintf(speed, sizeof speed, speed_up > 0 ? "%.2fx" : "-", speed_up);
+    int evidence = has_evidence(x), keep = evidence && keeps_fp32(x, tolerance);
     struct amp_emit_val v[AUDIT_COLS] = {
         AMP_EMIT_I(rank),
         AMP_EMIT_S(err_max),
@@ -334,16 +335,16 @@ static void audit_row(struct amp_emitter *e, struct amp_emit_table *t, int rank,
         AMP_EMIT_S(speed),
         AMP_EMIT_U(x->ns_lowered),
         AMP_EMIT_U(x->ns_fp32),
-        AMP_EMIT_D(speedup(x) > 0 ? speedup(x) : NAN),
+        AMP_EMIT_D(speed_up > 0 ? speed_up : NAN),
         AMP_EMIT_D(share),
         AMP_EMIT_U(x->flops),
         AMP_EMIT_D(share / 100.0),
         AMP_EMIT_U(x->lowered_flops),
         AMP_EMIT_S(dtype_name((unsigned)x->dtype)),
-        AMP_EMIT_S(!has_evidence(x)           ? "?"
-                   : keeps_fp32(x, tolerance) ? "yes"
-                                              : "no"),
-        AMP_EMIT_B(has_evidence(x) && keeps_fp32(x, tolerance)),
+        AMP_EMIT_S(!evidence ? "?"
+                   : keep    ? "yes"
+                             : "no"),
+        AMP_EMIT_B(keep),
         AMP_EMIT_S(amp_hook_names[x->hook]),
         AMP_EMIT_S(amp_device_names[x->device]),
         AMP_EMIT_B(x->device == AMP_DEVICE_CUDA),

@@ -256,12 +256,8 @@ int amp_report_cpu_time(struct amp_emitter *e, const struct amp_ctl_block *b, co
     }
     amp_emit_end_table(e, &t);
     int rows = t.rows;
-    if (b && (rows || e->json)) {
+    if (rows || e->json)
         amp_site_time_write(e, b, "sites");
-    } else {
-        amp_emit_array(e, "sites");
-        amp_emit_close(e);
-    }
     amp_emit_u64(e, "lowered_calls_weighed", weighed);
     amp_emit_num(e, "lowered_ns_estimate", spent, "%.0f");
     amp_emit_num(e, "fp32_ns_estimate", at_fp32, "%.0f");

@@ -117,13 +117,13 @@ void amp_time_vals(struct amp_emit_val *v, const uint64_t t[AMP_CPU_TIME_FIELDS]
 
 /* A site's first columns: the symbol and the caller in text, the symbol
  * and the site's names in JSON. */
-#define SITE_COLS(width, cwidth, clip)                                                             \
-    {"symbol", "symbol", width, 0, AMP_EMIT_LEFT, NULL},                                           \
-        {"caller", NULL, cwidth, 0, AMP_EMIT_LEFT | (clip), NULL},                                 \
-        {NULL, "object", 0, 0, 0, NULL},                                                           \
-    {                                                                                              \
-        NULL, "function", 0, 0, 0, NULL                                                            \
-    }
+/* clang-format off */
+#define SITE_COLS(width, cwidth, clip)                                        \
+    {"symbol", "symbol", width, 0, AMP_EMIT_LEFT, NULL},                      \
+    {"caller", NULL, cwidth, 0, AMP_EMIT_LEFT | (clip), NULL},                \
+    {NULL, "object", 0, 0, 0, NULL},                                          \
+    {NULL, "function", 0, 0, 0, NULL}
+/* clang-format on */
 enum { SITE_COLS_N = 4 };
 
 static void site_vals(struct amp_emit_val *v, const struct amp_cpu_site *s, const char *caller,
@@ -138,7 +138,7 @@ static void site_vals(struct amp_emit_val *v, const struct amp_cpu_site *s, cons
 int amp_site_time_write(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key)
 {
     static struct row rows[AMP_CTL_CPU_SITES];
-    uint32_t used = atomic_load_explicit(&b->cpu_sites, memory_order_acquire);
+    uint32_t used = b ? atomic_load_explicit(&b->cpu_sites, memory_order_acquire) : 0;
     int n = 0;
     for (uint32_t i = 0; i < used && i < AMP_CTL_CPU_SITES; i++) {
         const struct amp_cpu_site *s = &b->cpu_site[i];
@@ -180,7 +180,7 @@ int amp_site_time_write(struct amp_emitter *e, const struct amp_ctl_block *b, co
         amp_emit_row(e, &t, v);
     }
     amp_emit_end_table(e, &t);
-    uint32_t dropped = atomic_load_explicit(&b->cpu_sites_dropped, memory_order_relaxed);
+    uint32_t dropped = b ? atomic_load_explicit(&b->cpu_sites_dropped, memory_order_relaxed) : 0;
     if (dropped)
         amp_emit_text(e, "(the table was full: %u timed calls of other sites not shown)\n",
                       dropped);

@@ -26,8 +26,9 @@ enum { AMP_TIME_COLS = 10 };
 extern const struct amp_emit_col amp_time_cols[AMP_TIME_COLS];
 void amp_time_vals(struct amp_emit_val *vals, const uint64_t t[AMP_CPU_TIME_FIELDS]);
 
-/* The table of a block, by time spent, largest first (its title
- * included; in JSON an array under key). Returns the rows written. */
+/* The table of a block (b may be NULL), by time spent, largest first
+ * (its title included; in JSON an array under key). Returns the rows
+ * written. */
 int amp_site_time_write(struct amp_emitter *e, const struct amp_ctl_block *b, const char *key);
 
 /* ---- did lowering pay? ----

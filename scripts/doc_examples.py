@@ -56,10 +56,12 @@ TABLE_ROW = r"^(symbol|total|cblas_|sposv_|spotr|strsm_)"  # the report's table,
 AUDIT_ROWS = r"^(rank|     \||[0-9]+ .* (bf16|fp16|tf32) )"
 SGEMM_ROW = r"^cblas_sgemm +mm "
 
-# The pay checks' table of a k-means assignment under the defaults.
+# The pay checks' table of a k-means assignment under the defaults; a
+# row's verdict is one of these (runtime/site_time.c).
+PAY_VERDICTS = ("pays", "costs", "mixed", "unsettled")
 PAY_STEP = step(["python3", "examples/kmeans_assign.py"], REPORT, show=False,
                 keep=[r"^cpu:", r"^did lowering pay", r"^symbol +caller +flops",
-                      r"^cblas_sgemm +kmeans.* (pays|costs|mixed|unsettled) ", r"^lowering paid"])
+                      rf"^cblas_sgemm +kmeans.* ({'|'.join(PAY_VERDICTS)}) ", r"^lowering paid"])
 
 EXAMPLES = {
     "readme-report": ("README.md", True, [
@@ -224,7 +226,7 @@ NUMBER = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?(x|%|ms|us)?")
 # A pay check's verdict, and the sum's "paid ... saved" or "cost ... lost",
 # follow from timings, which vary between runs and machines (a loaded one
 # gave "mixed" for "pays") as the numbers do: compared as one word.
-VERDICT = {"pays", "costs", "mixed", "unsettled", "paid", "cost", "saved", "lost"}
+VERDICT = {*PAY_VERDICTS, "paid", "cost", "saved", "lost"}
 
 
 def masked(line):
